@@ -1,0 +1,37 @@
+# reftable-lab: setup / test / bench / lab targets. The virtualenv lives in .venv/.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+# pytest workers (2 cores here); override with `make test JOBS=1`
+JOBS   ?= 2
+
+.PHONY: setup git test test-fast bench lab notebooks clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml core/pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip setuptools wheel
+	$(BIN)/pip install -q -e ./core -e '.[test,dev]'
+	touch $@
+
+# a git >= 2.45 with reftable support (system git, or built once into ~/.cache/reftable-lab)
+git:
+	@bash scripts/provision-git.sh
+
+test: setup
+	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) -q tests
+
+test-fast: setup
+	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -q -x -m 'not slow' tests
+
+# the lab's main job: generate the benchmark datasets and measure every scenario
+bench: setup
+	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/reftable-lab bench $(BENCH_ARGS)
+
+lab: setup
+	$(BIN)/jupyter lab notebooks/
+
+clean:
+	rm -rf $(VENV) build *.egg-info core/*.egg-info

@@ -1,0 +1,58 @@
+"""Error hierarchy for reftable_core.
+
+Contract: every failure the core reports is a ReftableError subclass. A corrupt
+or truncated file raises FormatError naming the file (or "<bytes>") and the byte
+offset; decoding code never lets IndexError/struct.error/zlib.error escape.
+"""
+from __future__ import annotations
+
+
+class ReftableError(Exception):
+    """Root of all errors raised by reftable_core."""
+
+
+class FormatError(ReftableError):
+    """Input is not valid for its format (corrupt, truncated, unsupported)."""
+
+    def __init__(self, msg: str, path: str | None = None, offset: int | None = None) -> None:
+        self.msg = msg
+        self.path = path
+        self.offset = offset
+        where = path if path is not None else "<bytes>"
+        if offset is not None:
+            where = f"{where} at offset {offset}"
+        super().__init__(f"{where}: {msg}")
+
+    def located(self, path: str | None = None, base_offset: int = 0) -> "FormatError":
+        """Return a copy with a file name and/or absolute offset filled in."""
+        off = None if self.offset is None else self.offset + base_offset
+        err = type(self)(self.msg, path if path is not None else self.path, off)
+        return err
+
+
+class ZlibError(FormatError):
+    """A zlib stream (log block, pack object) failed to inflate."""
+
+
+class NotExistError(ReftableError):
+    """A file or object that should exist does not."""
+
+
+class LockError(ReftableError):
+    """A lock file is held by someone else (or could not be taken in time)."""
+
+
+class APIError(ReftableError):
+    """The caller misused the API (e.g. records added out of order)."""
+
+
+class RefnameError(ReftableError):
+    """A refname fails git's format or safety rules."""
+
+
+class EntryTooBigError(ReftableError):
+    """A record does not fit into a block of the configured size."""
+
+
+class OutdatedError(ReftableError):
+    """The stack changed on disk since it was loaded (a concurrent writer)."""

@@ -1,0 +1,260 @@
+"""The optimization switches of the lab, one frozen dataclass.
+
+Contract: a Flags value is chosen once and passed explicitly down the layers;
+each layer picks an implementation from it when an object is built, so hot
+loops never test a flag. Flags() is "git today" (every optimization on);
+baseline() is "git before the patches" (every optimization off). Text form:
+"mmap=off,pq_cmp=on,packed_reader=getdelim,delta_cache_limit=16m".
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from .errors import APIError
+
+ENV_VAR = "REFTABLE_LAB_FLAGS"
+
+PACKED_READERS = ("fgetc", "getc_unlocked", "getdelim", "mmap")
+PACKED_LOOKUPS = ("parse_all", "bsearch")
+REFNAME_SAFETY = ("normalize", "escape_scan", "skip_sane")
+DELTA_CACHE_LRU = ("blob_first", "single")
+DEFAULT_DELTA_CACHE_LIMIT = 96 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class FlagInfo:
+    name: str
+    values: str          # human description of the accepted values
+    off: str             # the "before the patch" behaviour
+    on: str              # the "after the patch" behaviour
+    seed: str            # seed thread / patch it reproduces
+    layer: str           # where it acts
+
+
+FLAG_INFO: dict[str, FlagInfo] = {
+    i.name: i
+    for i in [
+        FlagInfo("merged_cmp", "on|off",
+                 "dropping shadowed records formats both keys into new buffers and compares them",
+                 "compares records by key fields, no key built", "000 2/7", "merged"),
+        FlagInfo("same_subiter_skip", "on|off",
+                 "always compares with the queue top",
+                 "stops when the top comes from the same sub-iterator", "000 3/7", "merged"),
+        FlagInfo("pq_cmp", "on|off",
+                 "the queue's less-than formats both keys into new buffers",
+                 "compares by key fields", "000 4/7", "pq"),
+        FlagInfo("block_key_swap", "on|off",
+                 "the block iterator copies key into last_key per record",
+                 "swaps the two buffers", "000 5/7", "block"),
+        FlagInfo("ref_name_alloc", "on|off",
+                 "decoding reuses/resizes the previous name buffer",
+                 "fresh allocation", "000 6/7", "record"),
+        FlagInfo("block_type_early_exit", "on|off",
+                 "a block of an unwanted type is fully set up before it is rejected",
+                 "rejected after its type byte", "003", "block/table"),
+        FlagInfo("stat_cache", "on|off",
+                 "every up-to-date check re-reads tables.list",
+                 "stat of tables.list compared; re-read only on change", "004 3/4", "stack"),
+        FlagInfo("mmap", "on|off",
+                 "every block read is a pread into a fresh buffer",
+                 "slices of one mmap per table", "004 4/4", "blocksource"),
+        FlagInfo("packed_reader", "|".join(PACKED_READERS),
+                 "fgetc: one character at a time through stdio",
+                 "mmap: scan the mapped file for newlines", "001", "packed"),
+        FlagInfo("packed_lookup", "|".join(PACKED_LOOKUPS),
+                 "parse_all: load every ref, then look up",
+                 "bsearch: binary search on the mapped file", "001 (discussion)", "packed"),
+        FlagInfo("refname_safety", "|".join(REFNAME_SAFETY),
+                 "normalize: allocate a normalized copy per refname",
+                 "skip_sane: safety check only for refnames failing the format check",
+                 "001 6/6, v2 8/9", "refname"),
+        FlagInfo("delta_cache_index", "fixed:N|hashmap",
+                 "fixed:256: N slots keyed by (pack, offset), a collision evicts",
+                 "hashmap: a real hash map", "002 6/7", "odb.delta_cache"),
+        FlagInfo("delta_cache_lru", "|".join(DELTA_CACHE_LRU),
+                 "blob_first: evict blobs first (walking the whole list), then others",
+                 "single: one LRU list", "002 5/7", "odb.delta_cache"),
+        FlagInfo("delta_cache_limit", "bytes (k/m/g suffixes)",
+                 "96m (core.deltaBaseCacheLimit default)", "96m", "002", "odb.delta_cache"),
+    ]
+}
+
+
+@dataclass(frozen=True)
+class Flags:
+    merged_cmp: bool = True
+    same_subiter_skip: bool = True
+    pq_cmp: bool = True
+    block_key_swap: bool = True
+    ref_name_alloc: bool = True
+    block_type_early_exit: bool = True
+    stat_cache: bool = True
+    mmap: bool = True
+    packed_reader: str = "mmap"
+    packed_lookup: str = "bsearch"
+    refname_safety: str = "skip_sane"
+    delta_cache_index: str = "hashmap"
+    delta_cache_lru: str = "single"
+    delta_cache_limit: int = DEFAULT_DELTA_CACHE_LIMIT
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            _validate(f.name, getattr(self, f.name))
+
+    # -- construction -------------------------------------------------
+    @classmethod
+    def parse(cls, spec: str, base: "Flags | None" = None) -> "Flags":
+        """Apply "name=value,..." on top of base (default: Flags())."""
+        return (base or cls()).with_spec(spec)
+
+    def with_spec(self, spec: str) -> "Flags":
+        changes: dict[str, Any] = {}
+        for item in re.split(r"[,\s]+", spec.strip()):
+            if not item:
+                continue
+            if item in ("baseline", "all=off"):
+                return baseline().with_spec(spec.replace(item, "", 1))
+            if item in ("default", "all=on"):
+                return Flags().with_spec(spec.replace(item, "", 1))
+            if "=" not in item:
+                raise APIError(f"bad flag item {item!r}: expected name=value")
+            name, _, raw = item.partition("=")
+            name = name.strip().replace("-", "_")
+            if name not in FLAG_INFO:
+                raise APIError(f"unknown flag {name!r}; known: {', '.join(FLAG_INFO)}")
+            changes[name] = _PARSERS[name](raw.strip())
+        return dataclasses.replace(self, **changes)
+
+    def replace(self, **changes: Any) -> "Flags":
+        return dataclasses.replace(self, **changes)
+
+    # -- presentation ---------------------------------------------------
+    def to_spec(self, only_changed_from: "Flags | None" = None) -> str:
+        parts = []
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if only_changed_from is not None and getattr(only_changed_from, f.name) == v:
+                continue
+            parts.append(f"{f.name}={format_value(v)}")
+        return ",".join(parts)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def __str__(self) -> str:
+        return self.to_spec()
+
+
+def baseline() -> Flags:
+    """Every optimization off: git before the patches."""
+    return Flags(
+        merged_cmp=False,
+        same_subiter_skip=False,
+        pq_cmp=False,
+        block_key_swap=False,
+        ref_name_alloc=False,
+        block_type_early_exit=False,
+        stat_cache=False,
+        mmap=False,
+        packed_reader="fgetc",
+        packed_lookup="parse_all",
+        refname_safety="normalize",
+        delta_cache_index="fixed:256",
+        delta_cache_lru="blob_first",
+        delta_cache_limit=DEFAULT_DELTA_CACHE_LIMIT,
+    )
+
+
+BOOL_FLAGS = tuple(n for n in FLAG_INFO if FLAG_INFO[n].values == "on|off")
+
+
+def from_env(environ: Mapping[str, str] | None = None, base: Flags | None = None) -> Flags:
+    """Flags from $REFTABLE_LAB_FLAGS on top of base (default Flags())."""
+    env = os.environ if environ is None else environ
+    spec = env.get(ENV_VAR, "")
+    return (base or Flags()).with_spec(spec)
+
+
+def resolve(spec: str | None = None, use_baseline: bool = False,
+            environ: Mapping[str, str] | None = None) -> Flags:
+    """The CLI rule: start from default (or baseline), apply the env var, then --flags."""
+    base = baseline() if use_baseline else Flags()
+    flags = from_env(environ, base)
+    if spec:
+        flags = flags.with_spec(spec)
+    return flags
+
+
+def format_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    return str(v)
+
+
+def parse_size(text: str) -> int:
+    m = re.fullmatch(r"(\d+)\s*([kmg]?)(i?b?)", text.strip().lower())
+    if not m:
+        raise APIError(f"bad size {text!r}: expected e.g. 16m, 512k, 1g or bytes")
+    mult = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2)]
+    return int(m.group(1)) * mult
+
+
+def _parse_bool(text: str) -> bool:
+    t = text.lower()
+    if t in ("on", "true", "1", "yes"):
+        return True
+    if t in ("off", "false", "0", "no"):
+        return False
+    raise APIError(f"bad boolean flag value {text!r}: expected on or off")
+
+
+def _choice(values: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in values:
+            raise APIError(f"bad value {text!r}: expected one of {', '.join(values)}")
+        return text
+    return parse
+
+
+def _parse_cache_index(text: str) -> str:
+    if text == "hashmap":
+        return text
+    m = re.fullmatch(r"fixed:(\d+)", text)
+    if not m or int(m.group(1)) < 1:
+        raise APIError(f"bad delta_cache_index {text!r}: expected hashmap or fixed:N (N >= 1)")
+    return f"fixed:{int(m.group(1))}"
+
+
+_PARSERS: dict[str, Callable[[str], Any]] = {
+    **{n: _parse_bool for n in BOOL_FLAGS},
+    "packed_reader": _choice(PACKED_READERS),
+    "packed_lookup": _choice(PACKED_LOOKUPS),
+    "refname_safety": _choice(REFNAME_SAFETY),
+    "delta_cache_index": _parse_cache_index,
+    "delta_cache_lru": _choice(DELTA_CACHE_LRU),
+    "delta_cache_limit": parse_size,
+}
+
+
+def _validate(name: str, value: Any) -> None:
+    if name in BOOL_FLAGS:
+        if not isinstance(value, bool):
+            raise APIError(f"flag {name} must be a bool, got {value!r}")
+    elif name == "delta_cache_limit":
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise APIError(f"flag delta_cache_limit must be a byte count >= 0, got {value!r}")
+    else:
+        if not isinstance(value, str):
+            raise APIError(f"flag {name} must be a string, got {value!r}")
+        _PARSERS[name](value)
+
+
+def fixed_slots(flags: Flags) -> int | None:
+    """N for delta_cache_index=fixed:N, None for hashmap."""
+    if flags.delta_cache_index == "hashmap":
+        return None
+    return int(flags.delta_cache_index.split(":", 1)[1])

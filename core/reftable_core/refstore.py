@@ -1,0 +1,77 @@
+"""The backend-neutral ref store interface (git's ref_store vtable).
+
+Contract: both backends (reftable stack, files = loose + packed-refs) implement
+RefStore; the CLI (show-ref, update-ref) and the lab only talk to this. Object
+ids are raw bytes (20 for SHA-1, 32 for SHA-256). Refnames are bytes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    name: bytes
+    value: bytes | None = None        # object id of a direct ref
+    peeled: bytes | None = None       # peeled object id when the store knows it (annotated tag)
+    target: bytes | None = None       # symref target refname (value is None then)
+
+    @property
+    def is_symref(self) -> bool:
+        return self.target is not None
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    refname: bytes
+    update_index: int
+    old_id: bytes
+    new_id: bytes
+    name: bytes
+    email: bytes
+    time: int                         # seconds since the epoch
+    tz_offset: int                    # minutes east of UTC, e.g. -420 for -0700
+    message: bytes
+
+
+@dataclass(slots=True)
+class RefUpdate:
+    """One queued change of a transaction (git's ref_update)."""
+    refname: bytes
+    new_value: bytes | None = None    # None: leave value alone (verify); zero id: delete
+    old_value: bytes | None = None    # None: no check; zero id: must not exist
+    new_target: bytes | None = None   # symref update
+    message: bytes = b""
+    flags: set[str] = field(default_factory=set)   # {"create", "update", "delete", "verify"}
+
+
+@runtime_checkable
+class Transaction(Protocol):
+    def queue(self, update: RefUpdate) -> None: ...
+    def prepare(self) -> None: ...
+    def commit(self) -> None: ...
+    def abort(self) -> None: ...
+
+
+@runtime_checkable
+class RefStore(Protocol):
+    hash_size: int
+
+    def read_ref(self, name: bytes) -> Ref | None:
+        """The ref named name (symrefs not followed), or None."""
+        ...
+
+    def resolve(self, name: bytes, depth: int = 5) -> Ref | None:
+        """Follow symrefs up to depth levels; a Ref with value set, or None."""
+        ...
+
+    def iter_refs(self, prefix: bytes = b"") -> Iterator[Ref]:
+        """Every live ref under refs/ starting with prefix, sorted by name."""
+        ...
+
+    def iter_log(self, name: bytes) -> Iterator[LogEntry]:
+        """Reflog entries of name, newest first."""
+        ...
+
+    def transaction(self) -> Transaction: ...

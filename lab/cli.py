@@ -1,0 +1,65 @@
+"""reftable-lab command line: a registry of subcommands.
+
+Each module in COMMAND_MODULES defines `register(sub) -> None`, adding its
+subparser(s) with `set_defaults(func=handler)`; a handler takes
+(args: argparse.Namespace, flags: Flags) and returns the exit status.
+Every command takes --flags SPEC and --baseline (and $REFTABLE_LAB_FLAGS).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+from reftable_core.errors import ReftableError
+from reftable_core.flags import resolve
+
+COMMAND_MODULES = [
+    "lab.commands.flags_cmd",
+    "lab.commands.dump",
+    "lab.commands.refs",
+    "lab.commands.odb_cmd",
+    "lab.commands.gen",
+    "lab.commands.bench",
+]
+
+
+def add_flag_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--flags", metavar="SPEC", default=None,
+                   help='optimization flags, e.g. "mmap=off,pq_cmp=on" (see `reftable-lab flags`)')
+    p.add_argument("--baseline", action="store_true",
+                   help="start from every optimization off (git before the patches)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="reftable-lab",
+                                     description="A performance lab for git's ref and object storage")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMAND_MODULES:
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name == name:      # module not written yet: command not offered
+                continue
+            raise
+        mod.register(sub, add_flag_options)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        flags = resolve(getattr(args, "flags", None), getattr(args, "baseline", False))
+        return int(args.func(args, flags) or 0)
+    except ReftableError as e:
+        print(f"fatal: {e}", file=sys.stderr)
+        return 128
+    except BrokenPipeError:
+        return 141
+
+
+if __name__ == "__main__":
+    sys.exit(main())
