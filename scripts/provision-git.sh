@@ -85,7 +85,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/reftable-lab-git-build.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 (
     cd "$WORK"
-    apt-get source -qq -t trixie git >&2 || apt-get source -qq git/trixie >&2
+    apt-get source -qq git/trixie >&2
 )
 srcdir=$(find "$WORK" -maxdepth 1 -mindepth 1 -type d -name 'git-*' | head -n 1)
 [[ -n "$srcdir" ]] || { log "error: apt-get source produced no git-* folder"; exit 1; }
