@@ -1,0 +1,124 @@
+"""`reftable-lab bench | compare | report | profile`: drive the lab.
+
+bench    run scenarios (every flag variant and the peers, pyperf workers) and
+         write <out>/<run>/report.md with plots
+compare  ratio of two pyperf JSON result files, with a bootstrap CI
+report   re-render the report of a finished run directory
+profile  line_profiler / scalene / cProfile on one scenario's workload
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+from reftable_core.flags import Flags
+
+
+def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
+    p = sub.add_parser("bench", help="run scenarios with each flag on and off, peers beside them")
+    add_flag_options(p)
+    p.add_argument("scenarios", nargs="*", help="scenario names (default: all); see --list")
+    p.add_argument("--list", action="store_true", help="list scenarios and exit")
+    p.add_argument("--scale", default="small", help="dataset scale: small (CI-sized) or full")
+    p.add_argument("--mode", default="fast", choices=["quick", "fast", "normal", "rigorous"],
+                   help="pyperf effort (default fast)")
+    p.add_argument("--out", default="results", help="results root directory")
+    p.add_argument("--datasets", default=None, help="datasets root (default ./datasets)")
+    p.add_argument("--no-peers", action="store_true", help="skip git/dulwich/CLI peers")
+    p.add_argument("--only", default=None, help="comma-separated variant labels to run")
+    p.set_defaults(func=run_bench)
+
+    c = sub.add_parser("compare", help="speed-up of B over A from two pyperf JSON files")
+    add_flag_options(c)
+    c.add_argument("a", type=Path)
+    c.add_argument("b", type=Path)
+    c.set_defaults(func=run_compare)
+
+    r = sub.add_parser("report", help="re-render report.md and plots for a run directory")
+    add_flag_options(r)
+    r.add_argument("run_dir", type=Path)
+    r.set_defaults(func=run_report)
+
+    f = sub.add_parser("profile", help="profile one scenario's workload")
+    add_flag_options(f)
+    f.add_argument("scenario")
+    f.add_argument("--tool", default="line", choices=["line", "cprofile", "scalene"])
+    f.add_argument("--scale", default="small")
+    f.add_argument("--loops", type=int, default=1)
+    f.add_argument("--out", type=Path, default=None, help="output text file")
+    f.add_argument("--datasets", default=None)
+    f.set_defaults(func=run_profile)
+
+
+def _scenarios():
+    from lab import workloads  # noqa: F401  (registers the scenarios)
+    from lab.scenarios import SCENARIOS
+    return SCENARIOS
+
+
+def run_bench(args: argparse.Namespace, flags: Flags) -> int:
+    from lab.harness import BenchError, run_scenario
+    from lab.report import render
+    scenarios = _scenarios()
+    if args.list:
+        for name, s in scenarios.items():
+            print(f"{name:28s} seed {s.seed:8s} preset {s.preset:16s} {s.description}")
+        return 0
+    names = args.scenarios or list(scenarios)
+    unknown = [n for n in names if n not in scenarios]
+    if unknown:
+        print(f"reftable-lab bench: unknown scenario(s): {', '.join(unknown)}; "
+              f"known: {', '.join(scenarios)}", file=sys.stderr)
+        return 2
+    run_dir = Path(args.out) / time.strftime(f"%Y%m%d-%H%M%S-{args.scale}")
+    results = []
+    only = args.only.split(",") if args.only else None
+    for name in names:
+        try:
+            results.append(run_scenario(scenarios[name], args.scale, run_dir, args.mode,
+                                        peers=not args.no_peers, only=only,
+                                        datasets_dir=args.datasets))
+        except (BenchError, KeyError) as e:
+            print(f"reftable-lab bench: {name}: {e}", file=sys.stderr)
+            return 1
+    report = render(results, run_dir)
+    for r in results:
+        print(f"== {r.scenario} ({r.scale})  published: {r.published}")
+        for q in r.ratios:
+            print(f"   {q['title']:48s} {q['ratio']:7.3f}x  [{q['ci_low']:.3f}, {q['ci_high']:.3f}]")
+    print(f"report: {report}")
+    return 0
+
+
+def run_compare(args: argparse.Namespace, flags: Flags) -> int:
+    from lab.harness import compare_files
+    res = compare_files(args.a, args.b)
+    print(json.dumps(res, indent=1))
+    return 0
+
+
+def run_report(args: argparse.Namespace, flags: Flags) -> int:
+    from lab.report import load_results, render
+    results = load_results(args.run_dir)
+    if not results:
+        print(f"reftable-lab report: no *.result.json in {args.run_dir}", file=sys.stderr)
+        return 1
+    print(render(results, args.run_dir))
+    return 0
+
+
+def run_profile(args: argparse.Namespace, flags: Flags) -> int:
+    from lab.profiling import PROFILERS
+    scenarios = _scenarios()
+    if args.scenario not in scenarios:
+        print(f"reftable-lab profile: unknown scenario {args.scenario}", file=sys.stderr)
+        return 2
+    out = args.out or Path(f"profile-{args.scenario}-{args.tool}.txt")
+    PROFILERS[args.tool](scenarios[args.scenario], args.scale, flags, out, args.loops,
+                         Path(args.datasets) if args.datasets else None)
+    sys.stdout.write(out.read_text())
+    return 0

@@ -1,0 +1,103 @@
+"""Statistics for benchmark results: means, confidence intervals, ratios.
+
+Contract: pure functions over lists of timings (seconds). Ratios come with a
+percentile-bootstrap confidence interval (seeded, so a report is reproducible
+from the same values). No numpy needed.
+"""
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from dataclasses import dataclass
+from typing import Sequence
+
+
+@dataclass(frozen=True)
+class Summary:
+    n: int
+    mean: float
+    stdev: float
+    median: float
+    ci_low: float        # 95 % CI of the mean (t-approximation)
+    ci_high: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {"n": self.n, "mean": self.mean, "stdev": self.stdev, "median": self.median,
+                "ci_low": self.ci_low, "ci_high": self.ci_high}
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """slow/fast: how many times faster `fast` ran than `slow`."""
+    ratio: float
+    ci_low: float
+    ci_high: float
+
+    @property
+    def significant(self) -> bool:
+        """True when the 95 % CI excludes 1.0."""
+        return self.ci_low > 1.0 or self.ci_high < 1.0
+
+    def as_dict(self) -> dict[str, float | bool]:
+        return {"ratio": self.ratio, "ci_low": self.ci_low, "ci_high": self.ci_high,
+                "significant": self.significant}
+
+    def __str__(self) -> str:
+        return f"{self.ratio:.2f}x [{self.ci_low:.2f}, {self.ci_high:.2f}]"
+
+
+# two-sided 97.5 % quantiles of Student's t for small samples; large n -> 1.96
+_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
+         9: 2.262, 10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 25: 2.060, 30: 2.042,
+         40: 2.021, 60: 2.000, 120: 1.980}
+
+
+def t975(df: int) -> float:
+    if df <= 0:
+        return math.inf
+    best = 1.96
+    for k in sorted(_T975):
+        if df <= k:
+            return _T975[k]
+        best = _T975[k]
+    return 1.96 if df > 120 else best
+
+
+def summarize(values: Sequence[float]) -> Summary:
+    if not values:
+        raise ValueError("no values to summarize")
+    n = len(values)
+    mean = statistics.fmean(values)
+    sd = statistics.stdev(values) if n > 1 else 0.0
+    half = t975(n - 1) * sd / math.sqrt(n) if n > 1 else 0.0
+    return Summary(n, mean, sd, statistics.median(values), mean - half, mean + half)
+
+
+def ratio_ci(slow: Sequence[float], fast: Sequence[float], resamples: int = 2000,
+             seed: int = 0, confidence: float = 0.95) -> Ratio:
+    """mean(slow)/mean(fast) with a percentile-bootstrap CI."""
+    if not slow or not fast:
+        raise ValueError("ratio_ci needs values on both sides")
+    point = statistics.fmean(slow) / statistics.fmean(fast)
+    rng = random.Random(seed)
+    ns, nf = len(slow), len(fast)
+    boots = []
+    for _ in range(resamples):
+        s = sum(slow[rng.randrange(ns)] for _ in range(ns)) / ns
+        f = sum(fast[rng.randrange(nf)] for _ in range(nf)) / nf
+        boots.append(s / f)
+    boots.sort()
+    lo_i = int((1 - confidence) / 2 * resamples)
+    hi_i = min(resamples - 1, int((1 + confidence) / 2 * resamples))
+    return Ratio(point, boots[lo_i], boots[hi_i])
+
+
+def format_seconds(s: float) -> str:
+    if s >= 1:
+        return f"{s:.3f} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.2f} ms"
+    if s >= 1e-6:
+        return f"{s * 1e6:.1f} us"
+    return f"{s * 1e9:.0f} ns"

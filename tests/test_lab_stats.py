@@ -1,0 +1,58 @@
+"""lab.stats: summaries and bootstrap ratios."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from lab.stats import format_seconds, ratio_ci, summarize, t975
+
+
+def test_summary_of_constant_values() -> None:
+    s = summarize([2.0] * 5)
+    assert (s.mean, s.stdev, s.ci_low, s.ci_high, s.n) == (2.0, 0.0, 2.0, 2.0, 5)
+
+
+def test_summary_ci_contains_mean_and_shrinks_with_n() -> None:
+    rng = random.Random(1)
+    small = [rng.gauss(1.0, 0.1) for _ in range(5)]
+    large = [rng.gauss(1.0, 0.1) for _ in range(200)]
+    a, b = summarize(small), summarize(large)
+    assert a.ci_low < a.mean < a.ci_high
+    assert (b.ci_high - b.ci_low) < (a.ci_high - a.ci_low)
+
+
+def test_ratio_detects_a_real_speedup() -> None:
+    rng = random.Random(2)
+    slow = [rng.gauss(2.0, 0.05) for _ in range(20)]
+    fast = [rng.gauss(1.0, 0.05) for _ in range(20)]
+    r = ratio_ci(slow, fast)
+    assert 1.9 < r.ratio < 2.1
+    assert r.ci_low < r.ratio < r.ci_high
+    assert r.significant
+
+
+def test_ratio_of_identical_distributions_is_not_significant() -> None:
+    rng = random.Random(3)
+    a = [rng.gauss(1.0, 0.1) for _ in range(20)]
+    b = [rng.gauss(1.0, 0.1) for _ in range(20)]
+    r = ratio_ci(a, b)
+    assert r.ci_low < 1.0 < r.ci_high
+    assert not r.significant
+
+
+def test_ratio_is_deterministic_for_a_seed() -> None:
+    a, b = [1.0, 1.1, 0.9, 1.05], [0.5, 0.52, 0.49, 0.51]
+    assert ratio_ci(a, b, seed=7) == ratio_ci(a, b, seed=7)
+
+
+def test_errors_and_formatting() -> None:
+    with pytest.raises(ValueError):
+        summarize([])
+    with pytest.raises(ValueError):
+        ratio_ci([], [1.0])
+    assert t975(1) == pytest.approx(12.706)
+    assert t975(10_000) == 1.96
+    assert format_seconds(2.5) == "2.500 s"
+    assert format_seconds(0.0025) == "2.50 ms"
+    assert format_seconds(2.5e-6) == "2.5 us"
