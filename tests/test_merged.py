@@ -1,0 +1,115 @@
+"""Merged iteration over fake in-memory tables: newest wins, shadowing, deletions, seeks."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from reftable_core.flags import Flags, baseline
+from reftable_core.merged import MergedTable, log_key
+
+from _fake_tables import FakeTable, FLog, FRef
+
+COMBOS = [Flags(merged_cmp=m, same_subiter_skip=s, pq_cmp=p)
+          for m, s, p in itertools.product((False, True), repeat=3)]
+
+
+def _tables() -> list[FakeTable]:
+    t0 = FakeTable([FRef(b"refs/heads/a", 1, 1, b"1"), FRef(b"refs/heads/b", 1, 1, b"1"),
+                    FRef(b"refs/heads/c", 1, 1, b"1"), FRef(b"refs/tags/v1", 1, 1, b"1")],
+                   [FLog(b"refs/heads/a", 1, 1, b"one"), FLog(b"refs/heads/b", 1, 1, b"one")])
+    t1 = FakeTable([FRef(b"refs/heads/b", 2, 1, b"2"), FRef(b"refs/heads/c", 2, 0)],
+                   [FLog(b"refs/heads/b", 2, 1, b"two")])
+    t2 = FakeTable([FRef(b"refs/heads/d", 3, 1, b"3"), FRef(b"refs/heads/b", 3, 1, b"3")],
+                   [FLog(b"refs/heads/a", 3, 0)])
+    return [t0, t1, t2]
+
+
+@pytest.mark.parametrize("flags", COMBOS, ids=str)
+def test_newest_wins_and_deletions_suppressed(flags: Flags) -> None:
+    mt = MergedTable(_tables(), flags)
+    got = [(r.refname, r.value) for r in mt.refs()]
+    assert got == [(b"refs/heads/a", b"1"), (b"refs/heads/b", b"3"),
+                   (b"refs/heads/d", b"3"), (b"refs/tags/v1", b"1")]
+    assert mt.min_update_index == 1 and mt.max_update_index == 3
+    assert mt.read_ref(b"refs/heads/b").value == b"3"
+    assert mt.read_ref(b"refs/heads/c") is None
+    assert mt.read_ref(b"refs/heads/zz") is None
+    assert [r.refname for r in mt.iter_refs(b"refs/heads/")] == [
+        b"refs/heads/a", b"refs/heads/b", b"refs/heads/d"]
+    assert [r.refname for r in mt.iter_refs(b"refs/tags/")] == [b"refs/tags/v1"]
+
+
+@pytest.mark.parametrize("flags", COMBOS, ids=str)
+def test_keep_deletions_for_compaction(flags: Flags) -> None:
+    mt = MergedTable(_tables(), flags, suppress_deletions=False)
+    got = [(r.refname, r.update_index, r.value_type) for r in mt.refs()]
+    assert (b"refs/heads/c", 2, 0) in got
+    assert len(got) == 5
+    logs = [(r.refname, r.update_index, r.value_type) for r in mt.logs()]
+    assert logs == [(b"refs/heads/a", 3, 0), (b"refs/heads/a", 1, 1),
+                    (b"refs/heads/b", 2, 1), (b"refs/heads/b", 1, 1)]
+
+
+@pytest.mark.parametrize("flags", [Flags(), baseline()], ids=str)
+def test_logs_newest_first_and_seek(flags: Flags) -> None:
+    mt = MergedTable(_tables(), flags)
+    assert [r.update_index for r in mt.iter_logs(b"refs/heads/b")] == [2, 1]
+    # the log deletion at index 3 is suppressed, the older entry stays visible
+    assert [r.update_index for r in mt.iter_logs(b"refs/heads/a")] == [1]
+    it = mt.logs()
+    it.seek(log_key(b"refs/heads/b", 1))
+    assert [(r.refname, r.update_index) for r in it] == [(b"refs/heads/b", 1)]
+
+
+def test_next_without_seek_and_reseek() -> None:
+    mt = MergedTable(_tables())
+    it = mt.refs()
+    assert next(it).refname == b"refs/heads/a"
+    it.seek_ref(b"refs/heads/c")
+    assert next(it).refname == b"refs/heads/d"
+    it.seek_ref(b"refs/tags/zzz")
+    assert next(it, None) is None
+    it.close()
+
+
+def test_empty_merged() -> None:
+    mt = MergedTable([])
+    assert list(mt.refs()) == [] and mt.read_ref(b"HEAD") is None
+
+
+def test_hash_mismatch_rejected() -> None:
+    t = FakeTable([FRef(b"a", 1)])
+    u = FakeTable([FRef(b"b", 1)])
+    u.hash_id = 2
+    with pytest.raises(Exception) as ei:
+        MergedTable([t, u])
+    assert "hash" in str(ei.value)
+
+
+refname = st.sampled_from([b"refs/heads/%s" % c for c in (b"a", b"b", b"c", b"d", b"e/f", b"e")])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.tuples(refname, st.integers(0, 1)), max_size=6), min_size=1, max_size=5),
+       st.sampled_from([b"", b"refs/heads/c", b"refs/heads/e", b"zz"]))
+def test_merged_equals_dict_model(layers: list[list[tuple[bytes, int]]], seek: bytes) -> None:
+    model: dict[bytes, tuple[int, int]] = {}
+    tables = []
+    for i, layer in enumerate(layers):
+        recs = {}
+        for name, vt in layer:
+            recs[name] = FRef(name, i + 1, vt, b"%d" % i)
+        tables.append(FakeTable(list(recs.values())))
+        for name, r in recs.items():
+            model[name] = (i, r.value_type)
+    want = [(n, b"%d" % i) for n, (i, vt) in sorted(model.items()) if vt and n >= seek]
+    results = set()
+    for flags in COMBOS:
+        it = MergedTable(tables, flags).refs()
+        it.seek_ref(seek)
+        got = [(r.refname, r.value) for r in it]
+        assert got == want
+        results.add(tuple(got))
+    assert len(results) == 1
