@@ -1,0 +1,138 @@
+"""git's delta format (sans-IO): apply a delta to a base.
+
+Contract: a delta is two LEB128-style sizes (base size, result size; 7 bits per
+byte, least significant group first, high bit = continue -- NOT the reftable
+varint) followed by instructions: a byte with the high bit set is a COPY (bits
+0-3 select offset bytes, bits 4-6 size bytes, size 0 means 0x10000) from the
+base; a byte 1..127 is an INSERT of that many literal bytes; 0 is reserved.
+apply_delta(base, delta) -> bytes; every inconsistency (base size mismatch,
+copy past the base's end, truncated instruction, result size mismatch) raises
+FormatError with the offset inside the delta.
+"""
+from __future__ import annotations
+
+from ..errors import FormatError
+
+Buf = bytes | bytearray | memoryview
+
+
+def decode_size(buf: Buf, off: int) -> tuple[int, int]:
+    """Decode one delta-header size at buf[off:]; return (value, new_off)."""
+    n = len(buf)
+    val = 0
+    shift = 0
+    while True:
+        if off >= n:
+            raise FormatError("truncated delta size", offset=off)
+        c = buf[off]
+        off += 1
+        val |= (c & 0x7F) << shift
+        shift += 7
+        if not c & 0x80:
+            return val, off
+        if shift > 70:
+            raise FormatError("delta size varint too long", offset=off)
+
+
+def encode_size(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        c = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(c | 0x80)
+        else:
+            out.append(c)
+            return bytes(out)
+
+
+def delta_sizes(delta: Buf) -> tuple[int, int, int]:
+    """(base_size, result_size, offset of the first instruction)."""
+    base_size, off = decode_size(delta, 0)
+    result_size, off = decode_size(delta, off)
+    return base_size, result_size, off
+
+
+def apply_delta(base: Buf, delta: Buf) -> bytes:
+    """Return the object obtained by applying delta to base."""
+    base_size, result_size, off = delta_sizes(delta)
+    blen = len(base)
+    if base_size != blen:
+        raise FormatError(f"delta base size {base_size} != actual base size {blen}", offset=0)
+    bmv = memoryview(base)
+    out = bytearray()
+    n = len(delta)
+    while off < n:
+        cmd = delta[off]
+        off += 1
+        if cmd & 0x80:
+            cp_off = 0
+            cp_size = 0
+            try:
+                if cmd & 0x01:
+                    cp_off = delta[off]; off += 1
+                if cmd & 0x02:
+                    cp_off |= delta[off] << 8; off += 1
+                if cmd & 0x04:
+                    cp_off |= delta[off] << 16; off += 1
+                if cmd & 0x08:
+                    cp_off |= delta[off] << 24; off += 1
+                if cmd & 0x10:
+                    cp_size = delta[off]; off += 1
+                if cmd & 0x20:
+                    cp_size |= delta[off] << 8; off += 1
+                if cmd & 0x40:
+                    cp_size |= delta[off] << 16; off += 1
+            except IndexError:
+                raise FormatError("truncated delta copy instruction", offset=off) from None
+            if cp_size == 0:
+                cp_size = 0x10000
+            end = cp_off + cp_size
+            if end > blen:
+                raise FormatError(f"delta copy past the base's end ({cp_off}+{cp_size} > {blen})",
+                                  offset=off)
+            out += bmv[cp_off:end]
+        elif cmd:
+            end = off + cmd
+            if end > n:
+                raise FormatError("truncated delta insert instruction", offset=off)
+            out += delta[off:end]
+            off = end
+        else:
+            raise FormatError("delta opcode 0 (reserved)", offset=off - 1)
+        if len(out) > result_size:
+            raise FormatError(f"delta result exceeds its declared size {result_size}", offset=off)
+    if len(out) != result_size:
+        raise FormatError(f"delta result size {len(out)} != declared {result_size}", offset=off)
+    return bytes(out)
+
+
+def make_delta(base: bytes, target: bytes, instructions: list[tuple] | None = None) -> bytes:
+    """Build a delta (for tests): instructions are ("copy", off, size) / ("insert", data);
+    default: one insert of the whole target."""
+    out = bytearray(encode_size(len(base)) + encode_size(len(target)))
+    if instructions is None:
+        instructions = [("insert", target[i:i + 127]) for i in range(0, len(target), 127)]
+    for ins in instructions:
+        if ins[0] == "insert":
+            data = ins[1]
+            out.append(len(data))
+            out += data
+        else:
+            _, o, s = ins
+            cmd = 0x80
+            args = bytearray()
+            for i in range(4):
+                b = (o >> (8 * i)) & 0xFF
+                if b:
+                    cmd |= 1 << i
+                    args.append(b)
+            ss = 0 if s == 0x10000 else s
+            for i in range(3):
+                b = (ss >> (8 * i)) & 0xFF
+                if b:
+                    cmd |= 0x10 << i
+                    args.append(b)
+            out.append(cmd)
+            out += args
+    return bytes(out)

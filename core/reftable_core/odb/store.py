@@ -1,0 +1,227 @@
+"""ObjectStore: several packs, loose objects and alternates behind one API.
+
+Contract: open_object_store(path, hash_algo=None, flags=Flags()) where path is a
+git dir or an objects dir; hash_algo None reads extensions.objectFormat from the
+git dir's config (default sha1). The store owns one delta base cache built from
+flags (see delta_cache). API:
+  has(oid) -> bool; read(oid) -> (type_name, data) (NotExistError if missing);
+  read_header(oid) -> (type_name, size); peel(oid) -> id of the first non-tag object;
+  iter_oids() -> every id once (packs then loose, sorted within each source);
+  stats -> the cache counters; close().
+Lookup order is git's: packs (most recently used pack first), then loose objects.
+"""
+from __future__ import annotations
+
+import configparser
+import os
+from typing import Iterator
+
+from ..errors import FormatError, NotExistError
+from ..flags import Flags
+from .delta_cache import CacheStats, DeltaBaseCache, make_delta_cache
+from .idx import PackIndex
+from .loose import LooseStore
+from .pack import TYPE_NAMES, Pack
+
+HASH_LEN = {"sha1": 20, "sha256": 32}
+_PACK_KEY_BASE = 0x5555_5550_0000      # fake "pointers" for pack_entry_hash
+_PACK_KEY_STEP = 0x1_0000
+
+
+def detect_object_format(gitdir: str) -> str:
+    cfg = os.path.join(gitdir, "config")
+    if not os.path.isfile(cfg):
+        return "sha1"
+    cp = configparser.RawConfigParser(strict=False)
+    try:
+        cp.read(cfg)
+        for sec in cp.sections():
+            if sec.lower() == "extensions":
+                for k, v in cp.items(sec):
+                    if k.lower() == "objectformat":
+                        return v.strip().lower()
+    except configparser.Error:
+        pass
+    return "sha1"
+
+
+def _objects_dirs(objdir: str, seen: set[str]) -> list[str]:
+    """objdir and its alternates (recursively), each once."""
+    real = os.path.realpath(objdir)
+    if real in seen:
+        return []
+    seen.add(real)
+    out = [objdir]
+    alt = os.path.join(objdir, "info", "alternates")
+    if os.path.isfile(alt):
+        with open(alt, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                line = line.strip()
+                if not line or line.startswith("#"):
+                    continue
+                p = line if os.path.isabs(line) else os.path.join(objdir, line)
+                if os.path.isdir(p):
+                    out.extend(_objects_dirs(p, seen))
+    return out
+
+
+class ObjectStore:
+    def __init__(self, objects_dir: str, hash_algo: str = "sha1",
+                 flags: Flags | None = None) -> None:
+        if hash_algo not in HASH_LEN:
+            raise FormatError(f"unknown object format {hash_algo!r}")
+        self.objects_dir = objects_dir
+        self.hash_algo = hash_algo
+        self.hash_len = hl = HASH_LEN[hash_algo]
+        self.flags = flags or Flags()
+        self.cache: DeltaBaseCache = make_delta_cache(self.flags)
+        self.packs: list[Pack] = []
+        self.loose: list[LooseStore] = []
+        try:
+            for d in _objects_dirs(objects_dir, set()):
+                self.loose.append(LooseStore(d, hl))
+                self._add_packs(os.path.join(d, "pack"))
+        except BaseException:
+            self.close()
+            raise
+        self._mru: Pack | None = self.packs[0] if self.packs else None
+
+    def _add_packs(self, packdir: str) -> None:
+        try:
+            names = os.listdir(packdir)
+        except FileNotFoundError:
+            return
+        found = []
+        for name in names:
+            if name.endswith(".idx") and name.startswith("pack-"):
+                pack_path = os.path.join(packdir, name[:-4] + ".pack")
+                if os.path.isfile(pack_path):
+                    found.append((os.stat(pack_path).st_mtime, name, pack_path))
+        found.sort(key=lambda t: (-t[0], t[1]))        # newest first, as git
+        for _, name, pack_path in found:
+            idx_path = os.path.join(packdir, name)
+            with open(idx_path, "rb") as f:
+                idx = PackIndex(f.read(), self.hash_len, idx_path)
+            key = _PACK_KEY_BASE + len(self.packs) * _PACK_KEY_STEP
+            self.packs.append(Pack(pack_path, idx, key))
+
+    # -- API -------------------------------------------------------------------
+    @property
+    def stats(self) -> CacheStats:
+        return self.cache.stats
+
+    def _find(self, oid: bytes) -> tuple[Pack, int] | None:
+        mru = self._mru
+        if mru is not None:
+            off = mru.idx.lookup(oid)
+            if off is not None:
+                return mru, off
+        for p in self.packs:
+            if p is mru:
+                continue
+            off = p.idx.lookup(oid)
+            if off is not None:
+                self._mru = p
+                return p, off
+        return None
+
+    def has(self, oid: bytes) -> bool:
+        if self._find(oid) is not None:
+            return True
+        return any(l.has(oid) for l in self.loose)
+
+    def read_raw(self, oid: bytes) -> tuple[int, bytes]:
+        """(type_code, data): 1 commit, 2 tree, 3 blob, 4 tag."""
+        found = self._find(oid)
+        if found is not None:
+            pack, off = found
+            return pack.read(off, self.cache)
+        for l in self.loose:
+            if l.has(oid):
+                tname, data = l.read(oid)
+                return _CODES[tname], data
+        raise NotExistError(f"object {oid.hex()} not found")
+
+    def read(self, oid: bytes) -> tuple[str, bytes]:
+        typ, data = self.read_raw(oid)
+        return TYPE_NAMES[typ], data
+
+    def read_header(self, oid: bytes) -> tuple[str, int]:
+        found = self._find(oid)
+        if found is not None:
+            pack, off = found
+            typ, size = pack.read_header(off)
+            if typ not in TYPE_NAMES:
+                raise FormatError(f"unknown object type {typ}", pack.path, off)
+            return TYPE_NAMES[typ], size
+        for l in self.loose:
+            if l.has(oid):
+                return l.read_header(oid)
+        raise NotExistError(f"object {oid.hex()} not found")
+
+    def peel(self, oid: bytes) -> bytes:
+        """Follow tag objects to the first non-tag object's id."""
+        seen = set()
+        while True:
+            typ, data = self.read_raw(oid)
+            if typ != 4:
+                return oid
+            if oid in seen:
+                raise FormatError(f"tag loop at {oid.hex()}")
+            seen.add(oid)
+            if not data.startswith(b"object "):
+                raise FormatError(f"tag {oid.hex()} has no object line")
+            end = data.find(b"\n")
+            try:
+                oid = bytes.fromhex(data[7:end].decode("ascii"))
+            except (ValueError, UnicodeDecodeError):
+                raise FormatError(f"tag {oid.hex()} has a bad object line") from None
+            if len(oid) != self.hash_len:
+                raise FormatError("tag object id has the wrong length")
+
+    def iter_oids(self) -> Iterator[bytes]:
+        seen: set[bytes] = set()
+        for p in self.packs:
+            for oid in p.idx.names():
+                if oid not in seen:
+                    seen.add(oid)
+                    yield oid
+        for l in self.loose:
+            for oid in l.iter_oids():
+                if oid not in seen:
+                    seen.add(oid)
+                    yield oid
+
+    def close(self) -> None:
+        self.cache.clear()
+        for p in self.packs:
+            p.close()
+        self.packs = []
+        self._mru = None
+
+    def __enter__(self) -> "ObjectStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_CODES = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
+
+
+def open_object_store(path: str | os.PathLike[str], hash_algo: str | None = None,
+                      flags: Flags | None = None) -> ObjectStore:
+    """Open the object store of a git dir (or of an objects dir directly)."""
+    path = os.fspath(path)
+    if os.path.isdir(os.path.join(path, "objects")):
+        gitdir, objdir = path, os.path.join(path, "objects")
+    elif os.path.isdir(os.path.join(path, ".git", "objects")):
+        gitdir = os.path.join(path, ".git")
+        objdir = os.path.join(gitdir, "objects")
+    elif os.path.isdir(path):
+        gitdir, objdir = os.path.dirname(os.path.abspath(path)), path
+    else:
+        raise NotExistError(f"no object store at {path}")
+    if hash_algo is None:
+        hash_algo = detect_object_format(gitdir)
+    return ObjectStore(objdir, hash_algo, flags)
