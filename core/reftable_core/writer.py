@@ -1,0 +1,409 @@
+"""TableWriter: write one reftable file, laid out the way git writes it.
+
+Contract: TableWriter(out, options) takes a binary file object or a path; call
+add_ref() for refs in strictly increasing refname order, then add_log() for logs
+in strictly increasing log-key order (refname, update_index descending), then
+close() -> WriterStats. Misuse (out of order, refs after logs, update_index
+outside [min_update_index, max_update_index], bad ids) raises APIError; a record
+that does not fit an empty block raises EntryTooBigError.
+Layout (as git's reftable/writer.c): the header shares the first block; ref
+blocks, index and obj blocks are padded to block_size (unless unpadded), the
+padding of the block before the log section and before the footer is dropped;
+a section with more than 3 blocks (1 when unpadded) gets an index, and index
+levels are added until the top level has at most that many blocks; obj blocks
+(object id abbreviated to the shortest unique prefix, at least 2 bytes) are
+written when index_objects is on and the ref section got an index; log blocks
+are zlib-deflated (level 9 like git) and unpadded; footer with CRC-32.
+Log messages are normalized like git (trailing newlines stripped, one "\\n"
+appended, multi-line rejected) unless exact_log_message.
+write_table(path, refs, logs, options) sorts and writes in one call.
+"""
+from __future__ import annotations
+
+import os
+import zlib
+from dataclasses import dataclass, field
+from typing import BinaryIO, Iterable
+
+from .block import BlockWriter, common_prefix_len, varint
+from .errors import APIError, EntryTooBigError
+from .record import (BLOCK_TYPE_INDEX, BLOCK_TYPE_LOG, BLOCK_TYPE_OBJ, BLOCK_TYPE_REF,
+                     HASH_IDS, LOG_DELETION, LOG_UPDATE, REF_DELETION, REF_SYMREF, REF_VAL1,
+                     REF_VAL2, LogRecord, ObjRecord, RefRecord, encode_log_value,
+                     encode_obj_value, log_cmp, obj_value_type, ref_cmp)
+
+_MAX_U64 = (1 << 64) - 1
+
+
+@dataclass
+class WriterOptions:
+    block_size: int = 4096
+    restart_interval: int = 16
+    index_objects: bool = True
+    hash_id: str = "sha1"
+    min_update_index: int = 0
+    max_update_index: int = 0
+    unpadded: bool = False
+    exact_log_message: bool = False
+    compression_level: int = 9
+
+
+@dataclass
+class SectionStats:
+    blocks: int = 0
+    entries: int = 0
+    restarts: int = 0
+    offset: int = 0
+    index_blocks: int = 0
+    index_offset: int = 0
+    max_index_level: int = 0
+
+
+@dataclass
+class WriterStats:
+    ref: SectionStats = field(default_factory=SectionStats)
+    obj: SectionStats = field(default_factory=SectionStats)
+    log: SectionStats = field(default_factory=SectionStats)
+    index_blocks: int = 0
+    blocks: int = 0
+    object_id_len: int = 0
+    size: int = 0
+
+
+class TableWriter:
+    """Streaming writer for one reftable (see the module contract)."""
+
+    def __init__(self, out: BinaryIO | str | os.PathLike[str],
+                 options: WriterOptions | None = None) -> None:
+        o = options or WriterOptions()
+        if o.hash_id not in HASH_IDS:
+            raise APIError(f"unknown hash id {o.hash_id!r}")
+        if not 0 < o.block_size < (1 << 24):
+            raise APIError(f"block size {o.block_size} outside 1..16777215")
+        if not 1 <= o.restart_interval <= 65535:
+            raise APIError(f"restart interval {o.restart_interval} outside 1..65535")
+        if not 0 <= o.min_update_index <= o.max_update_index <= _MAX_U64:
+            raise APIError("need 0 <= min_update_index <= max_update_index < 2**64")
+        self.options = o
+        if isinstance(out, (str, os.PathLike)):
+            self._out: BinaryIO = open(out, "wb")
+            self._own = True
+        else:
+            self._out = out
+            self._own = False
+        self._write = self._out.write
+        fid, self.hash_size = HASH_IDS[o.hash_id]
+        self.version = 1 if o.hash_id == "sha1" else 2
+        self._header = (b"REFT" + bytes((self.version,)) + o.block_size.to_bytes(3, "big")
+                        + o.min_update_index.to_bytes(8, "big")
+                        + o.max_update_index.to_bytes(8, "big")
+                        + (fid if self.version == 2 else b""))
+        self._threshold = 1 if o.unpadded else 3
+        self._next = 0               # file offset of the current block (padding included)
+        self._pending = 0            # padding owed before the next write
+        self._index: list[tuple[bytes, int]] = []
+        self._last_key = b""
+        self._obj: dict[bytes, list[int]] | None = {} if o.index_objects else None
+        self.stats = WriterStats()
+        self._section = BLOCK_TYPE_REF     # block type of the section being written
+        self._phase = "ref"                # "ref" -> "log" -> "closed"
+        self._bw: BlockWriter | None = self._new_block(BLOCK_TYPE_REF)
+        self._closed = False
+        self._min = o.min_update_index
+        self._max = o.max_update_index
+
+    # ------------------------------------------------------------ blocks
+    def _new_block(self, typ: int) -> BlockWriter:
+        o = self.options
+        return BlockWriter(typ, o.block_size, len(self._header) if self._next == 0 else 0,
+                           o.restart_interval, self.hash_size, o.compression_level)
+
+    def _stats_for(self, typ: int) -> SectionStats:
+        if typ == BLOCK_TYPE_REF:
+            return self.stats.ref
+        if typ == BLOCK_TYPE_LOG:
+            return self.stats.log
+        if typ == BLOCK_TYPE_OBJ:
+            return self.stats.obj
+        return _IDX_DUMMY
+
+    def _flush(self) -> None:
+        bw = self._bw
+        if bw is None or bw.entries == 0:
+            return
+        typ = bw.typ
+        if self._next == 0:
+            bw.buf[:len(self._header)] = self._header
+        data = bw.finish()
+        padding = 0
+        if not self.options.unpadded and typ != BLOCK_TYPE_LOG:
+            padding = self.options.block_size - len(data)
+        st = self._stats_for(typ)
+        if typ == BLOCK_TYPE_INDEX:
+            self.stats.index_blocks += 1
+        else:
+            if st.blocks == 0:
+                st.offset = self._next
+            st.blocks += 1
+            st.entries += bw.entries
+            st.restarts += len(bw.restarts)
+        self.stats.blocks += 1
+        if self._pending:
+            self._write(bytes(self._pending))
+        self._write(data)
+        self._pending = padding
+        self._index.append((bw.last_key, self._next))
+        self._next += len(data) + padding
+        self._bw = None
+
+    def _add(self, key: bytes, extra: int, value: bytes) -> None:
+        bw = self._bw
+        if bw is None:
+            bw = self._bw = self._new_block(self._section)
+        if bw.add(key, extra, value):
+            return
+        self._flush()
+        bw = self._bw = self._new_block(self._section)
+        if not bw.add(key, extra, value):
+            raise EntryTooBigError(
+                f"record {key[:80]!r} ({len(key) + len(value)} bytes) does not fit "
+                f"a block of {self.options.block_size} bytes")
+
+    def _finish_section(self) -> tuple[int, int]:
+        """Flush the last block and write the index levels; (index_offset, levels)."""
+        typ = self._bw.typ if self._bw is not None else self._section
+        self._flush()
+        index_start = 0
+        levels = 0
+        before = self.stats.index_blocks
+        while len(self._index) > self._threshold:
+            levels += 1
+            index_start = self._next
+            idx = self._index
+            self._index = []
+            self._bw = self._new_block(BLOCK_TYPE_INDEX)
+            for last_key, off in idx:
+                value = varint(off)
+                if not self._bw.add(last_key, 0, value):
+                    self._flush()
+                    self._bw = self._new_block(BLOCK_TYPE_INDEX)
+                    if not self._bw.add(last_key, 0, value):
+                        raise EntryTooBigError(f"index key {last_key[:80]!r} does not fit "
+                                               f"a block of {self.options.block_size} bytes")
+            self._flush()
+        self._index = []
+        st = self._stats_for(typ)
+        st.index_blocks = self.stats.index_blocks - before
+        st.index_offset = index_start
+        st.max_index_level = levels
+        self._last_key = b""
+        self._bw = None
+        return index_start, levels
+
+    def _finish_ref_section(self) -> None:
+        self._finish_section()
+        if self._obj is not None and self.stats.ref.index_blocks > 0:
+            self._write_objs()
+        self._obj = None
+
+    def _write_objs(self) -> None:
+        objs = self._obj
+        assert objs is not None
+        oids = sorted(objs)
+        maxc = 1
+        for a, b in zip(oids, oids[1:]):
+            c = common_prefix_len(a, b)
+            if c > maxc:
+                maxc = c
+        n = maxc + 1
+        self.stats.object_id_len = n
+        self._section = BLOCK_TYPE_OBJ
+        self._bw = self._new_block(BLOCK_TYPE_OBJ)
+        for oid in oids:
+            rec = ObjRecord(oid[:n], objs[oid])
+            key, vt, val = rec.hash_prefix, obj_value_type(rec), encode_obj_value(rec)
+            if self._bw.add(key, vt, val):
+                continue
+            self._flush()
+            self._bw = self._new_block(BLOCK_TYPE_OBJ)
+            if self._bw.add(key, vt, val):
+                continue
+            # too many positions for one block: "scan all refs" form
+            self._bw.add(key, 0, varint(0))
+        self._finish_section()
+
+    # ------------------------------------------------------------ records
+    def add_ref(self, rec: RefRecord) -> None:
+        if self._phase != "ref":
+            raise APIError("refs must be added before logs" if self._phase == "log"
+                           else "writer is closed")
+        name = rec.refname
+        if type(name) is not bytes:
+            name = bytes(name)
+        if not name > self._last_key:
+            raise APIError(f"ref {name!r} added out of order (after {self._last_key!r})")
+        ui = rec.update_index
+        if ui < self._min or ui > self._max:
+            raise APIError(f"update_index {ui} outside [{self._min}, {self._max}]")
+        vt = rec.value_type
+        hs = self.hash_size
+        d = ui - self._min
+        head = varint(d)
+        if vt == REF_VAL1:
+            v = rec.value
+            if v is None or len(v) != hs:
+                raise APIError(f"ref {name!r}: value must be {hs} bytes")
+            value = head + v
+        elif vt == REF_VAL2:
+            v, t = rec.value, rec.target_value
+            if v is None or len(v) != hs or t is None or len(t) != hs:
+                raise APIError(f"ref {name!r}: value and target_value must be {hs} bytes")
+            value = head + v + t
+        elif vt == REF_SYMREF:
+            t = rec.target
+            if not t:
+                raise APIError(f"symref {name!r} without target")
+            value = head + varint(len(t)) + t
+        elif vt == REF_DELETION:
+            value = head
+        else:
+            raise APIError(f"ref {name!r}: bad value type {vt}")
+        self._add(name, vt, value)
+        self._last_key = name
+        objs = self._obj
+        if objs is not None and vt in (REF_VAL1, REF_VAL2):
+            off = self._next
+            lst = objs.get(v)
+            if lst is None:
+                objs[v] = [off]
+            elif lst[-1] != off:
+                lst.append(off)
+            if vt == REF_VAL2:
+                lst = objs.get(t)
+                if lst is None:
+                    objs[t] = [off]
+                elif lst[-1] != off:
+                    lst.append(off)
+
+    def add_refs(self, recs: Iterable[RefRecord]) -> None:
+        for r in recs:
+            self.add_ref(r)
+
+    def add_log(self, rec: LogRecord) -> None:
+        if self._phase == "ref":
+            self._finish_ref_section()
+            # the log section starts right after the last block: drop its padding
+            self._next -= self._pending
+            self._pending = 0
+            self._section = BLOCK_TYPE_LOG
+            self._phase = "log"
+        elif self._phase != "log":
+            raise APIError("writer is closed")
+        ui = rec.update_index
+        if ui < self._min or ui > self._max:
+            raise APIError(f"log update_index {ui} outside [{self._min}, {self._max}]")
+        name = bytes(rec.refname)
+        if not name or b"\0" in name:
+            raise APIError(f"bad log refname {name!r}")
+        key = name + b"\0" + (_MAX_U64 - ui).to_bytes(8, "big")
+        if not key > self._last_key:
+            raise APIError(f"log {name!r}@{ui} added out of order")
+        vt = rec.value_type
+        if vt == LOG_UPDATE:
+            msg = rec.message
+            if not self.options.exact_log_message:
+                msg = msg.rstrip(b"\n")
+                if b"\n" in msg:
+                    raise APIError(f"log {name!r}@{ui}: multi-line message")
+                msg += b"\n"
+            value = self._log_value(rec, msg)
+        elif vt == LOG_DELETION:
+            value = b""
+        else:
+            raise APIError(f"log {name!r}: bad value type {vt}")
+        self._add(key, vt, value)
+        self._last_key = key
+
+    def _log_value(self, rec: LogRecord, msg: bytes) -> bytes:
+        hs = self.hash_size
+        old = rec.old_id if rec.old_id is not None else bytes(hs)
+        new = rec.new_id if rec.new_id is not None else bytes(hs)
+        if len(old) != hs or len(new) != hs:
+            raise APIError(f"log ids must be {hs} bytes")
+        tz = rec.tz_offset
+        if not -32768 <= tz <= 32767:
+            raise APIError(f"tz_offset out of range: {tz}")
+        nm, em = rec.name, rec.email
+        return b"".join((old, new, varint(len(nm)), nm, varint(len(em)), em,
+                         varint(rec.time), (tz & 0xFFFF).to_bytes(2, "big"),
+                         varint(len(msg)), msg))
+
+    def add_logs(self, recs: Iterable[LogRecord]) -> None:
+        for r in recs:
+            self.add_log(r)
+
+    # ------------------------------------------------------------ close
+    def close(self) -> WriterStats:
+        if self._closed:
+            return self.stats
+        try:
+            if self._phase == "ref":
+                self._finish_ref_section()
+            elif self._phase == "log":
+                self._finish_section()
+            self._phase = "closed"
+            self._pending = 0
+            if self._next == 0:
+                self._write(self._header)
+                self._next = len(self._header)
+            st = self.stats
+            footer = (self._header + st.ref.index_offset.to_bytes(8, "big")
+                      + ((st.obj.offset << 5) | st.object_id_len).to_bytes(8, "big")
+                      + st.obj.index_offset.to_bytes(8, "big")
+                      + st.log.offset.to_bytes(8, "big")
+                      + st.log.index_offset.to_bytes(8, "big"))
+            footer += zlib.crc32(footer).to_bytes(4, "big")
+            self._write(footer)
+            st.size = self._next + len(footer)
+            if hasattr(self._out, "flush"):
+                self._out.flush()
+        finally:
+            self._closed = True
+            if self._own:
+                self._out.close()
+        return self.stats
+
+    def __enter__(self) -> "TableWriter":
+        return self
+
+    def __exit__(self, exc_type, *rest: object) -> None:
+        if exc_type is None:
+            self.close()
+        elif self._own:
+            self._out.close()
+
+
+_IDX_DUMMY = SectionStats()
+
+
+def write_table(path: str | os.PathLike[str] | BinaryIO, refs: Iterable[RefRecord] = (),
+                logs: Iterable[LogRecord] = (),
+                options: WriterOptions | None = None) -> WriterStats:
+    """Sort refs and logs, fill in update-index limits when options is None, write."""
+    refs = sorted(refs, key=lambda r: r.refname)
+    logs = sorted(logs, key=lambda r: (r.refname, -r.update_index))
+    if options is None:
+        uis = [r.update_index for r in refs] + [r.update_index for r in logs]
+        options = WriterOptions(min_update_index=min(uis, default=0),
+                                max_update_index=max(uis, default=0))
+    w = TableWriter(path, options)
+    try:
+        for r in refs:
+            w.add_ref(r)
+        for lg in logs:
+            w.add_log(lg)
+    except BaseException:
+        if w._own:
+            w._out.close()
+        raise
+    return w.close()
