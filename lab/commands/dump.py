@@ -1,0 +1,120 @@
+"""`reftable-lab dump --table FILE`: print every record of one reftable.
+
+Modelled on git's `test-tool dump-reftable`. Output (one item per line, names
+and messages printed with Python-style escapes for non-printable bytes, ids in
+lowercase hex):
+
+    table <path>
+    header version=<1|2> hash=<sha1|sha256> block_size=<n> min_update_index=<n> max_update_index=<n>
+    footer ref_index=<off> obj=<off> obj_id_len=<n> obj_index=<off> log=<off> log_index=<off> size=<bytes>
+    block <type> at=<off> len=<block_len> full=<bytes to next block> restarts=<count>   (every block, file order)
+    ref{<refname>(<update_index>) delete}
+    ref{<refname>(<update_index>) val1 <id>}
+    ref{<refname>(<update_index>) val2 <id> peeled <id>}
+    ref{<refname>(<update_index>) symref <target>}
+    log{<refname>(<update_index>) delete}
+    log{<refname>(<update_index>) old <id> new <id> <name> <<email>> <time> <+hhmm> <message>}
+    obj{<id prefix> [<ref block offset>, ...]}
+    index{<type of indexed blocks> at=<index block offset> <last key> -> <block offset>}
+
+Sections come in that order: header, footer, blocks, refs, logs, objs, index
+records. The log message is printed with its trailing newline escaped ("\\n").
+`dump_table(reader, out)` does the work so a stack dump can reuse it.
+Exit status 0; a corrupt table raises FormatError, which the CLI prints as
+`fatal: <file> at offset N: ...` with exit status 128.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable, TextIO
+
+from reftable_core.flags import Flags
+from reftable_core.record import (BLOCK_TYPE_INDEX, LogRecord, RefRecord)
+from reftable_core.table import TableReader
+
+
+def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
+    p = sub.add_parser("dump", help="print every record of a reftable")
+    p.add_argument("--table", metavar="FILE", help="one reftable file")
+    add_flag_options(p)
+    p.set_defaults(func=run, _dump_parser=p)
+
+
+def run(args: argparse.Namespace, flags: Flags) -> int:
+    if not getattr(args, "table", None):
+        print("usage: reftable-lab dump --table FILE", file=sys.stderr)
+        return 129
+    with TableReader.open(args.table, flags, name=args.table) as reader:
+        dump_table(reader, sys.stdout)
+    return 0
+
+
+def show(b: bytes | None) -> str:
+    """Bytes as text: printable ASCII as is, everything else escaped."""
+    if b is None:
+        return "<none>"
+    return repr(bytes(b))[2:-1]
+
+
+def _tz(minutes: int) -> str:
+    sign = "-" if minutes < 0 else "+"
+    m = abs(minutes)
+    return f"{sign}{m // 60:02d}{m % 60:02d}"
+
+
+def format_ref(r: RefRecord) -> str:
+    head = f"ref{{{show(r.refname)}({r.update_index})"
+    vt = r.value_type
+    if vt == 1:
+        return f"{head} val1 {r.value.hex()}}}"          # type: ignore[union-attr]
+    if vt == 2:
+        return f"{head} val2 {r.value.hex()} peeled {r.target_value.hex()}}}"  # type: ignore[union-attr]
+    if vt == 3:
+        return f"{head} symref {show(r.target)}}}"
+    return f"{head} delete}}"
+
+
+def format_log(lg: LogRecord) -> str:
+    head = f"log{{{show(lg.refname)}({lg.update_index})"
+    if lg.value_type == 0:
+        return f"{head} delete}}"
+    return (f"{head} old {lg.old_id.hex()} new {lg.new_id.hex()} "   # type: ignore[union-attr]
+            f"{show(lg.name)} <{show(lg.email)}> {lg.time} {_tz(lg.tz_offset)} "
+            f"{show(lg.message)}}}")
+
+
+def dump_table(reader: TableReader, out: TextIO) -> None:
+    w = out.write
+    w(f"table {reader.path}\n")
+    w(f"header version={reader.version} hash={reader.hash_id} block_size={reader.block_size} "
+      f"min_update_index={reader.min_update_index} "
+      f"max_update_index={reader.max_update_index}\n")
+    w(f"footer ref_index={reader.ref_index_offset} obj={reader.obj_offset} "
+      f"obj_id_len={reader.obj_id_len} obj_index={reader.obj_index_offset} "
+      f"log={reader.log_offset} log_index={reader.log_index_offset} "
+      f"size={reader.file_size}\n")
+    index_blocks = []
+    for b in reader.blocks():
+        length = (b.data[b.header_off + 1] << 16) | (b.data[b.header_off + 2] << 8) \
+            | b.data[b.header_off + 3]
+        w(f"block {chr(b.typ)} at={b.off} len={length} full={b.full_size} "
+          f"restarts={b.restart_count}\n")
+        if b.typ == BLOCK_TYPE_INDEX:
+            index_blocks.append(b)
+    for r in reader.refs():
+        w(format_ref(r) + "\n")
+    for lg in reader.logs():
+        w(format_log(lg) + "\n")
+    for o in reader.objs():
+        w(f"obj{{{o.hash_prefix.hex()} [{', '.join(str(x) for x in o.offsets)}]}}\n")
+    for b in index_blocks:
+        for rec in _block_records(reader, b):
+            child = reader.load_block(rec.offset)
+            kind = chr(child.typ) if child is not None else "?"
+            w(f"index{{{kind} at={b.off} {show(rec.last_key)} -> {rec.offset}}}\n")
+
+
+def _block_records(reader: TableReader, block):
+    from reftable_core.block import iter_block
+    return iter_block(block, reader.hash_size, reader.flags, reader.min_update_index)
