@@ -1,0 +1,60 @@
+"""odb.delta: git's delta format, round trips and bad deltas."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from reftable_core.errors import FormatError
+from reftable_core.odb.delta import apply_delta, decode_size, delta_sizes, encode_size, make_delta
+
+
+@given(st.integers(min_value=0, max_value=2**40))
+def test_size_round_trip(n: int) -> None:
+    enc = encode_size(n)
+    assert decode_size(enc, 0) == (n, len(enc))
+
+
+def test_copy_and_insert() -> None:
+    base = b"0123456789abcdef"
+    d = make_delta(base, b"", [("copy", 10, 6), ("insert", b"XY"), ("copy", 0, 3)])
+    d = encode_size(len(base)) + encode_size(11) + d[2:]
+    assert apply_delta(base, d) == b"abcdefXY012"
+
+
+def test_copy_size_zero_means_64k() -> None:
+    base = bytes(range(256)) * 300
+    d = encode_size(len(base)) + encode_size(0x10000) + bytes([0x80])   # offset 0, size 0
+    assert apply_delta(base, d) == base[:0x10000]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=300), st.lists(st.tuples(st.integers(0, 299), st.integers(1, 299),
+                                                   st.binary(min_size=1, max_size=40)), max_size=8))
+def test_random_copies(base: bytes, ops: list) -> None:
+    ins = []
+    expect = bytearray()
+    for o, s, lit in ops:
+        if base and o < len(base):
+            s = min(s, len(base) - o)
+            ins.append(("copy", o, s))
+            expect += base[o:o + s]
+        ins.append(("insert", lit))
+        expect += lit
+    d = make_delta(base, bytes(expect), ins)
+    assert apply_delta(base, d) == bytes(expect)
+    assert delta_sizes(d)[:2] == (len(base), len(expect))
+
+
+@pytest.mark.parametrize("delta,what", [
+    (encode_size(4) + encode_size(8) + bytes([0x91, 2, 8]), "copy past"),        # off 2 size 8
+    (encode_size(5) + encode_size(2) + bytes([0x90, 1]), "base size"),           # base size wrong
+    (encode_size(4) + encode_size(3) + bytes([2]) + b"ab", "result size"),       # too short
+    (encode_size(4) + encode_size(1) + bytes([2]) + b"ab", "exceeds"),           # too long
+    (encode_size(4) + encode_size(2) + bytes([0]), "opcode 0"),
+    (encode_size(4) + encode_size(5) + bytes([5]) + b"ab", "truncated delta insert"),
+    (encode_size(4) + encode_size(5) + bytes([0x91]), "truncated delta copy"),
+    (b"\x84", "truncated delta size"),
+])
+def test_bad_deltas(delta: bytes, what: str) -> None:
+    with pytest.raises(FormatError, match=what):
+        apply_delta(b"wxyz", delta)
