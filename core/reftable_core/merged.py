@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from .errors import FormatError
 from .flags import Flags
-from .pq import FIELD_CMP, LOG, REF, MergedIterPQueue, make_less
+from .pq import FIELD_CMP, FORMAT_KEY, LOG, REF, MergedIterPQueue, make_less
 
 MAX_U64 = (1 << 64) - 1
 
@@ -35,9 +35,11 @@ def log_key(refname: bytes, update_index: int = MAX_U64) -> bytes:
 
 # -- the four variants of "next entry, dropping shadowed records" ----------------
 # Each is a generator over (pq, sub-iterators); they differ only in the shadow loop.
+# The "keys" variants get the key formatter (pq.FORMAT_KEY), the "fields" variants
+# the field-wise comparison (pq.FIELD_CMP).
 
 def _merge_keys_noskip(pq: MergedIterPQueue, its: list[Iterator[Any]],
-                       cmp: Callable[[Any, Any], int], suppress: bool) -> Iterator[Any]:
+                       fmt: Callable[[Any], Any], suppress: bool) -> Iterator[Any]:
     heap = pq.heap
     remove = pq.remove
     add = pq.add
@@ -49,10 +51,10 @@ def _merge_keys_noskip(pq: MergedIterPQueue, its: list[Iterator[Any]],
         if rec is not None:
             add((rec, idx))
         erec = entry[0]
-        entry_key = erec.key()
+        entry_key = fmt(erec)
         while heap:
             top = heap[0]
-            if top[0].key() > entry_key:
+            if fmt(top[0]) > entry_key:
                 break
             remove()
             tidx = top[1]
@@ -65,7 +67,7 @@ def _merge_keys_noskip(pq: MergedIterPQueue, its: list[Iterator[Any]],
 
 
 def _merge_keys_skip(pq: MergedIterPQueue, its: list[Iterator[Any]],
-                     cmp: Callable[[Any, Any], int], suppress: bool) -> Iterator[Any]:
+                     fmt: Callable[[Any], Any], suppress: bool) -> Iterator[Any]:
     heap = pq.heap
     remove = pq.remove
     add = pq.add
@@ -77,13 +79,13 @@ def _merge_keys_skip(pq: MergedIterPQueue, its: list[Iterator[Any]],
         if rec is not None:
             add((rec, idx))
         erec = entry[0]
-        entry_key = erec.key()
+        entry_key = fmt(erec)
         while heap:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
                 break
-            if top[0].key() > entry_key:
+            if fmt(top[0]) > entry_key:
                 break
             remove()
             rec = nxt(its[tidx], None)
@@ -172,7 +174,7 @@ class MergedIter:
         self._kind = kind
         self._suppress = suppress
         self._less = make_less(kind, flags)
-        self._cmp = FIELD_CMP[kind]
+        self._cmp = FIELD_CMP[kind] if flags.merged_cmp else FORMAT_KEY[kind]
         self._variant = _MERGE_VARIANTS[(flags.merged_cmp, flags.same_subiter_skip)]
         self._gen: Iterator[Any] | None = None
 

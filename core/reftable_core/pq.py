@@ -70,7 +70,32 @@ def _log_less_fields(a: Entry, b: Entry) -> bool:
     return an < bn
 
 
-def _less_keys(a: Entry, b: Entry) -> bool:
+# The "off" less-thans format both keys into new buffers, as git's pq_less did with
+# two fresh strbufs. A ref key is its refname: bytes(refname) would return the same
+# object in CPython, so the ref key is copied into a new bytearray explicitly.
+
+def format_ref_key(rec: Any) -> bytearray:
+    """A ref record's key, copied into a new buffer (git's reftable_record_key)."""
+    return bytearray(rec.refname)
+
+
+def format_log_key(rec: Any) -> bytes:
+    """A log record's key, built into new bytes."""
+    return rec.key()
+
+
+FORMAT_KEY: dict[str, Callable[[Any], Any]] = {REF: format_ref_key, LOG: format_log_key}
+
+
+def _ref_less_keys(a: Entry, b: Entry) -> bool:
+    ak = bytearray(a[0].refname)
+    bk = bytearray(b[0].refname)
+    if ak == bk:
+        return a[1] > b[1]
+    return ak < bk
+
+
+def _log_less_keys(a: Entry, b: Entry) -> bool:
     ak = a[0].key()
     bk = b[0].key()
     if ak == bk:
@@ -83,7 +108,7 @@ def make_less(kind: str, flags: Flags) -> Less:
     if kind not in FIELD_CMP:
         raise ValueError(f"unknown record kind {kind!r}")
     if not flags.pq_cmp:
-        return _less_keys
+        return _ref_less_keys if kind == REF else _log_less_keys
     return _ref_less_fields if kind == REF else _log_less_fields
 
 
