@@ -54,14 +54,18 @@ def _cfg_int(v: str | None, default: int) -> int:
 
 def stack_options_from_config(config: dict[str, str], object_format: str) -> StackOptions:
     """git's reftable.* settings (blockSize, restartInterval, indexObjects,
-    autoCompaction, geometricFactor, lockTimeout) and core.fsync for refs."""
+    autoCompaction, geometricFactor, lockTimeout) and core.fsync for refs;
+    $GIT_TEST_REFTABLE_AUTOCOMPACTION=false disables auto-compaction as in git."""
     fsync_cfg = config.get("core.fsync", "")
+    auto = _cfg_bool(config.get("reftable.autocompaction"), True)
+    if os.environ.get("GIT_TEST_REFTABLE_AUTOCOMPACTION", "").lower() in ("false", "0", "no", "off"):
+        auto = False
     return StackOptions(
         hash_id=object_format,
         block_size=_cfg_int(config.get("reftable.blocksize"), 4096),
         restart_interval=_cfg_int(config.get("reftable.restartinterval"), 16),
         index_objects=_cfg_bool(config.get("reftable.indexobjects"), True),
-        auto_compact=_cfg_bool(config.get("reftable.autocompaction"), True),
+        auto_compact=auto,
         compaction_factor=_cfg_int(config.get("reftable.geometricfactor"), 2),
         lock_timeout_ms=_cfg_int(config.get("reftable.locktimeout"), 100),
         fsync="reference" in fsync_cfg or "all" in fsync_cfg,
