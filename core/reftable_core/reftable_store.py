@@ -135,6 +135,19 @@ def committer_ident(config: dict[str, str],
             ts, tz)
 
 
+def minutes_to_hhmm(minutes: int) -> int:
+    """-150 (minutes east of UTC) -> -230, the int16 git keeps in a reftable log."""
+    sign = -1 if minutes < 0 else 1
+    m = abs(minutes)
+    return sign * ((m // 60) * 100 + m % 60)
+
+
+def hhmm_to_minutes(hhmm: int) -> int:
+    sign = -1 if hhmm < 0 else 1
+    v = abs(hhmm)
+    return sign * ((v // 100) * 60 + v % 100)
+
+
 def normalize_reflog_message(msg: bytes) -> bytes:
     """git's copy_reflog_msg: drop leading space, squeeze whitespace runs, rtrim."""
     out = bytearray()
@@ -247,7 +260,7 @@ class ReftableRefStore:
         for rec in self.stack.merged.iter_logs(name):
             yield LogEntry(rec.refname, rec.update_index, rec.old_id or self.zero,
                            rec.new_id or self.zero, rec.name, rec.email, rec.time,
-                           rec.tz_offset, rec.message)
+                           hhmm_to_minutes(rec.tz_offset), rec.message)
 
     def reflog_exists(self, name: bytes) -> bool:
         self.stack.reload()
@@ -462,6 +475,7 @@ class ReftableTransaction:
         zero = store.zero
         ts = self._addition.next_update_index
         name, email, when, tz = committer_ident(store.config)
+        tz_hhmm = minutes_to_hhmm(tz)     # git stores the zone as the decimal number hhmm
         objects = store.objects
         max_msg = store.options.block_size // 2
         logs: list[LogRecord] = []
@@ -482,7 +496,7 @@ class ReftableTransaction:
                         new_id = resolved.value
                 if create_log and store.should_write_log(u.refname):
                     logs.append(LogRecord(u.refname, ts, 1, u.current or zero, new_id,
-                                          name, email, when, tz, u.msg[:max_msg]))
+                                          name, email, when, tz_hhmm, u.msg[:max_msg]))
             if u.log_only:
                 continue
             if u.new_target is not None:

@@ -599,6 +599,17 @@ class _UpdateRefStdin:
         return ref, pos
 
     def _get_oid(self, text: bytes) -> bytes | None:
+        """git's repo_get_oid for the forms update-ref inputs use: full or unique
+        abbreviated hex, a refname (dwim rules), optionally followed by ^{}."""
+        if text.endswith(b"^{}"):
+            base = self._get_oid(text[:-3])
+            objs = self.repo.objects
+            if base is None or objs is None:
+                return base
+            try:
+                return objs.peel(base)
+            except ReftableError:
+                return None
         hexsz = self.repo.hash_size * 2
         if len(text) == hexsz:
             try:
@@ -855,4 +866,5 @@ def _update_ref(argv: list[str], flags: Flags, out: Any) -> int:
     try:
         return runner.run(data)
     finally:
+        runner.tx.abort()          # like git's atexit lock cleanup when dying
         repo.close()
