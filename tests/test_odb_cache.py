@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import pytest
-
 from reftable_core.flags import Flags
-from reftable_core.odb.delta_cache import (FixedSlotCache, HashmapCache, make_delta_cache,
-                                           pack_entry_hash)
+from reftable_core.odb.delta_cache import (
+    FixedSlotCache,
+    HashmapCache,
+    make_delta_cache,
+    pack_entry_hash,
+)
 
 BLOB, TREE = 3, 2
 

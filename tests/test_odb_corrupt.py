@@ -6,12 +6,12 @@ import zlib
 from pathlib import Path
 
 import pytest
-
 from reftable_core.errors import FormatError, ReftableError, ZlibError
 from reftable_core.flags import Flags
 from reftable_core.odb import PackIndex, open_object_store
 from reftable_core.odb.delta import encode_size, make_delta
 from reftable_core.odb.loose import decode_loose
+
 from tests.odb_helpers import git_oid, write_pack
 
 BASE = b"hello world, this is the base object\n" * 3
@@ -102,7 +102,6 @@ def test_ref_delta_loop(tmp_path: Path) -> None:
 
 def test_self_referencing_ofs_delta(tmp_path: Path) -> None:
     d = objdir(tmp_path)
-    pp, ip, offs = write_pack(d / "pack", [(oid(1), 3, BASE, None)])
     # hand-patch: an OFS_DELTA whose base offset is itself (ofs 0) -> error
     dl = encode_size(3) + encode_size(3) + bytes([3]) + b"abc"
     write_pack(d / "pack", [(oid(1), 6, dl, 0)])
@@ -176,7 +175,7 @@ def test_random_corruption_never_escapes(tmp_path: Path) -> None:
     d = objdir(tmp_path)
     target = BASE.replace(b"world", b"there", 1)
     delta = make_delta(BASE, target, [("copy", 0, 6), ("insert", b"there"), ("copy", 11, len(BASE) - 11)])
-    pp, ip, _ = write_pack(d / "pack", [(oid(1), 3, BASE, None), (oid(2), 6, delta, 0),
+    pp, _, _ = write_pack(d / "pack", [(oid(1), 3, BASE, None), (oid(2), 6, delta, 0),
                                         (oid(3), 7, delta, oid(1))])
     good = pp.read_bytes()
     rng = random.Random(1)

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from reftable_core.errors import FormatError
 from reftable_core.odb.delta import apply_delta, decode_size, delta_sizes, encode_size, make_delta
 

@@ -8,13 +8,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from lab.benchmarks.bench_odb import make_history
-from lab.gitbin import GitRunner, hermetic_env
 from reftable_core.errors import NotExistError
 from reftable_core.flags import Flags
 from reftable_core.odb import PackIndex, open_object_store
 from reftable_core.odb.pack import OBJ_REF_DELTA, decode_obj_header
+
+from lab.benchmarks.bench_odb import make_history
+from lab.gitbin import GitRunner, hermetic_env
 from tests.odb_helpers import cat_file_all
 
 

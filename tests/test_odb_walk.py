@@ -3,19 +3,25 @@
 --no-renames`, and every delta-cache flag value gives identical output."""
 from __future__ import annotations
 
-import io
-from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from reftable_core.flags import Flags, baseline
+from reftable_core.odb.store import open_object_store
+from reftable_core.odb.walk import (
+    format_raw,
+    log_raw,
+    log_S,
+    resolve_start,
+    walk_log_raw,
+    walk_log_S,
+)
 
 from lab.benchmarks.bench_odb import make_history
 from lab.cli import main as cli_main
 from lab.gitbin import GitRunner, hermetic_env
-from reftable_core.flags import Flags, baseline
-from reftable_core.odb.store import open_object_store
-from reftable_core.odb.walk import format_raw, log_raw, log_S, resolve_start, walk_log_raw, walk_log_S
 
 NEEDLES = ["foo bar", "omega", "thud\nalpha", "zeta zeta"]
 

@@ -10,5 +10,14 @@ from .idx import PackIndex
 from .pack import Pack
 from .store import ObjectStore, open_object_store
 
-__all__ = ["apply_delta", "CacheStats", "FixedSlotCache", "HashmapCache", "make_delta_cache",
-           "PackIndex", "Pack", "ObjectStore", "open_object_store"]
+__all__ = [
+           "CacheStats",
+           "FixedSlotCache",
+           "HashmapCache",
+           "ObjectStore",
+           "Pack",
+           "PackIndex",
+           "apply_delta",
+           "make_delta_cache",
+           "open_object_store",
+]

@@ -31,8 +31,18 @@ _MASK64 = (1 << 64) - 1
 
 
 class CacheStats:
-    __slots__ = ("lookups", "hits", "adds", "evictions", "collisions", "bytes", "peak_bytes",
-                 "entries", "limit", "strategy")
+    __slots__ = (
+        "adds",
+        "bytes",
+        "collisions",
+        "entries",
+        "evictions",
+        "hits",
+        "limit",
+        "lookups",
+        "peak_bytes",
+        "strategy",
+    )
 
     def __init__(self, limit: int, strategy: str) -> None:
         self.lookups = self.hits = self.adds = self.evictions = self.collisions = 0
@@ -55,7 +65,7 @@ class CacheStats:
 
 class Entry:
     """One cached base; also a node of the LRU list (prev/next)."""
-    __slots__ = ("pack", "offset", "data", "type", "size", "prev", "next")
+    __slots__ = ("data", "next", "offset", "pack", "prev", "size", "type")
 
     def __init__(self) -> None:
         self.pack = -1
@@ -193,8 +203,7 @@ class FixedSlotCache(_CacheBase):
         self._list_add_tail(ent)
         stats.adds += 1
         stats.entries += 1
-        if stats.bytes > stats.peak_bytes:
-            stats.peak_bytes = stats.bytes
+        stats.peak_bytes = max(stats.peak_bytes, stats.bytes)
 
 
 class HashmapCache(_CacheBase):
@@ -238,8 +247,7 @@ class HashmapCache(_CacheBase):
         self.map[(pack_key, offset)] = ent
         stats.adds += 1
         stats.entries += 1
-        if stats.bytes > stats.peak_bytes:
-            stats.peak_bytes = stats.bytes
+        stats.peak_bytes = max(stats.peak_bytes, stats.bytes)
 
 
 DeltaBaseCache = FixedSlotCache | HashmapCache

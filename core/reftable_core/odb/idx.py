@@ -15,18 +15,29 @@ checksum.
 from __future__ import annotations
 
 import struct
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..errors import FormatError
 
-Buf = bytes | bytearray | memoryview
+Buf = bytes    # (or an mmap: slicing must give bytes, comparable with <)
 
 IDX_V2_MAGIC = b"\xfftOc"
 
 
 class PackIndex:
-    __slots__ = ("path", "hash_len", "version", "count", "fanout", "_buf", "_names_off",
-                 "_off32", "_off64", "_entry", "_big_count")
+    __slots__ = (
+        "_big_count",
+        "_buf",
+        "_entry",
+        "_names_off",
+        "_off32",
+        "_off64",
+        "count",
+        "fanout",
+        "hash_len",
+        "path",
+        "version",
+    )
 
     def __init__(self, buf: Buf, hash_len: int = 20, path: str | None = None) -> None:
         self.path = path

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..errors import FormatError, NotExistError, ZlibError
 

@@ -66,7 +66,7 @@ class Pack:
         self.idx = idx
         self.key = pack_key            # stands for git's packed_git pointer
         self.hash_len = hl = idx.hash_len
-        self._file = open(path, "rb")
+        self._file = open(path, "rb")  # noqa: SIM115 (kept open for the mmap)
         try:
             size = os.fstat(self._file.fileno()).st_size
             if size < 12 + hl:
@@ -130,10 +130,10 @@ class Pack:
         if pos + hl > self.end:
             raise FormatError("truncated REF_DELTA base id", self.path, pos)
         oid = buf[pos:pos + hl]
-        base = self.idx.lookup(oid)
-        if base is None:
+        found = self.idx.lookup(oid)
+        if found is None:
             raise FormatError(f"REF_DELTA base {oid.hex()} not in this pack", self.path, obj_offset)
-        return base, pos + hl
+        return found, pos + hl
 
     def inflate(self, pos: int, size: int) -> bytes:
         """Inflate the zlib stream at pos; it must produce exactly size bytes."""
@@ -177,7 +177,7 @@ class Pack:
         """cache_or_unpack_entry: the object at offset as (type_code, data)."""
         ent = cache.get(self.key, offset)
         if ent is not None:
-            return ent.type, ent.data          # bytes are immutable: the "copy" is free
+            return ent.type, ent.data  # type: ignore[return-value]  # immutable: the "copy" is free
         return self.unpack(offset, cache, True)
 
     def unpack(self, obj_offset: int, cache: DeltaBaseCache,
@@ -187,7 +187,7 @@ class Pack:
         header = self.header
         stack: list[tuple[int, int, int]] = []
         curpos = obj_offset
-        data = None
+        data: bytes | None = None
         ref_seen: set[int] | None = None
         # phase 1: drill down to a cached base or a full object
         while True:
@@ -225,6 +225,7 @@ class Pack:
                 raise FormatError(f"unknown object type {typ}", self.path, curpos)
             data = self.inflate(pos, size)
         # phase 3: apply the deltas, caching every base on the way out
+        assert data is not None
         obj_off = curpos
         inflate = self.inflate
         add = cache.add

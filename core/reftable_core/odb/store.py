@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import configparser
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..errors import FormatError, NotExistError
 from ..flags import Flags
@@ -199,7 +199,7 @@ class ObjectStore:
         self.packs = []
         self._mru = None
 
-    def __enter__(self) -> "ObjectStore":
+    def __enter__(self) -> ObjectStore:  # noqa: PYI034 (3.10 has no typing.Self)
         return self
 
     def __exit__(self, *exc: object) -> None:

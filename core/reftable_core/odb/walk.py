@@ -17,7 +17,8 @@ Rename detection is not done: compare with git's `--no-renames`.
 from __future__ import annotations
 
 import os
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from ..errors import FormatError, NotExistError
 from ..flags import Flags
@@ -123,7 +124,7 @@ class TreeDiff:
                 j += 1
             else:
                 ka, ma, oa, da = a[i]
-                _, mb, ob, db = b[j]
+                _, mb, ob, _ = b[j]
                 i += 1
                 j += 1
                 if oa == ob and ma == mb:
