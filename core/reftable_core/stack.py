@@ -381,16 +381,17 @@ class Stack:
 
     def add(self, write: Callable[[Any], None]) -> None:
         """Add one table written by write(writer) in its own addition."""
-        add = Addition(self, reload=False)
         try:
-            add.add(write)
-            add.commit()
+            add = Addition(self, reload=False)
         except OutdatedError:
             try:
-                self.reload()
+                self.reload()      # as git: the caller may retry on a fresh stack
             except ReftableError:
                 pass
             raise
+        try:
+            add.add(write)
+            add.commit()
         finally:
             add.close()
 
