@@ -71,7 +71,10 @@ class LogRecord:
     name: bytes = b""
     email: bytes = b""
     time: int = 0
-    tz_offset: int = 0                 # minutes east of UTC, signed 16-bit
+    # Signed 16-bit zone offset exactly as stored. The spec says "minutes", but
+    # git writes and reads the decimal number hhmm (-0800 -> -800, +0530 -> 530);
+    # use git_tz_offset()/format_git_tz() to stay interoperable with git.
+    tz_offset: int = 0
     message: bytes = b""
 
     def key(self) -> bytes:
@@ -100,6 +103,16 @@ class IndexRecord:
 
 
 Record = RefRecord | LogRecord | ObjRecord | IndexRecord
+
+
+def git_tz_offset(text: str | bytes) -> int:
+    """"+0530" -> 530, "-0800" -> -800 (git's encoding of tz_offset)."""
+    t = text.decode() if isinstance(text, bytes) else text
+    return int(t)
+
+
+def format_git_tz(stored: int) -> str:
+    return f"{'-' if stored < 0 else '+'}{abs(stored):04d}"
 
 
 def log_key(refname: bytes, update_index: int) -> bytes:

@@ -1,4 +1,5 @@
-"""`reftable-lab dump --table FILE`: print every record of one reftable.
+"""`reftable-lab dump --table FILE`: print every record of one reftable
+(`--stack DIR`: a whole stack, see dump_stack).
 
 Modelled on git's `test-tool dump-reftable`. Output (one item per line, names
 and messages printed with Python-style escapes for non-printable bytes, ids in
@@ -14,6 +15,8 @@ lowercase hex):
     ref{<refname>(<update_index>) symref <target>}
     log{<refname>(<update_index>) delete}
     log{<refname>(<update_index>) old <id> new <id> <name> <<email>> <time> <+hhmm> <message>}
+
+(<+hhmm> is the stored tz_offset printed the way git reads it: sign and 4 digits.)
     obj{<id prefix> [<ref block offset>, ...]}
     index{<type of indexed blocks> at=<index block offset> <last key> -> <block offset>}
 
@@ -37,13 +40,19 @@ from reftable_core.table import TableReader
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
     p = sub.add_parser("dump", help="print every record of a reftable")
     p.add_argument("--table", metavar="FILE", help="one reftable file")
+    p.add_argument("--stack", metavar="DIR",
+                   help="a reftable stack directory ($GIT_DIR/reftable): its tables and "
+                        "the merged records readers see")
     add_flag_options(p)
     p.set_defaults(func=run, _dump_parser=p)
 
 
 def run(args: argparse.Namespace, flags: Flags) -> int:
+    if getattr(args, "stack", None):
+        dump_stack(args.stack, flags, sys.stdout)
+        return 0
     if not getattr(args, "table", None):
-        print("usage: reftable-lab dump --table FILE", file=sys.stderr)
+        print("usage: reftable-lab dump --table FILE | --stack DIR", file=sys.stderr)
         return 129
     with TableReader.open(args.table, flags, name=args.table) as reader:
         dump_table(reader, sys.stdout)
@@ -57,10 +66,9 @@ def show(b: bytes | None) -> str:
     return repr(bytes(b))[2:-1]
 
 
-def _tz(minutes: int) -> str:
-    sign = "-" if minutes < 0 else "+"
-    m = abs(minutes)
-    return f"{sign}{m // 60:02d}{m % 60:02d}"
+def _tz(stored: int) -> str:
+    # git stores the zone as the decimal number hhmm (-0800 -> -800), see record.py
+    return f"{'-' if stored < 0 else '+'}{abs(stored):04d}"
 
 
 def format_ref(r: RefRecord) -> str:
@@ -118,3 +126,29 @@ def dump_table(reader: TableReader, out: TextIO) -> None:
 def _block_records(reader: TableReader, block):
     from reftable_core.block import iter_block
     return iter_block(block, reader.hash_size, reader.flags, reader.min_update_index)
+
+
+def dump_stack(path: str, flags: Flags, out: TextIO) -> None:
+    """`dump --stack DIR`: the tables of tables.list (oldest first), then the merged
+    refs and logs as readers see them (newest wins, deletions suppressed):
+
+        stack <dir>
+        tables <n> next_update_index=<n>
+        table <name> min_update_index=<n> max_update_index=<n> size=<bytes>
+        ref{...} / log{...} lines as for --table
+    """
+    from reftable_core.stack import Stack, StackOptions
+    st = Stack(path, flags, StackOptions(hash_id=None), create=False)
+    try:
+        w = out.write
+        w(f"stack {path}\n")
+        w(f"tables {len(st.tables)} next_update_index={st.next_update_index()}\n")
+        for t in st.tables:
+            w(f"table {t.name} min_update_index={t.reader.min_update_index} "
+              f"max_update_index={t.reader.max_update_index} size={t.file_size}\n")
+        for r in st.merged.refs():
+            w(format_ref(r) + "\n")
+        for lg in st.merged.logs():
+            w(format_log(lg) + "\n")
+    finally:
+        st.close()
