@@ -252,9 +252,11 @@ class FilesTransaction:
     def queue(self, update: RefUpdate) -> None:
         if self.state != "open":
             raise TransactionError("transaction is not open")
+        # a verify carries no message (git passes NULL); its log-only HEAD
+        # update still writes a reflog line "<old> <zero>", as git does
+        msg = b"" if update.new_value is None and update.new_target is None else update.message
         self.updates.append(_Upd(update.refname, update.new_value, update.old_value,
-                                 update.new_target,
-                                 normalize_reflog_message(update.message or b""),
+                                 update.new_target, normalize_reflog_message(msg or b""),
                                  no_deref="no-deref" in update.flags))
 
     # -- prepare ------------------------------------------------------------------------
@@ -453,6 +455,8 @@ class FilesTransaction:
                 deletes.append(u)
                 continue
             new_id = u.new_value
+            if new_id is None and u.log_only and u.new_target is None:
+                new_id = zero
             if u.new_target is not None:
                 resolved = store.resolve(u.new_target)
                 new_id = resolved.value if resolved is not None else None
