@@ -191,10 +191,12 @@ class Repo:
         return self._objects
 
     def close(self) -> None:
-        close = getattr(self._refs, "close", None)
-        if close is not None:
-            close()
+        for store in (self._refs, self._objects):
+            close = getattr(store, "close", None)
+            if close is not None:
+                close()
         self._refs = None
+        self._objects = None
 
 
 def open_repo(path: str | os.PathLike[str], flags: Flags | None = None,

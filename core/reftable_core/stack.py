@@ -45,7 +45,7 @@ _FOOTER_SIZE = {1: 68, 2: 72}
 
 @dataclass(frozen=True)
 class StackOptions:
-    hash_id: str = "sha1"
+    hash_id: str | None = "sha1"        # None: take it from the tables (read-only use)
     block_size: int = 4096
     restart_interval: int = 16
     index_objects: bool = True
@@ -218,7 +218,7 @@ class Stack:
     """A reftable stack directory: tables.list plus the tables it names."""
 
     def __init__(self, reftable_dir: str | os.PathLike[str], flags: Flags | None = None,
-                 options: StackOptions | None = None) -> None:
+                 options: StackOptions | None = None, create: bool = True) -> None:
         self.dir = os.fspath(reftable_dir)
         self.flags = flags or Flags()
         self.opts = options or StackOptions()
@@ -232,6 +232,8 @@ class Stack:
             self._uptodate_stat if self.flags.stat_cache else self._uptodate_names)
         self.stats = {"reloads": 0, "list_reads": 0, "compactions": 0, "compaction_failures": 0}
         if not os.path.isdir(self.dir):
+            if not create:
+                raise NotExistError(f"{self.dir}: no such reftable stack directory")
             os.makedirs(self.dir, exist_ok=True)
         self.reload_maybe_reuse(reuse=True)
 

@@ -291,6 +291,14 @@ def _show_ref(argv: list[str], flags: Flags, out: Any) -> int:
 
     patterns = _parse_git_options(argv, SHOW_REF_SPECS, handle)
     repo = _open(gitdir, flags)
+    try:
+        return _show_ref_in(repo, o, pending, patterns, out)
+    finally:
+        repo.close()
+
+
+def _show_ref_in(repo: Repo, o: dict[str, Any], pending: list[tuple[str, str | None, bool]],
+                 patterns: list[str], out: Any) -> int:
     hexsz = repo.hash_size * 2
     for dest, val, negated in pending:
         if dest == "hash":
