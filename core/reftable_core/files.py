@@ -36,27 +36,31 @@ from .packed import PackedEntry, PackedRefs, format_packed_refs, lock_path
 from .refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, refname_is_safe
 from .refstore import LogEntry, Ref, RefUpdate
 
-try:                                     # shared with the reftable backend
-    from .reftable_store import (TransactionError, committer_ident, normalize_reflog_message,
-                                 should_autocreate_reflog)
-except ImportError:                      # pragma: no cover - reftable layer absent
-    class TransactionError(ReftableError):  # type: ignore[no-redef]
-        """A transaction failed; str(e) is git's error text."""
+class TransactionError(ReftableError):
+    """A transaction failed; str(e) is git's error text."""
 
-    def normalize_reflog_message(msg: bytes) -> bytes:   # type: ignore[misc]
-        return b" ".join(msg.split())
 
-    def should_autocreate_reflog(mode: str, refname: bytes) -> bool:  # type: ignore[misc]
-        if mode == "always":
-            return True
-        return mode == "normal" and (refname == b"HEAD" or refname.startswith(
-            (b"refs/heads/", b"refs/remotes/", b"refs/notes/")))
+# Identity, reflog message and reflog-creation rules are shared with the reftable
+# backend (reftable_store); imported when first needed, so that a read-only
+# command (show-ref) does not pay for importing the reftable layers.
+def _shared() -> Any:
+    from . import reftable_store
+    return reftable_store
 
-    def committer_ident(config: dict[str, str], environ: Any = None):  # type: ignore[misc]
-        env = os.environ if environ is None else environ
-        import time
-        return (env.get("GIT_COMMITTER_NAME", "unknown").encode(),
-                env.get("GIT_COMMITTER_EMAIL", "unknown").encode(), int(time.time()), 0)
+
+def normalize_reflog_message(msg: bytes) -> bytes:
+    return _shared().normalize_reflog_message(msg)
+
+
+def should_autocreate_reflog(mode: str, refname: bytes) -> bool:
+    if mode == "always":
+        return True
+    return mode == "normal" and (refname == b"HEAD" or refname.startswith(
+        (b"refs/heads/", b"refs/remotes/", b"refs/notes/")))
+
+
+def committer_ident(config: dict[str, str]) -> tuple[bytes, bytes, int, int]:
+    return _shared().committer_ident(config)
 
 
 def _read_config(gitdir: str) -> dict[str, str]:
