@@ -94,7 +94,8 @@ def build(preset: str, *, out: Path | str | None = None, root: Path | str | None
 
     p = get_preset(preset)
     resolved = p.resolve(params)
-    dest = Path(out) if out is not None else default_dir(preset, resolved, root)
+    tunable = {k: v for k, v in resolved.items() if k in p.defaults}
+    dest = Path(out) if out is not None else default_dir(preset, tunable, root)
     identity = {"preset": preset, "params": resolved, "generator_version": GENERATOR_VERSION}
     state = cache_state(dest, identity, verify=verify)
     if state == "foreign":

@@ -201,35 +201,18 @@ def build_reftable_refs(ctx: Context) -> dict[str, Any]:
         values.extend(vs)
         peeled_all.extend(ps)
     RefRecord = record.RefRecord
-    VAL1, VAL2 = record.REF_VAL1, record.REF_VAL2
+    VAL1 = record.REF_VAL1
     opts = writer_mod.WriterOptions(hash_id=ctx.hash_id, min_update_index=1,
                                     max_update_index=1)
     table_names = []
     fname = table_name(1, 1, _suffix(p["seed"], ctx.preset, 1))
-    with open(rdir / fname, "wb") as out:
-        w = writer_mod.TableWriter(out, opts)
-        add_ref = w.add_ref
-        add_ref(RefRecord(b"HEAD", 1, record.REF_SYMREF, None, None, b"refs/heads/main"))
-        step = 65536
-        for i in range(0, n, step):
-            for name, val, peel in zip(names[i:i + step], values[i:i + step],
-                                       peeled_all[i:i + step]):
-                if peel is None:
-                    add_ref(RefRecord(name, 1, VAL1, val))
-                else:
-                    add_ref(RefRecord(name, 1, VAL2, val, peel))
-            bar.update(min(step, n - i))
-        if reflog:
-            add_log = w.add_log
-            LogRecord, UPD = record.LogRecord, record.LOG_UPDATE
-            add_log(LogRecord(b"HEAD", 1, UPD, zero, v.tip, COMMITTER_NAME, COMMITTER_EMAIL,
-                              LOG_TIME, 0, MESSAGE_CREATE))
-            for i in range(0, n, step):
-                for name, val in zip(names[i:i + step], values[i:i + step]):
-                    add_log(LogRecord(name, 1, UPD, zero, val, COMMITTER_NAME,
-                                      COMMITTER_EMAIL, LOG_TIME, 0, MESSAGE_CREATE))
-                bar.update(min(step, n - i))
-        w.close()
+    log = None
+    if reflog:
+        log = {"old": zero, "name": COMMITTER_NAME, "email": COMMITTER_EMAIL, "time": LOG_TIME,
+               "tz": 0, "message": MESSAGE_CREATE, "head_new": v.tip}
+    from .fastwrite import write_bulk_table
+    write_bulk_table(rdir / fname, opts, names, values, peeled_all, log=log,
+                     tick=bar.update)
     bar.close()
     table_names.append(fname)
     tops = _plan_top_tables(ctx, names, values, v.commits)
@@ -375,7 +358,7 @@ def build_packed_refs(ctx: Context) -> dict[str, Any]:
                 os.close(fd)
                 os.unlink(path + ".lock")
     bar.close()
-    return {"probe_refs": pick_probe_names(probe), "tip": v.tip.hex(), "ref_count": n,
+    return {"probe_refs": pick_probe_names(probe), "tip": v.tip.hex(), "ref_count": n + 1,
             "commits": len(v.commits), "annotated_tags": len(v.tags)}
 
 

@@ -94,7 +94,8 @@ def _spread(total: int, buckets: int, rng: random.Random, skew: float = 1.3) -> 
 
 
 def _user_names(count: int, rng: random.Random, avoid: set[str]) -> list[str]:
-    users: set[str] = set()
+    # a dict, not a set: insertion order must not depend on string hashing
+    users: dict[str, None] = {}
     while len(users) < count:
         r = rng.random()
         name = "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4)))
@@ -103,13 +104,13 @@ def _user_names(count: int, rng: random.Random, avoid: set[str]) -> list[str]:
         elif r < 0.35:
             name += str(rng.randint(1, 999))
         if name not in avoid:
-            users.add(name)
+            users[name] = None
     return list(users)
 
 
 def _topics(count: int, rng: random.Random) -> list[str]:
     """`count` distinct single-component topic branch names."""
-    out: set[str] = set()
+    out: dict[str, None] = {}
     words = _WORDS
     while len(out) < count:
         r = rng.random()
@@ -121,7 +122,7 @@ def _topics(count: int, rng: random.Random) -> list[str]:
             t = f"issue-{rng.randint(1, 99999)}-{rng.choice(words)}"
         if t in out:
             t = f"{t}-{rng.randint(2, 9999)}"
-        out.add(t)
+        out[t] = None
     return list(out)
 
 

@@ -90,7 +90,9 @@ def seed_objects(git: GitRunner, gitdir: Path, object_format: str, n_commits: in
         scratch = Path(tmp) / "scratch.git"
         init_repo(git, scratch, "files", object_format)
         marks = Path(tmp) / "marks"
-        git.run(["--git-dir", str(scratch), "fast-import", "--quiet", "--done",
+        # unpackLimit=0: always a pack, even for a handful of objects (no loose objects)
+        git.run(["--git-dir", str(scratch), "-c", "fastimport.unpackLimit=0", "fast-import",
+                 "--quiet", "--done",
                  f"--export-marks={marks}"], input=_seed_stream(n_commits, n_tags, seed))
         m = _read_marks(marks)
         packdir = gitdir / "objects" / "pack"
@@ -167,7 +169,8 @@ def synthetic_history(git: GitRunner, gitdir: Path, commits: int, files: int, se
     ref update (refs/heads/main) is left for the caller to keep or rewrite.
     """
     marks = gitdir.parent / "history.marks"
-    cmd = [git.git, "--git-dir", str(gitdir), "fast-import", "--quiet", "--done",
+    cmd = [git.git, "--git-dir", str(gitdir), "-c", "fastimport.unpackLimit=0", "fast-import",
+           "--quiet", "--done",
            f"--export-marks={marks}"]
     env = dict(git.env)
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=env)

@@ -67,7 +67,8 @@ class Preset:
         _check_common(self.name, params)
         if self.check:
             self.check(params)
-        return params
+        # the fixed values are part of what the dataset is (builders read them)
+        return {**params, **{k: v for k, v in self.fixed.items() if k not in params}}
 
 
 def _opt(k: str) -> str:
