@@ -13,11 +13,16 @@ Buf = bytes | bytearray | memoryview
 _MAX_VARINT_BYTES = 10
 
 
+_ONE_BYTE = [bytes((i,)) for i in range(128)]
+
+
 def put_varint(value: int) -> bytes:
     """Encode value (0 <= value < 2**64) as git's varint."""
+    if 0 <= value < 0x80:
+        return _ONE_BYTE[value]
     if value < 0 or value >= 1 << 64:
         raise ValueError(f"varint out of range: {value}")
-    out = bytearray([value & 0x7F])
+    out = [value & 0x7F]
     value >>= 7
     while value:
         value -= 1

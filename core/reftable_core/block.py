@@ -83,20 +83,34 @@ class BlockWriter:
         """Add one record (key, value type, encoded value); False if it does not fit."""
         if not key:
             raise ValueError("empty record key")
+        restarts = self.restarts
         if self.entries % self.restart_interval == 0:
             p = 0
         else:
-            p = common_prefix_len(self.last_key, key)
-        restart = p == 0 and len(self.restarts) < MAX_RESTARTS
+            lk = self.last_key      # common prefix with the previous key, inline
+            n = len(lk) if len(lk) < len(key) else len(key)
+            x = int.from_bytes(lk[:n], "big") ^ int.from_bytes(key[:n], "big")
+            p = n - 1 - ((x.bit_length() - 1) >> 3) if x else n
+        restart = p == 0 and len(restarts) < MAX_RESTARTS
         s = len(key) - p
-        head = varint(p) + varint((s << 3) | extra)
+        t = (s << 3) | extra
         buf = self.buf
-        n = len(head) + s + len(value)
-        if 2 + 3 * (len(self.restarts) + restart) + n > self.block_size - len(buf):
-            return False
-        if restart:
-            self.restarts.append(len(buf))
-        buf += head
+        if p < 0x80 and t < 0x80:
+            need = 2 + s + len(value)
+            if 2 + 3 * (len(restarts) + restart) + need > self.block_size - len(buf):
+                return False
+            if restart:
+                restarts.append(len(buf))
+            buf.append(p)
+            buf.append(t)
+        else:
+            head = varint(p) + varint(t)
+            need = len(head) + s + len(value)
+            if 2 + 3 * (len(restarts) + restart) + need > self.block_size - len(buf):
+                return False
+            if restart:
+                restarts.append(len(buf))
+            buf += head
         buf += key[p:] if p else key
         buf += value
         self.last_key = key
@@ -210,6 +224,8 @@ def _setup(source, data: Buf, typ: int, off: int, header_off: int, table_block_s
             full = sz           # unpadded: the next block follows directly
         else:
             full = table_block_size
+    if type(data) is not bytes:
+        data = bytes(data[:sz])     # one copy per block: bytes index/slice faster than views
     count = (data[sz - 2] << 8) | data[sz - 1]
     end = sz - 2 - 3 * count
     if count == 0 or end < skip:
@@ -289,39 +305,47 @@ def block_loader(flags: Flags) -> BlockLoader:
 def seek_in_block(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes]:
     """Position before the first record with key >= want.
 
-    Returns (offset of that record or block.end, key of the record before it),
-    ready to start a record loop there.
+    Binary search for the first restart point whose key is > want (restart
+    records store their whole key), then a linear scan from the restart point
+    before it. Returns (offset of that record or block.end, key of the record
+    before it), ready to start a record loop there.
     """
     data = block.data
+    end = block.end
+    rs = block.restart_start
     lo, hi = 0, block.restart_count
-    # first restart point whose key is > want
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        r = block.restart_offset(mid)
-        try:
-            p, o = get_varint(data, r)
-            s, o = get_varint(data, o)
-        except FormatError:
-            raise block.error("truncated record at restart point", r) from None
-        if p:
-            raise block.error("record at restart point is prefix-compressed", r)
-        k = bytes(data[o:o + (s >> 3)])
-        if k > want:
-            hi = mid
-        else:
-            lo = mid + 1
+    try:
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            q = rs + 3 * mid
+            r = (data[q] << 16) | (data[q + 1] << 8) | data[q + 2]
+            if data[r] != 0 or r >= end:
+                raise block.error("restart point is not an uncompressed record", q)
+            s = data[r + 1]
+            if s < 0x80:
+                o = r + 2
+            else:
+                s, o = get_varint(data, r + 1)
+            if data[o:o + (s >> 3)] > want:
+                hi = mid
+            else:
+                lo = mid + 1
+    except IndexError:
+        raise block.error("restart table points outside the block", rs) from None
     off = block.restart_offset(lo - 1) if lo > 0 else block.header_off + 4
     last = b""
     typ = block.typ
-    end = block.end
     while off < end:
         key, vt, voff = _decode_key_at(block, off, last)
         if key >= want:
             return off, last
-        try:
-            off = skip_value(typ, data, voff, vt, hash_size)
-        except FormatError as e:
-            raise block.error(e.msg, voff) from None
+        if typ == BLOCK_TYPE_REF and vt == 1 and voff < end and data[voff] < 0x80:
+            off = voff + 1 + hash_size          # the common case, inline
+        else:
+            try:
+                off = skip_value(typ, data, voff, vt, hash_size)
+            except FormatError as e:
+                raise block.error(e.msg, voff) from None
         if off > end:
             raise block.error("record runs past the block", voff)
         last = key
@@ -342,7 +366,7 @@ _KEY_VARIANTS = {
 }
 _NAME_VARIANTS = {
     # ref_name_alloc=on: a fresh name object per record
-    True: ("pass", "name = bytes(key)"),
+    True: ("pass", "name = NEWNAME"),
     # ref_name_alloc=off: the previous record's name buffer is resized in place
     False: ("namebuf = bytearray()", "namebuf[:] = key\n{i}name = bytes(namebuf)"),
 }
@@ -527,6 +551,9 @@ def record_loop(typ: int, flags: Flags) -> Callable[..., Iterator]:
         tag = f"swap={'on' if swap else 'off'}"
         if typ == BLOCK_TYPE_REF:
             ninit, nstore = _NAME_VARIANTS[alloc]
+            # the decoded key is already a fresh bytes object when the buffers are
+            # swapped; with copying the key lives in a bytearray
+            nstore = nstore.replace("NEWNAME", "key" if swap else "bytes(key)")
             fn = _compile(_REF_LOOP, f"ref_loop {tag} alloc={'on' if alloc else 'off'}",
                           {"LAST_INIT": init, "KEY_STORE": store, "NAME_INIT": ninit,
                            "NAME": nstore}, "ref_loop")

@@ -29,7 +29,7 @@ from .errors import FormatError, ReftableError
 from .flags import Flags
 from .record import (BLOCK_TYPE_INDEX, BLOCK_TYPE_LOG, BLOCK_TYPE_OBJ, BLOCK_TYPE_REF,
                      FORMAT_IDS, HASH_IDS, IndexRecord, LogRecord, ObjRecord, RefRecord,
-                     log_key)
+                     decode_index, log_key)
 
 MAGIC = b"REFT"
 HEADER_SIZE = {1: 24, 2: 28}
@@ -219,22 +219,31 @@ class TableReader:
             block = nxt
 
     def _seek_indexed(self, index_off: int, key: bytes, typ: int) -> Block | None:
+        """Walk the index levels down to the block of type typ that may hold key."""
         block = self._seek_linear(index_off, key, BLOCK_TYPE_INDEX)
         if block is None:
             raise FormatError("index offset does not point at an index block", self.path,
                               index_off)
+        hs = self.hash_size
         while True:
-            off, last = seek_in_block(block, key, self.hash_size)
-            rec = next(self._records_from(block, off, last), None)
-            if rec is None:
-                return None         # key is beyond the last indexed key
+            off, last = seek_in_block(block, key, hs)
+            if off >= block.end:
+                # beyond this block's last key: on to the next index block, if any
+                block = self.load_block(block.off + block.full_size, BLOCK_TYPE_INDEX)
+                if block is None:
+                    return None         # key is beyond the last indexed key
+                continue
+            try:
+                rec, _, _ = decode_index(block.data, off, last)
+            except FormatError as e:
+                raise FormatError(e.msg, self.path, block.off + off) from None
             child = self.load_block(rec.offset)
             if child is None:
                 raise FormatError(f"index points past the end ({rec.offset})", self.path,
-                                  block.off)
+                                  block.off + off)
             if child.off >= block.off:
                 raise FormatError(f"index record points forward to {rec.offset}", self.path,
-                                  block.off)
+                                  block.off + off)
             if child.typ == typ:
                 return child
             if child.typ != BLOCK_TYPE_INDEX:
@@ -242,15 +251,17 @@ class TableReader:
                                   self.path, child.off)
             block = child
 
-    def _seek(self, typ: int, key: bytes) -> Iterator:
+    def _find_block(self, typ: int, key: bytes) -> Block | None:
         start = self._section_start(typ)
         if start is None:
-            return iter(())
+            return None
         idx = self._index_offset(typ)
         if idx:
-            block = self._seek_indexed(idx, key, typ)
-        else:
-            block = self._seek_linear(start, key, typ)
+            return self._seek_indexed(idx, key, typ)
+        return self._seek_linear(start, key, typ)
+
+    def _seek(self, typ: int, key: bytes) -> Iterator:
+        block = self._find_block(typ, key)
         if block is None:
             return iter(())
         off, last = seek_in_block(block, key, self.hash_size)
@@ -267,11 +278,17 @@ class TableReader:
         return RecordIterator(self, BLOCK_TYPE_OBJ)
 
     def seek_ref(self, name: bytes) -> RefRecord | None:
+        """The record named name (deletions included), or None."""
         name = bytes(name)
-        rec = next(self._seek(BLOCK_TYPE_REF, name), None)
-        if rec is not None and rec.refname == name:
-            return rec
-        return None
+        block = self._find_block(BLOCK_TYPE_REF, name)
+        if block is None:
+            return None
+        off, last = seek_in_block(block, name, self.hash_size)
+        if off >= block.end:
+            return None     # every key of the block that may hold name is smaller
+        rec = next(self._loops[BLOCK_TYPE_REF](block.data, off, block.end, last, self.hash_size,
+                                               self.min_update_index, block.off, self.path))
+        return rec if rec.refname == name else None
 
     def logs_for(self, refname: bytes) -> Iterator[LogRecord]:
         """Log records of one ref, newest first."""

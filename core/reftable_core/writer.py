@@ -111,6 +111,10 @@ class TableWriter:
         self._closed = False
         self._min = o.min_update_index
         self._max = o.max_update_index
+        self._log_ui = -1
+        self._log_suffix = b""
+        self._ident: tuple = ()
+        self._ident_enc = b""
 
     # ------------------------------------------------------------ blocks
     def _new_block(self, typ: int) -> BlockWriter:
@@ -302,17 +306,25 @@ class TableWriter:
         ui = rec.update_index
         # like git's writer, no [min, max] check for logs: a reflog deletion carries
         # the update index of the entry it deletes (older than this table's range)
-        name = bytes(rec.refname)
+        if ui != self._log_ui:
+            if not 0 <= ui <= _MAX_U64:
+                raise APIError(f"log update_index {ui} out of range")
+            self._log_ui = ui
+            self._log_suffix = b"\0" + (_MAX_U64 - ui).to_bytes(8, "big")
+        name = rec.refname
+        if type(name) is not bytes:
+            name = bytes(name)
         if not name or b"\0" in name:
             raise APIError(f"bad log refname {name!r}")
-        key = name + b"\0" + (_MAX_U64 - ui).to_bytes(8, "big")
+        key = name + self._log_suffix
         if not key > self._last_key:
             raise APIError(f"log {name!r}@{ui} added out of order")
         vt = rec.value_type
         if vt == LOG_UPDATE:
             msg = rec.message
             if not self.options.exact_log_message:
-                msg = msg.rstrip(b"\n")
+                if msg[-1:] == b"\n":
+                    msg = msg.rstrip(b"\n")
                 if b"\n" in msg:
                     raise APIError(f"log {name!r}@{ui}: multi-line message")
                 msg += b"\n"
@@ -326,17 +338,24 @@ class TableWriter:
 
     def _log_value(self, rec: LogRecord, msg: bytes) -> bytes:
         hs = self.hash_size
-        old = rec.old_id if rec.old_id is not None else bytes(hs)
-        new = rec.new_id if rec.new_id is not None else bytes(hs)
+        old = rec.old_id
+        new = rec.new_id
+        if old is None:
+            old = bytes(hs)
+        if new is None:
+            new = bytes(hs)
         if len(old) != hs or len(new) != hs:
             raise APIError(f"log ids must be {hs} bytes")
-        tz = rec.tz_offset
-        if not -32768 <= tz <= 32767:
-            raise APIError(f"tz_offset out of range: {tz}")
-        nm, em = rec.name, rec.email
-        return b"".join((old, new, varint(len(nm)), nm, varint(len(em)), em,
-                         varint(rec.time), (tz & 0xFFFF).to_bytes(2, "big"),
-                         varint(len(msg)), msg))
+        # name, email, time and zone rarely change between records: reuse their encoding
+        ident = (rec.name, rec.email, rec.time, rec.tz_offset)
+        if ident != self._ident:
+            nm, em, t, tz = ident
+            if not -32768 <= tz <= 32767:
+                raise APIError(f"tz_offset out of range: {tz}")
+            self._ident = ident
+            self._ident_enc = b"".join((varint(len(nm)), nm, varint(len(em)), em, varint(t),
+                                        (tz & 0xFFFF).to_bytes(2, "big")))
+        return b"".join((old, new, self._ident_enc, varint(len(msg)), msg))
 
     def add_logs(self, recs: Iterable[LogRecord]) -> None:
         for r in recs:
