@@ -16,6 +16,7 @@ TransactionError (a ReftableError) whose text is git's message.
 """
 from __future__ import annotations
 
+import bisect
 import calendar
 import getpass
 import os
@@ -307,6 +308,7 @@ class ReftableTransaction:
         self.queued: list[_TxUpdate] = []
         self.state = "open"
         self._addition: Any = None
+        self._types: dict[bytes, str] = {}
 
     def queue(self, update: RefUpdate) -> None:
         if self.state != "open":
@@ -319,36 +321,46 @@ class ReftableTransaction:
     def _hex(self, oid: bytes) -> str:
         return oid.hex()
 
-    def _verify_available(self, refname: bytes, affected: set[bytes]) -> None:
+    def _verify_available(self, refname: bytes, affected: set[bytes],
+                          affected_sorted: list[bytes]) -> None:
         """git's refs_verify_refname_available against the store and the transaction."""
         store = self.store
         parts = refname.split(b"/")
         for i in range(1, len(parts)):
             dirname = b"/".join(parts[:i])
-            if dirname in affected:
-                raise TransactionError(f"cannot process '{dirname.decode()}' and "
-                                       f"'{refname.decode()}' at the same time")
-            if store.read_record(dirname) is not None:
+            rec = store.read_record(dirname)
+            if rec is not None and rec.value_type != 0:
                 raise TransactionError(f"'{dirname.decode()}' exists; "
                                        f"cannot create '{refname.decode()}'")
-        sub = refname + b"/"
-        for name in sorted(affected):
-            if name.startswith(sub):
+            if dirname in affected:
                 raise TransactionError(f"cannot process '{refname.decode()}' and "
-                                       f"'{name.decode()}' at the same time")
+                                       f"'{dirname.decode()}' at the same time")
+        sub = refname + b"/"
         it = store.stack.merged.refs()
         it.seek(sub)
         rec = next(it, None)
         if rec is not None and rec.refname.startswith(sub):
             raise TransactionError(f"'{rec.refname.decode()}' exists; "
                                    f"cannot create '{refname.decode()}'")
+        j = bisect.bisect_left(affected_sorted, sub)
+        if j < len(affected_sorted) and affected_sorted[j].startswith(sub):
+            raise TransactionError(f"cannot process '{refname.decode()}' and "
+                                   f"'{affected_sorted[j].decode()}' at the same time")
+
+    def _object_type(self, objects: Any, oid: bytes) -> str:
+        """The object's type name (cached for the transaction); NotExistError if missing."""
+        typ = self._types.get(oid)
+        if typ is None:
+            typ = objects.read_header(oid)[0]
+            self._types[oid] = typ
+        return typ
 
     def _check_object(self, u: _TxUpdate, objects: Any) -> None:
         if objects is None:
             return
         oid = u.new_value
         try:
-            typ, _ = objects.read_header(oid)
+            typ = self._object_type(objects, oid)
         except NotExistError:
             raise TransactionError(f"trying to write ref '{u.refname.decode()}' with "
                                    f"nonexistent object {self._hex(oid)}") from None
@@ -382,6 +394,7 @@ class ReftableTransaction:
         store = self.store
         objects = store.objects
         affected = {u.refname for u in self.updates}
+        affected_sorted = sorted(affected)
         head = store.stack.merged.read_ref(b"HEAD")
         head_target = head.target if head is not None and head.value_type == 3 else None
         updates = self.updates
@@ -401,11 +414,12 @@ class ReftableTransaction:
                 updates.append(_TxUpdate(b"HEAD", u.new_value, u.old_value, None, u.msg,
                                          no_deref=True, log_only=True))
                 affected.add(b"HEAD")
+                bisect.insort(affected_sorted, b"HEAD")
             rec = store.read_record(u.refname)      # the normal read path (up-to-date check)
             expects_existing = u.old_value is not None and u.old_value != zero
             if rec is None or rec.value_type == 0:
                 if not expects_existing:
-                    self._verify_available(u.refname, affected - {u.refname})
+                    self._verify_available(u.refname, affected, affected_sorted)
                     if u.new_target is not None or (u.new_value is not None
                                                      and u.new_value != zero):
                         u.current = zero
@@ -427,6 +441,7 @@ class ReftableTransaction:
                                              u.msg, via_head=u.refname == b"HEAD",
                                              original=u.original))
                     affected.add(target)
+                    bisect.insort(affected_sorted, target)
                     u.log_only = True
                     u.no_deref = True
                     u.old_value = None
@@ -507,7 +522,7 @@ class ReftableTransaction:
                 peeled = None
                 if objects is not None:
                     try:
-                        if objects.read_header(u.new_value)[0] == "tag":
+                        if self._object_type(objects, u.new_value) == "tag":
                             peeled = objects.peel(u.new_value)
                     except ReftableError:
                         peeled = None

@@ -1,0 +1,233 @@
+"""Every combination of the 8 reftable flags (2^8) gives identical results.
+
+On the same stacks (several tables, shadowing updates and deletions, small blocks
+so tables have indexes): ref and log iteration, seeks, exact reads, show-ref
+output, and the result of update-ref transactions. Also flag parsing and the
+env var / CLI rule.
+"""
+from __future__ import annotations
+
+import itertools
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from reftable_core.errors import APIError
+from reftable_core.flags import BOOL_FLAGS, ENV_VAR, Flags, baseline, resolve
+from reftable_core.record import LogRecord, RefRecord
+from reftable_core.refstore import RefUpdate
+from reftable_core.repo import open_repo
+from reftable_core.stack import Stack, StackOptions
+
+from _labrun import run_lab
+
+REFTABLE_FLAGS = ("merged_cmp", "same_subiter_skip", "pq_cmp", "block_key_swap",
+                  "ref_name_alloc", "block_type_early_exit", "stat_cache", "mmap")
+ALL_COMBOS = [Flags(**dict(zip(REFTABLE_FLAGS, bits)))
+              for bits in itertools.product((False, True), repeat=len(REFTABLE_FLAGS))]
+SEEKS = [b"", b"refs/heads/b05", b"refs/heads/b050", b"refs/tags/", b"refs/zzz", b"HEAD"]
+
+
+def _oid(i: int) -> bytes:
+    return i.to_bytes(4, "big") * 5
+
+
+@pytest.fixture(scope="module")
+def stack_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("flags") / "reftable"
+    stk = Stack(d, Flags(), StackOptions(auto_compact=False, block_size=256))
+    layers = [
+        [(b"refs/heads/b%03d" % i, _oid(i)) for i in range(0, 200)],
+        [(b"refs/heads/b%03d" % i, _oid(i + 1000)) for i in range(0, 200, 7)],
+        [(b"refs/heads/b%03d" % i, None) for i in range(3, 200, 11)],
+        [(b"refs/tags/t%02d" % i, _oid(i + 2000)) for i in range(30)],
+        [(b"refs/heads/b%03d" % i, _oid(i + 3000)) for i in range(5, 200, 13)],
+        [(b"HEAD", b"refs/heads/b001")],
+    ]
+    for layer in layers:
+        ui = stk.next_update_index()
+
+        def write(wr, layer=layer, ui=ui) -> None:
+            for name, v in sorted(layer, key=lambda t: t[0]):
+                if name == b"HEAD":
+                    wr.add_ref(RefRecord(name, ui, 3, target=v))
+                elif v is None:
+                    wr.add_ref(RefRecord(name, ui, 0))
+                else:
+                    wr.add_ref(RefRecord(name, ui, 1, v))
+            for name, v in sorted(layer, key=lambda t: t[0]):
+                if name != b"HEAD":
+                    wr.add_log(LogRecord(name, ui, 1, bytes(20), v or bytes(20), b"N", b"e@x",
+                                         1700000000 + ui, 60, b"layer %d" % ui))
+        stk.add(write)
+    assert len(stk.names) == 6
+    stk.close()
+    return d
+
+
+def _observe(d: Path, flags: Flags) -> tuple:
+    stk = Stack(d, flags, StackOptions(auto_compact=False, block_size=256))
+    try:
+        mt = stk.merged
+        refs = [(r.refname, r.value_type, r.value, r.target) for r in mt.refs()]
+        logs = [(r.refname, r.update_index, r.new_id, r.message) for r in mt.logs()]
+        seeks = []
+        for key in SEEKS:
+            it = mt.refs()
+            it.seek(key)
+            seeks.append([r.refname for r in itertools.islice(it, 5)])
+        reads = [mt.read_ref(n) for n in (b"HEAD", b"refs/heads/b003", b"refs/heads/b007",
+                                          b"refs/heads/b199", b"refs/tags/t29", b"refs/x")]
+        reads = [None if r is None else (r.refname, r.value) for r in reads]
+        logs_of = [[r.update_index for r in mt.iter_logs(b"refs/heads/b%03d" % i)]
+                   for i in (0, 5, 7, 65)]
+        return refs, logs, seeks, reads, logs_of
+    finally:
+        stk.close()
+
+
+def test_all_combinations_read_the_same(stack_dir: Path) -> None:
+    want = _observe(stack_dir, Flags())
+    live = set(range(200)) - set(range(3, 200, 11)) | set(range(5, 200, 13))
+    assert len(want[0]) == len(live) + 30 + 1
+    for flags in ALL_COMBOS:
+        assert _observe(stack_dir, flags) == want, flags.to_spec(Flags())
+
+
+@pytest.fixture(scope="module")
+def git_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from lab.gitbin import GitRunner, find_git, hermetic_env
+    tmp = tmp_path_factory.mktemp("flagsrepo")
+    git = GitRunner(find_git(), hermetic_env(tmp))
+    path = tmp / "repo"
+    env = {"GIT_TEST_REFTABLE_AUTOCOMPACTION": "false"}
+    git.run(["init", "-q", "--ref-format=reftable", "-b", "main", str(path)])
+    git.run(["commit", "-q", "--allow-empty", "-m", "one"], cwd=path, env=env)
+    git.run(["tag", "-a", "-m", "t", "v1"], cwd=path, env=env)
+    script = b"".join(b"create refs/heads/br%03d HEAD\n" % i for i in range(150))
+    git.run(["update-ref", "--stdin"], cwd=path, input=script, env=env)
+    for i in range(0, 150, 9):
+        git.run(["branch", "-D", "br%03d" % i], cwd=path, env=env)
+    git.run(["branch", "zz"], cwd=path, env=env)
+    return path
+
+
+SHOW_REF_ARGS = [["--head", "-d"], ["br100"], ["--verify", "refs/heads/br009"], ["--tags", "-d"]]
+
+
+# The read path above is checked for all 256 combinations; the whole commands
+# (process set-up, odb, output) are a property over the combinations: default,
+# baseline and a hypothesis sample of the rest.
+combo = st.sampled_from(ALL_COMBOS)
+
+
+@pytest.fixture(scope="module")
+def show_ref_want(git_repo: Path) -> list:
+    want = [run_lab(["show-ref", *a], cwd=git_repo) for a in SHOW_REF_ARGS]
+    assert want[0][0] == 0 and want[1][1].endswith(b" refs/heads/br100\n")
+    return want
+
+
+def _show_ref_all(git_repo: Path, flags: Flags) -> list:
+    spec = flags.to_spec(Flags()) or "default"
+    return [run_lab(["show-ref", "--flags", spec, *a], cwd=git_repo) for a in SHOW_REF_ARGS]
+
+
+def test_show_ref_same_default_and_baseline(git_repo: Path, show_ref_want: list) -> None:
+    assert _show_ref_all(git_repo, baseline()) == show_ref_want
+
+
+@settings(max_examples=24, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flags=combo)
+def test_show_ref_same_for_any_combination(git_repo: Path, show_ref_want: list,
+                                           flags: Flags) -> None:
+    assert _show_ref_all(git_repo, flags) == show_ref_want
+
+
+def _transact(path: Path, flags: Flags, tip: bytes) -> tuple:
+    repo = open_repo(path, flags)
+    try:
+        tx = repo.refs.transaction()
+        for i in range(0, 40, 3):
+            tx.queue(RefUpdate(b"refs/heads/new%02d" % i, new_value=tip, old_value=bytes(20),
+                               flags={"create"}))
+        tx.queue(RefUpdate(b"refs/heads/br001", new_value=bytes(20), flags={"delete"}))
+        tx.commit()
+        refs = [(r.name, r.value, r.target) for r in repo.refs.iter_refs()]
+        logs = [(e.refname, e.new_id, e.message) for e in repo.refs.iter_log(b"refs/heads/new03")]
+        return refs, logs, repo.refs.read_ref(b"refs/heads/br001")
+    finally:
+        repo.close()
+
+
+@pytest.fixture(scope="module")
+def update_ref_want(git_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple:
+    return _transact_copy(git_repo, tmp_path_factory.mktemp("want"), Flags())
+
+
+def _transact_copy(git_repo: Path, tmp: Path, flags: Flags) -> tuple:
+    repo = open_repo(git_repo)
+    tip = repo.refs.resolve(b"HEAD").value
+    repo.close()
+    copy = tmp / "copy"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(git_repo, copy)
+    try:
+        return _transact(copy, flags, tip)
+    finally:
+        shutil.rmtree(copy)
+
+
+def test_update_ref_same_baseline(git_repo: Path, tmp_path: Path, update_ref_want: tuple) -> None:
+    assert _transact_copy(git_repo, tmp_path, baseline()) == update_ref_want
+    assert update_ref_want[2] is None and len(update_ref_want[1]) == 1
+
+
+@settings(max_examples=16, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flags=combo)
+def test_update_ref_same_for_any_combination(git_repo: Path, tmp_path: Path,
+                                             update_ref_want: tuple, flags: Flags) -> None:
+    assert _transact_copy(git_repo, tmp_path, flags) == update_ref_want
+
+
+# -- parsing and the CLI rule --------------------------------------------------------
+
+def test_parse_and_roundtrip() -> None:
+    f = Flags.parse("mmap=off,pq_cmp=off")
+    assert not f.mmap and not f.pq_cmp and f.stat_cache
+    assert Flags.parse(f.to_spec()) == f
+    assert Flags.parse("baseline") == baseline()
+    assert Flags.parse("baseline,mmap=on") == baseline().replace(mmap=True)
+    for bad in ("mmap", "mmap=maybe", "nosuch=on"):
+        with pytest.raises(APIError):
+            Flags.parse(bad)
+    assert set(REFTABLE_FLAGS) <= set(BOOL_FLAGS)
+
+
+def test_env_then_cli_rule() -> None:
+    env = {ENV_VAR: "mmap=off,stat_cache=off"}
+    assert resolve(None, False, env) == Flags(mmap=False, stat_cache=False)
+    assert resolve("mmap=on", False, env) == Flags(stat_cache=False)
+    assert resolve(None, True, env) == baseline()
+    assert resolve("pq_cmp=on", True, {}) == baseline().replace(pq_cmp=True)
+
+
+def test_cli_flags_reach_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    def current(args: list[str]) -> dict[str, str]:
+        status, out, _ = run_lab(["flags", *args])
+        assert status == 0
+        rows = {}
+        for line in out.decode().splitlines()[1:]:
+            parts = line.split()
+            if len(parts) >= 5 and parts[0] in REFTABLE_FLAGS:
+                rows[parts[0]] = parts[4]
+        return rows
+    assert current([])["mmap"] == "on"
+    assert current(["--baseline"])["pq_cmp"] == "off"
+    monkeypatch.setenv(ENV_VAR, "mmap=off")
+    assert current([])["mmap"] == "off"
+    assert current(["--flags", "mmap=on"])["mmap"] == "on"
