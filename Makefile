@@ -21,7 +21,7 @@ git:
 	@bash scripts/provision-git.sh
 
 test: setup
-	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) -q tests
+	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) -q --nbmake --nbmake-timeout=1200 tests notebooks
 
 test-fast: setup
 	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -q -x -m 'not slow' tests
