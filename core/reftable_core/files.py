@@ -114,6 +114,8 @@ class FilesRefStore:
             try:
                 if self._objects_fn is not None:
                     self._objects = self._objects_fn()
+                elif not os.path.isdir(os.path.join(self.gitdir, "objects")):
+                    return None
                 else:
                     from .odb import open_object_store
                     fmt = "sha256" if self.hash_size == 32 else "sha1"

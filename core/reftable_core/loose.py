@@ -137,6 +137,11 @@ class LooseLock:
         self.name = name
         self._fd = -1
         parent = os.path.dirname(self.lock)
+        # remember the directories we create, to remove them again on rollback
+        existing = parent
+        while existing and not os.path.isdir(existing) and existing != os.path.dirname(existing):
+            existing = os.path.dirname(existing)
+        self._made_below = existing if existing != parent else None
         try:
             os.makedirs(parent, exist_ok=True)
         except FileExistsError:
@@ -146,6 +151,7 @@ class LooseLock:
         try:
             self._fd = os.open(self.lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
+            self._unmake_dirs()
             raise LockError(
                 f"Unable to create '{self.lock}': File exists.\n\n"
                 "Another git process seems to be running in this repository, e.g.\n"
@@ -170,14 +176,19 @@ class LooseLock:
         except IsADirectoryError:
             _prune_empty_tree(self.path)
             os.replace(self.lock, self.path)
-        self.lock_released = True
 
     def rollback(self) -> None:
         self._close()
         try:
             os.unlink(self.lock)
         except FileNotFoundError:
-            pass
+            return                                # committed (or never taken)
+        self._unmake_dirs()
+
+    def _unmake_dirs(self) -> None:
+        if self._made_below is not None:
+            prune_empty_parents(self.gitdir, os.path.dirname(self.lock), self._made_below)
+            self._made_below = None
 
     def _close(self) -> None:
         if self._fd >= 0:
