@@ -40,7 +40,8 @@ def _log_tail(name: bytes, email: bytes, time: int, tz: int, message: bytes) -> 
 def _fill(tw: TableWriter, keys: Sequence[bytes],
           make_payloads: Callable[[int, int], list[bytes]], vts: Sequence[int] | int,
           obj_values: Sequence[Sequence[bytes | None]] | None,
-          tick: Callable[[int], None] | None, window: int = 65536) -> None:
+          tick: Callable[[int], None] | None, window: int = 65536,
+          prefixes: list[int] | None = None, keep_prefixes: list[int] | None = None) -> None:
     """Append records (key, value type, encoded value) in order, block by block.
 
     Works in windows: the prefix lengths and the prefix-compressed records of a
@@ -84,13 +85,19 @@ def _fill(tw: TableWriter, keys: Sequence[bytes],
     for lo in range(0, n, window):
         hi = min(n, lo + window)
         ks = keys[lo:hi]
-        prev = [prev_key]
-        prev += ks[:-1]
-        # common prefix lengths with the previous key (big-int xor, see block.common_prefix_len)
-        ps = [(m - ((x.bit_length() + 7) >> 3)) if (x := int.from_bytes(a[:(m := (
-              la if (la := len(a)) < (lb := len(b)) else lb))], "big")
-              ^ int.from_bytes(b[:m], "big")) else m
-              for a, b in zip(prev, ks)]
+        if prefixes is not None:
+            ps = prefixes[lo:hi]
+        else:
+            prev = [prev_key]
+            prev += ks[:-1]
+            # common prefix lengths with the previous key (big-int xor, as
+            # block.common_prefix_len does it)
+            ps = [(m - ((x.bit_length() + 7) >> 3)) if (x := int.from_bytes(a[:(m := (
+                  la if (la := len(a)) < (lb := len(b)) else lb))], "big")
+                  ^ int.from_bytes(b[:m], "big")) else m
+                  for a, b in zip(prev, ks)]
+            if keep_prefixes is not None:
+                keep_prefixes += ps
         pays = make_payloads(lo, hi)
         vtw = [vts] * (hi - lo) if isinstance(vts, int) else vts[lo:hi]
         if max(map(len, ks)) < (nsv >> 3) - 1:       # every varint comes from the table
@@ -233,7 +240,8 @@ def write_bulk_table(path: str | os.PathLike[str], options: WriterOptions,
                 return [uih + v if pv is None else uih + v + pv
                         for v, pv in zip(values[lo:hi], peeled[lo:hi])]
             vts = [REF_VAL1 if pv is None else REF_VAL2 for pv in peeled]
-            _fill(tw, names, ref_payloads, vts, (values, peeled), tick)
+            prefixes: list[int] = []
+            _fill(tw, names, ref_payloads, vts, (values, peeled), tick, keep_prefixes=prefixes)
             del vts
         if log is not None:
             msg = log["message"]
@@ -255,5 +263,9 @@ def write_bulk_table(path: str | os.PathLike[str], options: WriterOptions,
 
                 def log_payloads(lo: int, hi: int) -> list[bytes]:
                     return [old + v + tail for v in values[lo:hi]]
-                _fill(tw, keys, log_payloads, LOG_UPDATE, None, tick)
+                # a log key is the refname + NUL + 8 bytes and refnames contain no NUL,
+                # so neighbouring log keys share exactly what their refnames share
+                # (the first one, after HEAD's, shares nothing either way)
+                _fill(tw, keys, log_payloads, LOG_UPDATE, None, tick,
+                      prefixes=prefixes if len(prefixes) == len(keys) else None)
         tw.close()

@@ -112,16 +112,18 @@ def _topics(count: int, rng: random.Random) -> list[str]:
     """`count` distinct single-component topic branch names."""
     out: dict[str, None] = {}
     words = _WORDS
+    nw = len(words)
+    rnd = rng.random
     while len(out) < count:
-        r = rng.random()
+        r = rnd()
         if r < 0.5:
-            t = f"{rng.choice(words)}-{rng.choice(words)}"
+            t = words[int(rnd() * nw)] + "-" + words[int(rnd() * nw)]
         elif r < 0.8:
-            t = f"{rng.choice(words)}-{rng.choice(words)}-{rng.choice(words)}"
+            t = words[int(rnd() * nw)] + "-" + words[int(rnd() * nw)] + "-" + words[int(rnd() * nw)]
         else:
-            t = f"issue-{rng.randint(1, 99999)}-{rng.choice(words)}"
+            t = "issue-%d-%s" % (1 + int(rnd() * 99999), words[int(rnd() * nw)])
         if t in out:
-            t = f"{t}-{rng.randint(2, 9999)}"
+            t = "%s-%d" % (t, 2 + int(rnd() * 9998))
         out[t] = None
     return list(out)
 

@@ -95,7 +95,7 @@ class Scenario:
         for label, _ in self.extra_variants:
             rows.append((f"{label} vs all-on", label, "all-on"))
         for label, _ in self.peer_workloads:
-            rows.append((f"reftable-lab (all-on) vs {label}", "all-on", label))
+            rows.append((f"{label} over reftable-lab (all-on)", "all-on", label))
         return rows
 
 

@@ -324,6 +324,9 @@ def seek_in_block(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes
             s = data[r + 1]
             if s < 0x80:
                 o = r + 2
+            elif data[r + 2] < 0x80:        # two-byte varint, inline
+                s = (((s & 0x7F) + 1) << 7) | data[r + 2]
+                o = r + 3
             else:
                 s, o = get_varint(data, r + 1)
             if data[o:o + (s >> 3)] > want:
@@ -333,22 +336,60 @@ def seek_in_block(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes
     except IndexError:
         raise block.error("restart table points outside the block", rs) from None
     off = block.restart_offset(lo - 1) if lo > 0 else block.header_off + 4
+    # linear scan from that restart point: decode keys, skip values
     last = b""
     typ = block.typ
-    while off < end:
-        key, vt, voff = _decode_key_at(block, off, last)
-        if key >= want:
-            return off, last
-        if typ == BLOCK_TYPE_REF and vt == 1 and voff < end and data[voff] < 0x80:
-            off = voff + 1 + hash_size          # the common case, inline
-        else:
-            try:
-                off = skip_value(typ, data, voff, vt, hash_size)
-            except FormatError as e:
-                raise block.error(e.msg, voff) from None
-        if off > end:
-            raise block.error("record runs past the block", voff)
-        last = key
+    start = off
+    try:
+        while off < end:
+            start = off
+            p = data[off]
+            if p < 0x80:
+                off += 1
+            else:
+                p, off = get_varint(data, off)
+            s = data[off]
+            if s < 0x80:
+                off += 1
+            elif data[off + 1] < 0x80:      # two-byte varint, inline
+                s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+                off += 2
+            else:
+                s, off = get_varint(data, off)
+            nxt = off + (s >> 3)
+            if nxt > end or p > len(last):
+                raise block.error("record key runs past the block or bad prefix length", start)
+            key = last[:p] + data[off:nxt]
+            if key >= want:
+                return start, last
+            off = nxt
+            if typ == BLOCK_TYPE_REF:
+                while data[off] >= 0x80:        # skip the update index varint
+                    off += 1
+                off += 1
+                vt = s & 7
+                if vt == 1:
+                    off += hash_size
+                elif vt == 2:
+                    off += 2 * hash_size
+                elif vt == 3:
+                    n, off = get_varint(data, off)
+                    off += n
+                elif vt:
+                    raise block.error(f"unknown ref value type {vt}", start)
+            elif typ == BLOCK_TYPE_INDEX:
+                while data[off] >= 0x80:        # skip the block offset varint
+                    off += 1
+                off += 1
+            else:
+                off = skip_value(typ, data, off, s & 7, hash_size)
+            if off > end:
+                raise block.error("record runs past the block", start)
+            last = key
+    except (IndexError, FormatError) as e:
+        if isinstance(e, FormatError) and e.path is not None:
+            raise
+        raise block.error("truncated record", start) from None
     return end, last
 
 

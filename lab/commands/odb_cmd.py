@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from reftable_core.flags import Flags
 from reftable_core.odb.store import open_object_store
