@@ -573,17 +573,22 @@ class Stack:
         return self.write_temp_table(write, min_ui, max_ui)
 
     # -- cleaning -------------------------------------------------------------
-    def clean(self, stale_temp_age_s: float = 3600.0, stale_lock_age_s: float | None = None) -> list[str]:
+    def clean(self, stale_temp_age_s: float = 3600.0, stale_lock_age_s: float | None = None,
+              all_unlisted: bool = False) -> list[str]:
         """Remove tables not in tables.list (and stale temp files); the removed names.
 
-        Takes tables.list.lock like git. stale_lock_age_s: first remove a
-        tables.list.lock older than that many seconds (left by a killed writer).
+        Takes tables.list.lock like git and, like git, removes only unlisted
+        tables whose max update index is <= the stack's (all_unlisted: any
+        unlisted table). stale_lock_age_s: first break a tables.list.lock older
+        than that many seconds; that lock was left by a killed writer, whose
+        table is newer than the stack, so all unlisted tables go then.
         """
         if stale_lock_age_s is not None:
             try:
                 st = os.stat(self.lock_file)
                 if time.time() - st.st_mtime >= stale_lock_age_s:
                     os.unlink(self.lock_file)
+                    all_unlisted = True
             except FileNotFoundError:
                 pass
         add = Addition(self, reload=True)
@@ -610,7 +615,7 @@ class Stack:
                 except ReftableError:
                     continue
                 try:
-                    stale = reader.max_update_index <= max_ui
+                    stale = all_unlisted or reader.max_update_index <= max_ui
                 finally:
                     close = getattr(reader, "close", None)
                     if close is not None:
