@@ -430,12 +430,15 @@ def ref_loop(data, off, end, last, hash_size, min_ui, block_off, name_of_table):
             s = data[off]
             if s < 0x80:
                 off += 1
+            elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
+                s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+                off += 2
             else:
                 s, off = get_varint(data, off)
-            nxt = off + (s >> 3)
-            if nxt > end or p > len(last):
-                raise FormatError("record key runs past the block or bad prefix length",
+            if p > len(last):
+                raise FormatError("prefix length exceeds the previous key",
                                   name_of_table, block_off + start)
+            nxt = off + (s >> 3)
             key = last[:p] + data[off:nxt]
             off = nxt
             u = data[off]
@@ -462,8 +465,8 @@ def ref_loop(data, off, end, last, hash_size, min_ui, block_off, name_of_table):
             else:
                 raise FormatError(f"unknown ref value type {vt}", name_of_table,
                                   block_off + start)
-            if nxt > end or not key:
-                raise FormatError("ref record runs past the block or has an empty name",
+            if nxt > end:       # offsets only grow: this also covers the key suffix
+                raise FormatError("ref record runs past the block",
                                   name_of_table, block_off + start)
             off = nxt
             KEY_STORE
