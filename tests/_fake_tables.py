@@ -72,3 +72,9 @@ class FakeTable:
 
     def logs(self) -> FakeIter:
         return FakeIter(self._logs)
+
+    def seek_ref(self, name: bytes) -> Any | None:
+        for r in self._refs:
+            if r.refname == name:
+                return r
+        return None

@@ -249,12 +249,18 @@ class MergedTable:
 
     # -- conveniences over the iterators ----------------------------------------
     def read_ref(self, name: bytes) -> Any | None:
-        """The newest live record of ref `name`, or None."""
-        it = self.refs()
-        it.seek_ref(name)
-        rec = next(it, None)
-        if rec is not None and rec.refname == name:
-            return rec
+        """The newest live record of ref `name`, or None.
+
+        A point lookup: the tables are asked newest first for an exact match
+        (what the merged iterator would return first for this key, without
+        setting up a queue); a deletion in a newer table hides older values.
+        """
+        for r in reversed(self.readers):
+            rec = r.seek_ref(name)
+            if rec is not None:
+                if rec.value_type == 0 and self.suppress_deletions:
+                    return None
+                return rec
         return None
 
     def iter_refs(self, prefix: bytes = b"") -> Iterator[Any]:
