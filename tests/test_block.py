@@ -198,3 +198,10 @@ def test_corrupt_blocks_raise_format_error(flags) -> None:
                 list(iter_block(block, 20, flags))
         except FormatError:
             pass
+
+
+def test_entry_too_big_for_an_empty_block() -> None:
+    from reftable_core.errors import EntryTooBigError
+    bw = BlockWriter(BLOCK_TYPE_REF, 64, 0, 16, 20)
+    with pytest.raises(EntryTooBigError):
+        bw.add(b"refs/heads/" + b"y" * 60, 1, bytes(21))

@@ -98,7 +98,7 @@ class BlockWriter:
         if p < 0x80 and t < 0x80:
             need = 2 + s + len(value)
             if 2 + 3 * (len(restarts) + restart) + need > self.block_size - len(buf):
-                return False
+                return self._full(key, need)
             if restart:
                 restarts.append(len(buf))
             buf.append(p)
@@ -107,7 +107,7 @@ class BlockWriter:
             head = varint(p) + varint(t)
             need = len(head) + s + len(value)
             if 2 + 3 * (len(restarts) + restart) + need > self.block_size - len(buf):
-                return False
+                return self._full(key, need)
             if restart:
                 restarts.append(len(buf))
             buf += head
@@ -116,6 +116,13 @@ class BlockWriter:
         self.last_key = key
         self.entries += 1
         return True
+
+    def _full(self, key: bytes, need: int) -> bool:
+        if self.entries == 0:
+            raise EntryTooBigError(
+                f"record {bytes(key[:80])!r} ({need} bytes) does not fit an empty block "
+                f"of {self.block_size} bytes")
+        return False
 
     def finish(self) -> bytes:
         """Append restarts and count, set block_len, deflate log blocks."""

@@ -168,10 +168,7 @@ class TableWriter:
             return
         self._flush()
         bw = self._bw = self._new_block(self._section)
-        if not bw.add(key, extra, value):
-            raise EntryTooBigError(
-                f"record {key[:80]!r} ({len(key) + len(value)} bytes) does not fit "
-                f"a block of {self.options.block_size} bytes")
+        bw.add(key, extra, value)        # EntryTooBigError if it does not fit an empty block
 
     def _finish_section(self) -> tuple[int, int]:
         """Flush the last block and write the index levels; (index_offset, levels)."""
@@ -191,9 +188,7 @@ class TableWriter:
                 if not self._bw.add(last_key, 0, value):
                     self._flush()
                     self._bw = self._new_block(BLOCK_TYPE_INDEX)
-                    if not self._bw.add(last_key, 0, value):
-                        raise EntryTooBigError(f"index key {last_key[:80]!r} does not fit "
-                                               f"a block of {self.options.block_size} bytes")
+                    self._bw.add(last_key, 0, value)     # EntryTooBigError if too big
             self._flush()
         self._index = []
         st = self._stats_for(typ)
@@ -226,14 +221,15 @@ class TableWriter:
         for oid in oids:
             rec = ObjRecord(oid[:n], objs[oid])
             key, vt, val = rec.hash_prefix, obj_value_type(rec), encode_obj_value(rec)
-            if self._bw.add(key, vt, val):
-                continue
-            self._flush()
-            self._bw = self._new_block(BLOCK_TYPE_OBJ)
-            if self._bw.add(key, vt, val):
-                continue
-            # too many positions for one block: "scan all refs" form
-            self._bw.add(key, 0, varint(0))
+            try:
+                if self._bw.add(key, vt, val):
+                    continue
+                self._flush()
+                self._bw = self._new_block(BLOCK_TYPE_OBJ)
+                self._bw.add(key, vt, val)
+            except EntryTooBigError:
+                # too many positions even for an empty block: "scan all refs" form
+                self._bw.add(key, 0, varint(0))
         self._finish_section()
 
     # ------------------------------------------------------------ records
