@@ -59,7 +59,8 @@ class BlockWriter:
     """Accumulates one block in memory; see the module contract."""
 
     __slots__ = ("typ", "block_size", "header_off", "restart_interval", "hash_size",
-                 "buf", "restarts", "entries", "last_key", "compression_level")
+                 "buf", "restarts", "entries", "last_key", "compression_level",
+                 "_avail", "_left")
 
     def __init__(self, typ: int, block_size: int, header_off: int = 0,
                  restart_interval: int = 16, hash_size: int = 20,
@@ -78,38 +79,50 @@ class BlockWriter:
         self.restarts: list[int] = []
         self.entries = 0
         self.last_key = b""
+        # bytes still free once the restart count (2 bytes) is reserved; every
+        # record takes its encoded size, plus 3 if it becomes a restart point
+        self._avail = block_size - len(self.buf) - 2
+        self._left = 0          # records until the next forced restart point
 
     def add(self, key: bytes, extra: int, value: bytes) -> bool:
         """Add one record (key, value type, encoded value); False if it does not fit."""
         if not key:
             raise ValueError("empty record key")
-        restarts = self.restarts
-        if self.entries % self.restart_interval == 0:
-            p = 0
-        else:
+        left = self._left
+        if left:
             lk = self.last_key      # common prefix with the previous key, inline
-            n = len(lk) if len(lk) < len(key) else len(key)
+            n = len(lk)
+            m = len(key)
+            if m < n:
+                n = m
             x = int.from_bytes(lk[:n], "big") ^ int.from_bytes(key[:n], "big")
             p = n - 1 - ((x.bit_length() - 1) >> 3) if x else n
-        restart = p == 0 and len(restarts) < MAX_RESTARTS
+            left -= 1
+        else:
+            p = 0
+            left = self.restart_interval - 1
         s = len(key) - p
         t = (s << 3) | extra
-        buf = self.buf
         if p < 0x80 and t < 0x80:
+            head = None
             need = 2 + s + len(value)
-            if 2 + 3 * (len(restarts) + restart) + need > self.block_size - len(buf):
-                return self._full(key, need)
-            if restart:
-                restarts.append(len(buf))
-            buf.append(p)
-            buf.append(t)
         else:
             head = varint(p) + varint(t)
             need = len(head) + s + len(value)
-            if 2 + 3 * (len(restarts) + restart) + need > self.block_size - len(buf):
-                return self._full(key, need)
-            if restart:
-                restarts.append(len(buf))
+        restart = not p and len(self.restarts) < MAX_RESTARTS
+        if restart:
+            need += 3
+        if need > self._avail:
+            return self._full(key, need)
+        self._avail -= need
+        self._left = left
+        buf = self.buf
+        if restart:
+            self.restarts.append(len(buf))
+        if head is None:
+            buf.append(p)
+            buf.append(t)
+        else:
             buf += head
         buf += key[p:] if p else key
         buf += value

@@ -161,11 +161,12 @@ class TableWriter:
         self._bw = None
 
     def _add(self, key: bytes, extra: int, value: bytes) -> None:
+        """Slow path: no block yet, or the current block is full."""
         bw = self._bw
         if bw is None:
             bw = self._bw = self._new_block(self._section)
-        if bw.add(key, extra, value):
-            return
+            if bw.add(key, extra, value):
+                return
         self._flush()
         bw = self._bw = self._new_block(self._section)
         bw.add(key, extra, value)        # EntryTooBigError if it does not fit an empty block
@@ -268,7 +269,9 @@ class TableWriter:
             value = head
         else:
             raise APIError(f"ref {name!r}: bad value type {vt}")
-        self._add(name, vt, value)
+        bw = self._bw
+        if bw is None or not bw.add(name, vt, value):
+            self._add(name, vt, value)
         self._last_key = name
         objs = self._obj
         if objs is not None and vt in (REF_VAL1, REF_VAL2):
@@ -329,7 +332,9 @@ class TableWriter:
             value = b""
         else:
             raise APIError(f"log {name!r}: bad value type {vt}")
-        self._add(key, vt, value)
+        bw = self._bw
+        if bw is None or not bw.add(key, vt, value):
+            self._add(key, vt, value)
         self._last_key = key
 
     def _log_value(self, rec: LogRecord, msg: bytes) -> bytes:
