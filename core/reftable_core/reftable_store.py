@@ -252,6 +252,15 @@ class ReftableRefStore:
                 break
             yield rec
 
+    def ref_record_iter(self, start: bytes) -> Iterator[Any]:
+        """The merged ref iterator positioned at start (after the up-to-date check):
+        raw records, deletions suppressed, running to the end of the stack; the
+        caller stops at its prefix. The hot path of show-ref."""
+        self.stack.reload()
+        it = self.stack.merged.refs()
+        it.seek(start)
+        return iter(it)
+
     def iter_refs(self, prefix: bytes = b"") -> Iterator[Ref]:
         for rec in self.iter_ref_records(prefix):
             yield _to_ref(rec)

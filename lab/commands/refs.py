@@ -402,6 +402,8 @@ def _show_patterns(store: Any, objs: _Objects, o: dict[str, Any], patterns: list
             prefixes.append(b"refs/tags/")
     else:
         prefixes.append(b"")
+    if getattr(store, "ref_record_iter", None) is not None:
+        return _show_records(store, objs, o, pats, prefixes, found, out)
     has = objs.has
     good = objs.good
     for prefix in prefixes:
@@ -413,6 +415,55 @@ def _show_patterns(store: Any, objs: _Objects, o: dict[str, Any], patterns: list
                                       "to a valid object!")
                 continue
             if pats:
+                n = len(name)
+                for m, lm in pats:
+                    if lm <= n and name.endswith(m) and (lm == n or name[n - lm - 1] == 47):
+                        break
+                else:
+                    continue
+            found += 1
+            _show_one(objs, o, name, oid, peeled, out)
+    return 0 if found else 1
+
+
+def _show_records(store: Any, objs: _Objects, o: dict[str, Any],
+                  pats: list[tuple[bytes, int]], prefixes: list[bytes], found: int,
+                  out: Any) -> int:
+    """show-ref's loop straight over the reftable merged iterator (no per-ref
+    wrapper objects): the same checks, in the same order, as _show_patterns."""
+    has = objs.has
+    good = objs.good
+    single = pats[0] if len(pats) == 1 else None
+    for prefix in prefixes:
+        start = prefix or b"refs/"
+        for rec in store.ref_record_iter(start):
+            name = rec.refname
+            if not name.startswith(start):
+                break
+            vt = rec.value_type
+            if vt == 1:
+                oid = rec.value
+                peeled = None
+            elif vt == 2:
+                oid = rec.value
+                peeled = rec.target_value
+            else:
+                r = _resolve_oid(store, name)
+                if r is None:
+                    continue                 # dangling symref: skipped silently
+                oid, peeled = r
+            if oid not in good and not has(oid):
+                _write_err("error: ", f"{name.decode('utf-8', 'replace')} does not point "
+                                      "to a valid object!")
+                continue
+            if single is not None:
+                m, lm = single
+                if not name.endswith(m):
+                    continue
+                n = len(name)
+                if lm != n and name[n - lm - 1] != 47:
+                    continue
+            elif pats:
                 n = len(name)
                 for m, lm in pats:
                     if lm <= n and name.endswith(m) and (lm == n or name[n - lm - 1] == 47):
