@@ -234,15 +234,46 @@ def bench_showref(work: Path, n_refs: int, repeat: int, out: dict[str, Any]) -> 
         out[f"showref-{tables}t"] = rows
 
 
+def make_logs_repo(path: Path, commits: int = 300) -> Path:
+    """One table holding a ref block followed by log blocks: `commits` commits on
+    main (two reflog entries each), compacted into one table."""
+    if (path / "done").exists():
+        return path
+    if path.exists():
+        shutil.rmtree(path)
+    _init_repo(path)
+    git, env = _git()
+    script = []
+    for i in range(commits):
+        script.append(b"commit refs/heads/main\ncommitter C <c@x> %d +0000\ndata 2\n%02d\n%s"
+                      % (1700000000 + i, i % 100, b"from refs/heads/main^0\n" if i == 0 else b""))
+    subprocess.run([git, "fast-import", "--quiet"], cwd=path, env=env, check=True,
+                   input=b"".join(script))
+    tip = subprocess.run([git, "rev-parse", "refs/heads/main"], cwd=path, env=env, check=True,
+                         capture_output=True).stdout.decode().strip()
+    del tip
+    # many reflog entries: rewrite main back and forth through the history
+    revs = subprocess.run([git, "rev-list", "refs/heads/main"], cwd=path, env=env, check=True,
+                          capture_output=True).stdout.split()
+    lines = b"".join(b"start\nupdate refs/heads/main %s\ncommit\n" % r for r in reversed(revs))
+    subprocess.run([git, "update-ref", "--stdin"], cwd=path, env=env, check=True, input=lines,
+                   capture_output=True)
+    subprocess.run([git, "pack-refs"], cwd=path, env=env, check=True)   # compacts the stack
+    (path / "done").touch()
+    return path
+
+
 def bench_updateref(work: Path, counts: list[int], repeat: int, out: dict[str, Any],
                     label: str = "updateref",
-                    configs: list[tuple[str, Flags]] | None = None) -> None:
-    base = work / "one-commit"
-    if not (base / "done").exists():
-        if base.exists():
-            shutil.rmtree(base)
-        _init_repo(base)
-        (base / "done").touch()
+                    configs: list[tuple[str, Flags]] | None = None,
+                    base: Path | None = None) -> None:
+    if base is None:
+        base = work / "one-commit"
+        if not (base / "done").exists():
+            if base.exists():
+                shutil.rmtree(base)
+            _init_repo(base)
+            (base / "done").touch()
     git, env = _git()
     tip = subprocess.run([git, "rev-parse", "HEAD"], cwd=base, env=env, capture_output=True,
                          check=True).stdout.decode().strip()
@@ -304,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         bench_updateref(work, [int(c) for c in args.counts.split(",")], args.repeat, out)
     if "earlyexit" in what:
         bench_updateref(work, [args.early_n], 1 if args.early_n >= 50000 else args.repeat, out,
-                        label="earlyexit",
+                        label="earlyexit", base=make_logs_repo(work / "logs-repo"),
                         configs=[("block_type_early_exit=on", Flags()),
                                  ("block_type_early_exit=off", Flags(block_type_early_exit=False))])
     if args.json:
