@@ -1,7 +1,6 @@
 """`reftable-lab show-ref` / `update-ref --stdin` on files-backend repositories vs git."""
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys

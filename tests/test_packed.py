@@ -245,7 +245,7 @@ def packed_files(draw: st.DrawFn) -> tuple[bytes, list[bytes]]:
                           max_size=12, unique=True))
     names = [n for n in names if n and b"\n" not in n]
     recs = []
-    for i, n in enumerate(names):
+    for n in names:
         o = oid(draw(st.integers(0, 1000)))
         p = oid(draw(st.integers(0, 1000))) if draw(st.booleans()) else None
         recs.append((n, o, p))

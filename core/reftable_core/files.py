@@ -327,9 +327,9 @@ class FilesTransaction:
             raise TransactionError(f"'{e.name.decode()}' exists; cannot create '{refname.decode()}'")
 
     def _check_object(self, u: _Upd, objects: Any) -> None:
-        if objects is None:
-            return
         oid = u.new_value
+        if objects is None or oid is None:
+            return
         try:
             typ, _ = objects.read_header(oid)
         except ReftableError:
@@ -352,7 +352,6 @@ class FilesTransaction:
         while i < len(updates):
             u = updates[i]
             i += 1
-            have_new = u.new_value is not None or u.new_target is not None
             if u.new_value is not None and u.new_value != zero and not u.log_only:
                 self._check_object(u, objects)
             if (head_target is not None and not u.log_only and not u.via_head
@@ -487,7 +486,7 @@ class FilesTransaction:
     def _rewrite_packed(self) -> None:
         store = self.store
         packed = store.packed()
-        objects = None
+        objects: Any = None
         keep = []
         for e in packed:
             if e.name in self._packed_deletes:
@@ -497,7 +496,7 @@ class FilesTransaction:
                 # git peels what the old file did not record, reading the object
                 if objects is None:
                     objects = store.objects or False
-                if objects:
+                if objects is not False:
                     try:
                         if objects.read_header(e.oid)[0] == "tag":
                             peeled = objects.peel(e.oid)

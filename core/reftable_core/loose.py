@@ -197,7 +197,7 @@ class LooseLock:
 
 
 def _prune_empty_tree(path: str) -> None:
-    for root, dirs, files in os.walk(path, topdown=False):
+    for root, _dirs, files in os.walk(path, topdown=False):
         if files:
             raise IsADirectoryError(path)
         os.rmdir(root)

@@ -21,7 +21,8 @@ PackedRefs(path, hash_size, flags) chooses once, from flags:
     getc_unlocked  characters taken from a buffer this code refills itself with
                    os.read, the line still grows one character at a time;
     getdelim       readline(): a whole line per call;
-    mmap           mmap the file, find newlines with .find on the map.
+    mmap           mmap the file, find newlines with .find on the map and parse
+                   each record in place (no line copied out first).
   packed_lookup:
     parse_all      load every record into sorted lists, then bisect;
     bsearch        binary search on the mapped file itself (land mid-file, walk
@@ -47,7 +48,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from .errors import FormatError, LockError
 from .flags import Flags
-from .refname import check_refname_format, make_name_checker, REFNAME_ALLOW_ONELEVEL, NameCheck
+from .refname import NameCheck, make_name_checker
 
 HEADER_PREFIX = b"# pack-refs with:"
 PACKED_REFS_HEADER = b"# pack-refs with: peeled fully-peeled sorted \n"
@@ -258,6 +259,12 @@ def load_lines(lines: Iterable[bytes], path: str, hash_size: int, check_name: Na
             oids.append(oid)
             last_was_ref = True
         offset += n
+    return _finish(names, oids, peeled, broken, level, in_order)
+
+
+def _finish(names: list[bytes], oids: list[bytes], peeled: dict[int, bytes], broken: set[int],
+            level: int, in_order: bool) -> _Loaded:
+    """Sort the records by name when the file had them out of order."""
     if not in_order:
         order = sorted(range(len(names)), key=names.__getitem__)
         rank = {old: new for new, old in enumerate(order)}
@@ -268,6 +275,88 @@ def load_lines(lines: Iterable[bytes], path: str, hash_size: int, check_name: Na
     return _Loaded(names, oids, peeled, broken, level)
 
 
+def load_mapped(path: str, hash_size: int, check_name: NameCheck) -> _Loaded:
+    """packed_reader=mmap: map the file (read it when small, as git does) and parse
+    every record in place, finding each LF with .find on the map; no line copies."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return _Loaded([], [], {}, set(), PEELED_NONE)
+    m: _mmap.mmap | None = None
+    try:
+        size = os.fstat(fd).st_size
+        if size == 0:
+            return _Loaded([], [], {}, set(), PEELED_NONE)
+        if size <= SMALL_FILE_SIZE:
+            buf: bytes | _mmap.mmap = _read_all(fd, size)
+        else:
+            m = _mmap.mmap(fd, 0, access=_mmap.ACCESS_READ)
+            buf = m
+    finally:
+        os.close(fd)
+    try:
+        return load_buffer(buf, path, hash_size, check_name)
+    finally:
+        if m is not None:
+            m.close()
+
+
+def load_buffer(buf: bytes | _mmap.mmap, path: str, hash_size: int,
+                check_name: NameCheck) -> _Loaded:
+    """Parse every record of a whole packed-refs file held in buf (same rules and
+    errors as load_lines)."""
+    hexsz = 2 * hash_size
+    size = len(buf)
+    find = buf.find
+    unhex = binascii.unhexlify
+    Error = binascii.Error
+    names: list[bytes] = []
+    oids: list[bytes] = []
+    peeled: dict[int, bytes] = {}
+    broken: set[int] = set()
+    level = PEELED_NONE
+    pos = 0
+    if size and buf[0] == 35:                          # "#": the header line
+        eol = find(b"\n")
+        if eol < 0:
+            raise _bad_line(path, bytes(buf[:size]), 0)
+        level, _ = parse_traits(bytes(buf[:eol + 1]), path)
+        pos = eol + 1
+    in_order = True
+    prev = b""
+    last_was_ref = False
+    while pos < size:
+        nl = find(b"\n", pos)
+        if nl < 0:
+            raise _bad_line(path, bytes(buf[pos:size]), pos)
+        if buf[pos] == 94:                             # "^": peeled value of the ref above
+            if not last_was_ref or nl - pos != hexsz + 1:
+                raise _bad_line(path, bytes(buf[pos:nl + 1]), pos)
+            try:
+                peeled[len(names) - 1] = unhex(buf[pos + 1:nl])
+            except Error:
+                raise _bad_line(path, bytes(buf[pos:nl + 1]), pos) from None
+            last_was_ref = False
+        else:
+            if nl - pos <= hexsz or buf[pos + hexsz] not in _SPACE:
+                raise _bad_line(path, bytes(buf[pos:nl + 1]), pos)
+            try:
+                oid = unhex(buf[pos:pos + hexsz])
+            except Error:
+                raise _bad_line(path, bytes(buf[pos:nl + 1]), pos) from None
+            name = buf[pos + hexsz + 1:nl]
+            if not check_name(name):
+                broken.add(len(names))
+            if in_order and name <= prev and names:
+                in_order = False
+            prev = name
+            names.append(name)
+            oids.append(oid)
+            last_was_ref = True
+        pos = nl + 1
+    return _finish(names, oids, peeled, broken, level, in_order)
+
+
 def _chain1(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
     yield first
     yield from rest
@@ -276,8 +365,12 @@ def _chain1(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
 class _ParseAllLookup:
     """packed_lookup=parse_all: load the whole file, then bisect."""
 
-    def __init__(self, path: str, hash_size: int, reader: LineReader, check_name: NameCheck) -> None:
-        self.data = load_lines(reader(path), path, hash_size, check_name)
+    def __init__(self, path: str, hash_size: int, reader: str, check_name: NameCheck) -> None:
+        if reader == "mmap":
+            self.data = load_mapped(path, hash_size, check_name)
+        else:
+            lines = LINE_READERS[reader](path) if os.path.exists(path) else iter(())
+            self.data = load_lines(lines, path, hash_size, check_name)
 
     def get(self, name: bytes) -> PackedEntry | None:
         names = self.data.names
@@ -507,10 +600,7 @@ class PackedRefs:
         if flags.packed_lookup == "bsearch":
             impl = _BsearchLookup(self.path, hash_size, check)
         else:
-            reader = LINE_READERS[flags.packed_reader]
-            if not os.path.exists(self.path):
-                reader = _no_lines
-            impl = _ParseAllLookup(self.path, hash_size, reader, check)
+            impl = _ParseAllLookup(self.path, hash_size, flags.packed_reader, check)
         self._impl = impl
 
     def get(self, name: bytes) -> PackedEntry | None:
@@ -532,10 +622,6 @@ class PackedRefs:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _no_lines(path: str) -> Iterator[bytes]:
-    return iter(())
 
 
 def load_packed_refs(path: str | os.PathLike[str], hash_size: int = 20,
@@ -568,7 +654,7 @@ def format_packed_refs(refs: Iterable[object], peeled: Mapping[bytes, bytes] | N
             p = r[2] if len(r) > 2 else None
         else:
             name = r.name                                    # type: ignore[attr-defined]
-            oid = getattr(r, "value", None) or getattr(r, "oid")
+            oid = getattr(r, "value", None) or r.oid                # type: ignore[attr-defined]
             p = getattr(r, "peeled", None)
         if p is None and pmap:
             p = pmap.get(name)
