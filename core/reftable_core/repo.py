@@ -7,6 +7,8 @@ extensions.refStorage, default files), .object_format ('sha1' | 'sha256', from
 extensions.objectFormat), .hash_size, .refs (a RefStore, built lazily) and
 .objects (an ObjectStore, built lazily). parse_config() reads git's config
 syntax well enough for these keys (sections, subsections, quotes, comments).
+Linked worktrees are found but not opened (ReftableError): their per-worktree
+refs are not modelled.
 """
 from __future__ import annotations
 
@@ -104,6 +106,9 @@ def config_int(value: str | None, default: int) -> int:
 # -- discovery -------------------------------------------------------------------
 
 def _is_gitdir(path: str) -> bool:
+    if (os.path.isfile(os.path.join(path, "HEAD"))
+            and os.path.isfile(os.path.join(path, "commondir"))):
+        return True                 # a linked worktree's git dir
     return (os.path.isfile(os.path.join(path, "HEAD"))
             and os.path.isdir(os.path.join(path, "objects"))
             and (os.path.isdir(os.path.join(path, "refs"))
@@ -148,6 +153,9 @@ class Repo:
     """An opened git directory with lazily built ref and object stores."""
 
     def __init__(self, gitdir: str, flags: Flags | None = None) -> None:
+        if os.path.isfile(os.path.join(gitdir, "commondir")):
+            raise ReftableError(f"{gitdir}: linked worktrees are not supported "
+                                "(open the main repository)")
         self.gitdir = gitdir
         self.flags = flags or Flags()
         cfg_path = os.path.join(gitdir, "config")

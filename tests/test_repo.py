@@ -1,0 +1,51 @@
+"""reftable_core.repo: finding the git dir, config, ref storage and object formats."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reftable_core.errors import NotExistError, ReftableError
+from reftable_core.repo import find_gitdir, open_repo, parse_config
+
+
+def test_parse_config() -> None:
+    cfg = parse_config('[core]\n\tbare = false\n\tlogAllRefUpdates\n[extensions]\n'
+                       '  refStorage = reftable ; comment\n  objectFormat = "sha256"\n'
+                       '[remote "origin"]\n\turl = x # c\n[user]\n  name = "A \\"B\\" C"\n')
+    assert cfg["core.bare"] == "false"
+    assert cfg["core.logallrefupdates"] == "true"
+    assert cfg["extensions.refstorage"] == "reftable"
+    assert cfg["extensions.objectformat"] == "sha256"
+    assert cfg["remote.origin.url"] == "x"
+    assert cfg["user.name"] == 'A "B" C'
+
+
+@pytest.mark.parametrize("ref_format,object_format", [("reftable", "sha1"), ("files", "sha1"),
+                                                      ("reftable", "sha256")])
+def test_open_repo_formats(make_repo, ref_format: str, object_format: str) -> None:
+    path = make_repo("r", ref_format=ref_format, object_format=object_format)
+    repo = open_repo(path)
+    assert repo.gitdir == str(path / ".git")
+    assert repo.ref_storage == ref_format
+    assert repo.object_format == object_format
+    assert repo.hash_size == (32 if object_format == "sha256" else 20)
+    repo.close()
+
+
+def test_bare_worktree_gitfile_and_discovery(make_repo, git, tmp_path: Path) -> None:
+    bare = make_repo("b", bare=True)
+    assert open_repo(bare).is_bare
+    wt = make_repo("w")
+    (wt / "sub" / "dir").mkdir(parents=True)
+    assert find_gitdir(wt / "sub" / "dir", discover=True) == str(wt / ".git")
+    with pytest.raises(NotExistError):
+        find_gitdir(wt / "sub")
+    git.run(["commit", "-q", "--allow-empty", "-m", "x"], cwd=wt)
+    git.run(["worktree", "add", "-q", str(tmp_path / "linked")], cwd=wt)
+    gd = find_gitdir(tmp_path / "linked")
+    assert gd.startswith(str(wt / ".git" / "worktrees"))
+    with pytest.raises(ReftableError, match="linked worktrees"):
+        open_repo(tmp_path / "linked")
+    with pytest.raises(NotExistError):
+        open_repo(tmp_path / "nowhere")
