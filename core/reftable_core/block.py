@@ -5,8 +5,8 @@ Writer: BlockWriter(typ, block_size, header_off, restart_interval, hash_size)
 collects prefix-compressed records (a restart point -- prefix length 0 -- every
 restart_interval records, and wherever the key shares nothing with the previous
 one; at most 65535 restarts), add() returns False when the record does not fit
-(the caller flushes and retries in a fresh block; EntryTooBigError if it does
-not fit an empty one), finish() appends the restart table and count and, for
+(the caller flushes and retries in a fresh block; the table writer raises
+EntryTooBigError if it does not fit an empty one), finish() appends the restart table and count and, for
 log blocks, deflates everything after the 4-byte block header.
 Reader: a BlockLoader (chosen from flags.block_type_early_exit) turns
 (source, offset) into a parsed Block -- header, inflated log data, restart
@@ -59,8 +59,10 @@ class BlockWriter:
     """Accumulates one block in memory; see the module contract."""
 
     __slots__ = ("typ", "block_size", "header_off", "restart_interval", "hash_size",
-                 "buf", "restarts", "entries", "last_key", "compression_level",
-                 "_avail", "_left")
+                 "buf", "restarts", "entries", "last_key", "compression_level")
+
+    # State is exactly (buf, restarts, entries, last_key): bulk writers such as
+    # data_gen/fastwrite.py append to these directly, so nothing is cached beside them.
 
     def __init__(self, typ: int, block_size: int, header_off: int = 0,
                  restart_interval: int = 16, hash_size: int = 20,
@@ -79,17 +81,17 @@ class BlockWriter:
         self.restarts: list[int] = []
         self.entries = 0
         self.last_key = b""
-        # bytes still free once the restart count (2 bytes) is reserved; every
-        # record takes its encoded size, plus 3 if it becomes a restart point
-        self._avail = block_size - len(self.buf) - 2
-        self._left = 0          # records until the next forced restart point
 
     def add(self, key: bytes, extra: int, value: bytes) -> bool:
-        """Add one record (key, value type, encoded value); False if it does not fit."""
+        """Add one record (key, value type, encoded value).
+
+        Returns False when it does not fit (like git's block_writer_add); the
+        caller flushes the block and retries in a fresh one, where a second
+        failure means EntryTooBigError (raised by the table writer).
+        """
         if not key:
             raise ValueError("empty record key")
-        left = self._left
-        if left:
+        if self.entries % self.restart_interval:
             lk = self.last_key      # common prefix with the previous key, inline
             n = len(lk)
             m = len(key)
@@ -97,10 +99,8 @@ class BlockWriter:
                 n = m
             x = int.from_bytes(lk[:n], "big") ^ int.from_bytes(key[:n], "big")
             p = n - 1 - ((x.bit_length() - 1) >> 3) if x else n
-            left -= 1
         else:
             p = 0
-            left = self.restart_interval - 1
         s = len(key) - p
         t = (s << 3) | extra
         if p < 0x80 and t < 0x80:
@@ -109,16 +109,14 @@ class BlockWriter:
         else:
             head = varint(p) + varint(t)
             need = len(head) + s + len(value)
-        restart = not p and len(self.restarts) < MAX_RESTARTS
-        if restart:
-            need += 3
-        if need > self._avail:
-            return self._full(key, need)
-        self._avail -= need
-        self._left = left
+        restarts = self.restarts
+        nrest = len(restarts)
+        restart = not p and nrest < MAX_RESTARTS
         buf = self.buf
+        if 2 + 3 * (nrest + restart) + need > self.block_size - len(buf):
+            return False
         if restart:
-            self.restarts.append(len(buf))
+            restarts.append(len(buf))
         if head is None:
             buf.append(p)
             buf.append(t)
@@ -129,13 +127,6 @@ class BlockWriter:
         self.last_key = key
         self.entries += 1
         return True
-
-    def _full(self, key: bytes, need: int) -> bool:
-        if self.entries == 0:
-            raise EntryTooBigError(
-                f"record {bytes(key[:80])!r} ({need} bytes) does not fit an empty block "
-                f"of {self.block_size} bytes")
-        return False
 
     def finish(self) -> bytes:
         """Append restarts and count, set block_len, deflate log blocks."""

@@ -165,11 +165,14 @@ class TableWriter:
         bw = self._bw
         if bw is None:
             bw = self._bw = self._new_block(self._section)
-            if bw.add(key, extra, value):
-                return
+        if bw.add(key, extra, value):
+            return
         self._flush()
         bw = self._bw = self._new_block(self._section)
-        bw.add(key, extra, value)        # EntryTooBigError if it does not fit an empty block
+        if not bw.add(key, extra, value):
+            raise EntryTooBigError(
+                f"record {key[:80]!r} ({len(key) + len(value)} bytes) does not fit "
+                f"a block of {self.options.block_size} bytes")
 
     def _finish_section(self) -> tuple[int, int]:
         """Flush the last block and write the index levels; (index_offset, levels)."""
@@ -189,7 +192,9 @@ class TableWriter:
                 if not self._bw.add(last_key, 0, value):
                     self._flush()
                     self._bw = self._new_block(BLOCK_TYPE_INDEX)
-                    self._bw.add(last_key, 0, value)     # EntryTooBigError if too big
+                    if not self._bw.add(last_key, 0, value):
+                        raise EntryTooBigError(f"index key {last_key[:80]!r} does not fit "
+                                               f"a block of {self.options.block_size} bytes")
             self._flush()
         self._index = []
         st = self._stats_for(typ)
@@ -222,15 +227,15 @@ class TableWriter:
         for oid in oids:
             rec = ObjRecord(oid[:n], objs[oid])
             key, vt, val = rec.hash_prefix, obj_value_type(rec), encode_obj_value(rec)
-            try:
-                if self._bw.add(key, vt, val):
-                    continue
-                self._flush()
-                self._bw = self._new_block(BLOCK_TYPE_OBJ)
-                self._bw.add(key, vt, val)
-            except EntryTooBigError:
-                # too many positions even for an empty block: "scan all refs" form
-                self._bw.add(key, 0, varint(0))
+            if self._bw.add(key, vt, val):
+                continue
+            self._flush()
+            self._bw = self._new_block(BLOCK_TYPE_OBJ)
+            if self._bw.add(key, vt, val):
+                continue
+            # too many positions even for an empty block: "scan all refs" form
+            if not self._bw.add(key, 0, varint(0)):
+                raise EntryTooBigError(f"obj key {key.hex()} does not fit a block")
         self._finish_section()
 
     # ------------------------------------------------------------ records
