@@ -1,0 +1,94 @@
+"""The lab harness pieces that need no dataset: CLI listing, compare, reports, variants."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lab.cli import main
+from lab.harness import ScenarioResult, VariantResult, compute_ratios
+from lab.report import load_results, render
+from lab.scenarios import SCENARIOS
+from reftable_core.flags import FLAG_INFO, Flags, baseline
+
+
+def test_flags_command_lists_every_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["flags"]) == 0
+    out = capsys.readouterr().out
+    for name, info in FLAG_INFO.items():
+        assert name in out and info.seed in out
+
+
+def test_bench_list_and_unknown(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--list"]) == 0
+    out = capsys.readouterr().out
+    for name in SCENARIOS:
+        assert name in out
+    assert main(["bench", "no-such-scenario"]) == 2
+    assert "unknown scenario" in capsys.readouterr().err
+
+
+def test_every_scenario_is_wired() -> None:
+    import lab.workloads as w
+    from lab.profiling import resolve_dotted
+    for s in SCENARIOS.values():
+        assert s.workload in w.WORKLOADS
+        labels = [v.label for v in s.variants()]
+        assert len(labels) == len(set(labels)), s.name
+        assert "all-on" in labels and "all-off" in labels
+        for v in s.variants():
+            if v.workload:
+                assert v.workload in w.WORKLOADS, (s.name, v.workload)
+        for _, slow, fast in s.comparisons():
+            assert slow in labels and fast in labels, (s.name, slow, fast)
+        for dotted in s.hot:
+            assert callable(resolve_dotted(dotted))
+        for scale in ("small", "full"):
+            s.params(scale)
+
+
+def test_variant_flags_differ_only_in_the_studied_flag() -> None:
+    s = SCENARIOS["show-ref-3tables"]
+    by = {v.label: v.flags for v in s.variants()}
+    assert by["all-on"] == Flags() and by["all-off"] == baseline()
+    assert by["pq_cmp=off"] == Flags().replace(pq_cmp=False)
+    assert by["only-pq_cmp"] == baseline().replace(pq_cmp=True)
+
+
+def _fake_result() -> ScenarioResult:
+    r = ScenarioResult("show-ref-3tables", "small", "/nowhere", {"refs": 10}, published="1.30x",
+                       seed="000")
+    r.variants = [VariantResult("all-on", "flags", "", [1.0, 1.1, 0.9, 1.0], "x.json"),
+                  VariantResult("all-off", "flags", "pq_cmp=off", [2.0, 2.1, 1.9, 2.0], "y.json"),
+                  VariantResult("git", "peer", "git_show_ref", [0.1, 0.11, 0.09, 0.1], "z.json")]
+    r.ratios = compute_ratios(r, [("all", "all-off", "all-on"), ("git", "all-on", "git"),
+                                  ("missing", "nope", "all-on")])
+    return r
+
+
+def test_ratios_and_report_round_trip(tmp_path: Path) -> None:
+    r = _fake_result()
+    assert [q["title"] for q in r.ratios] == ["all", "git"]
+    assert r.ratios[0]["ratio"] == pytest.approx(2.0, rel=0.01)
+    assert r.ratios[0]["significant"]
+    (tmp_path / "show-ref-3tables.result.json").write_text(json.dumps(r.to_json()))
+    loaded = load_results(tmp_path)
+    assert loaded[0].to_json() == r.to_json()
+    report = render(loaded, tmp_path)
+    text = report.read_text()
+    assert "| all | 2.000x" in text and "show-ref-3tables.png" in text
+    assert (tmp_path / "show-ref-3tables.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_compare_two_pyperf_files(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    for out, stmt in ((a, "sum(range(2000))"), (b, "sum(range(200))")):
+        subprocess.run([sys.executable, "-m", "pyperf", "timeit", "--quiet", "--processes", "2",
+                        "--values", "3", "-o", str(out), stmt], check=True)
+    proc = subprocess.run([sys.executable, "-m", "lab.cli", "compare", str(a), str(b)],
+                          capture_output=True, text=True, check=True)
+    res = json.loads(proc.stdout)
+    assert res["ratio"] > 2 and res["significant"]
