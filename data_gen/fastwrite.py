@@ -17,12 +17,14 @@ update index, old id, identity, time and message; only the new id differs).
 from __future__ import annotations
 
 import os
-from collections import defaultdict
-from typing import Callable, Sequence
+import zlib
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Sequence
 
 from reftable_core.block import MAX_RESTARTS, common_prefix_len, varint
 from reftable_core.errors import EntryTooBigError
-from reftable_core.record import (BLOCK_TYPE_OBJ, LOG_UPDATE, REF_SYMREF, REF_VAL1, REF_VAL2, LogRecord,
+from reftable_core.record import (BLOCK_TYPE_LOG, BLOCK_TYPE_OBJ, LOG_UPDATE, REF_SYMREF, REF_VAL1, REF_VAL2, LogRecord,
                                   RefRecord)
 from reftable_core.writer import TableWriter, WriterOptions
 
@@ -32,29 +34,85 @@ _SV = [varint(i) for i in range(1 << 14)]
 _NSV = len(_SV)
 
 
+try:        # numpy (a matplotlib dependency) finds prefix lengths ~5x faster
+    import numpy as _np
+except ImportError:     # pragma: no cover
+    _np = None
+
+
+def _np_prefixes(prev_key: bytes, ks: Sequence[bytes]) -> list[int]:
+    """Common prefix length of each key with the one before it (prev_key for ks[0])."""
+    width = max(len(prev_key), max(map(len, ks))) + 1
+    rows = [prev_key.ljust(width, b"\0")]
+    rows += [k.ljust(width, b"\0") for k in ks]
+    a = _np.frombuffer(b"".join(rows), dtype=_np.uint8).reshape(len(rows), width)
+    diff = a[1:] != a[:-1]
+    first = diff.argmax(axis=1)
+    # identical rows (never for distinct keys without NULs) would report 0; keep them exact
+    same = ~diff.any(axis=1)
+    if same.any():
+        first[same] = width
+    lens = _np.fromiter(map(len, ks), dtype=_np.int64, count=len(ks))
+    prev_lens = _np.concatenate(([len(prev_key)], lens[:-1]))
+    return _np.minimum(first, _np.minimum(lens, prev_lens)).tolist()
+
+
 def _log_tail(name: bytes, email: bytes, time: int, tz: int, message: bytes) -> bytes:
     return b"".join((varint(len(name)), name, varint(len(email)), email, varint(time),
                      (tz & 0xFFFF).to_bytes(2, "big"), varint(len(message)), message))
 
 
-def _fill(tw: TableWriter, keys: Sequence[bytes],
-          make_payloads: Callable[[int, int], list[bytes]], vts: Sequence[int] | int,
-          obj_values: Sequence[Sequence[bytes | None]] | None,
-          tick: Callable[[int], None] | None, window: int = 65536,
-          prefixes: list[int] | None = None, keep_prefixes: list[int] | None = None) -> None:
-    """Append records (key, value type, encoded value) in order, block by block.
+class _Deflated:
+    """Stands in for a full log BlockWriter whose body is being deflated by a worker
+    thread (zlib releases the GIL); TableWriter._flush() reads these fields and
+    calls finish() exactly as it would on the BlockWriter."""
 
-    Works in windows: the prefix lengths and the prefix-compressed records of a
-    window are built by list comprehensions first, then a tight loop only packs
-    them into blocks (restart points re-encode their record with prefix 0).
+    __slots__ = ("typ", "entries", "restarts", "last_key", "buf", "_head", "_future")
+
+    def __init__(self, bw: Any, pool: ThreadPoolExecutor) -> None:
+        self.typ = bw.typ
+        self.entries = bw.entries
+        self.restarts = bw.restarts
+        self.last_key = bw.last_key
+        buf = bw.buf
+        for r in bw.restarts:                       # as BlockWriter.finish()
+            buf += r.to_bytes(3, "big")
+        buf += len(bw.restarts).to_bytes(2, "big")
+        h = bw.header_off
+        buf[h + 1:h + 4] = len(buf).to_bytes(3, "big")
+        self.buf = buf
+        self._head = bytes(buf[:h + 4])
+        self._future = pool.submit(zlib.compress, bytes(buf[h + 4:]), bw.compression_level)
+
+    def finish(self) -> bytes:
+        return self._head + self._future.result()
+
+
+Records = Callable[[int, int, Sequence[bytes], list[int]], list[bytes]]
+
+
+def _fill(tw: TableWriter, names: Sequence[bytes], records: Records, vts: Sequence[int] | int,
+          suffix: bytes = b"", tick: Callable[[int], None] | None = None, window: int = 65536,
+          prefixes: list[int] | None = None, keep_prefixes: list[int] | None = None,
+          blocks: list[tuple[int, int]] | None = None) -> None:
+    """Append one record per name, in order, block by block.
+
+    A record's key is name + suffix (suffix: b"" for refs, NUL + reversed
+    update index for logs; names contain no NUL, so keys share exactly the
+    prefix their names share). records(lo, hi, names[lo:hi], prefixes) builds
+    the prefix-compressed records of a window with list comprehensions; the
+    loop below only packs them into blocks, re-encoding a restart point's
+    record with prefix 0 (its value bytes are sliced off the compressed one).
+    blocks, if given, receives (first record index, file offset) per block.
     """
     bs = tw.options.block_size
     ri = tw.options.restart_interval
     sv = _SV
     nsv = _NSV
-    n = len(keys)
+    n = len(names)
     if not n:
         return
+    xs = len(suffix)
     bw = tw._bw
     if bw is None:
         bw = tw._bw = tw._new_block(tw._section)
@@ -63,56 +121,54 @@ def _fill(tw: TableWriter, keys: Sequence[bytes],
     nrest = len(restarts)
     entries = bw.entries
     free = bs - len(buf)
-    off = tw._next
-    bstart = 0                      # global index of the block's first record of ours
-    objs = tw._obj if obj_values is not None else None
     prev_key = bw.last_key if bw.entries else tw._last_key
+    if blocks is not None:
+        blocks.append((0, tw._next))
+    # log blocks: deflate in a worker thread while this one packs the next blocks
+    pool = ThreadPoolExecutor(1) if tw._section == BLOCK_TYPE_LOG else None
+    pending: deque[_Deflated] = deque()
 
-    # object id -> offsets of the blocks referring to it (merged into tw._obj at the end)
-    found: defaultdict[bytes, list[int]] = defaultdict(list)
-    obj_lists = [vals for vals in (obj_values or ()) if any(v is not None for v in vals)]
-
-    def note_objs(a: int, b: int, at: int) -> None:
-        if objs is None or b <= a:
-            return
-        seen: set[bytes | None] = set(obj_lists[0][a:b]) if obj_lists else set()
-        for vals in obj_lists[1:]:
-            seen.update(vals[a:b])
-        seen.discard(None)
-        for v in seen:
-            found[v].append(at)                      # type: ignore[index]
-
+    def flush_pending(keep: int) -> None:
+        cur = tw._bw
+        while len(pending) > keep:
+            tw._bw = pending.popleft()             # type: ignore[assignment]
+            tw._flush()
+        tw._bw = cur
     for lo in range(0, n, window):
         hi = min(n, lo + window)
-        ks = keys[lo:hi]
+        ks = names[lo:hi]
         if prefixes is not None:
             ps = prefixes[lo:hi]
         else:
-            prev = [prev_key]
-            prev += ks[:-1]
-            # common prefix lengths with the previous key (big-int xor, as
-            # block.common_prefix_len does it)
-            ps = [(m - ((x.bit_length() + 7) >> 3)) if (x := int.from_bytes(a[:(m := (
-                  la if (la := len(a)) < (lb := len(b)) else lb))], "big")
-                  ^ int.from_bytes(b[:m], "big")) else m
-                  for a, b in zip(prev, ks)]
+            # the previous key only matters through its name part
+            pk = prev_key[:len(prev_key) - xs] if xs and lo else prev_key
+            if _np is not None and hi - lo > 64:
+                ps = _np_prefixes(pk, ks)
+            else:
+                prev = [pk]
+                prev += ks[:-1]
+                # common prefix lengths with the previous key (big-int xor, as
+                # block.common_prefix_len does it)
+                ps = [(m - ((x.bit_length() + 7) >> 3)) if (x := int.from_bytes(a[:(m := (
+                      la if (la := len(a)) < (lb := len(b)) else lb))], "big")
+                      ^ int.from_bytes(b[:m], "big")) else m
+                      for a, b in zip(prev, ks)]
             if keep_prefixes is not None:
                 keep_prefixes += ps
-        pays = make_payloads(lo, hi)
-        vtw = [vts] * (hi - lo) if isinstance(vts, int) else vts[lo:hi]
-        if max(map(len, ks)) < (nsv >> 3) - 1:       # every varint comes from the table
-            nat = [sv[p] + sv[((len(k) - p) << 3) | vt] + (k[p:] if p else k) + pay
-                   for k, p, pay, vt in zip(ks, ps, pays, vtw)]
-        else:
-            nat = [varint(p) + varint(((len(k) - p) << 3) | vt) + (k[p:] if p else k) + pay
-                   for k, p, pay, vt in zip(ks, ps, pays, vtw)]
+        nat = records(lo, hi, ks, ps)
+        vtw = None if isinstance(vts, int) else vts
         j = 0
         w = hi - lo
         while j < w:
             if entries % ri == 0:
                 k = ks[j]
-                e = (len(k) << 3) | vtw[j]
-                r = sv[0] + (sv[e] if e < nsv else varint(e)) + k + pays[j]
+                p = ps[j]
+                r = nat[j]
+                vt = vts if vtw is None else vtw[lo + j]
+                e = ((len(k) + xs - p) << 3) | vt
+                hl = (1 if p < 128 else len(varint(p))) + (len(sv[e]) if e < nsv else len(varint(e)))
+                e0 = ((len(k) + xs) << 3) | vt
+                r = sv[0] + (sv[e0] if e0 < nsv else varint(e0)) + k + r[hl + len(k) - p:]
                 restart = nrest < MAX_RESTARTS
             else:
                 r = nat[j]
@@ -123,19 +179,21 @@ def _fill(tw: TableWriter, keys: Sequence[bytes],
                     raise EntryTooBigError(f"record {ks[j][:80]!r} does not fit a block "
                                            f"of {bs} bytes")
                 bw.entries = entries
-                bw.last_key = ks[j - 1] if j else prev_key
-                note_objs(bstart, lo + j, off)
-                if tick:
-                    tick(lo + j - bstart)
-                tw._flush()
+                bw.last_key = ks[j - 1] + suffix if j else prev_key
+                if pool is not None:
+                    pending.append(_Deflated(bw, pool))
+                    tw._bw = None
+                    flush_pending(4)
+                else:
+                    tw._flush()
                 bw = tw._bw = tw._new_block(tw._section)
                 buf = bw.buf
                 restarts = bw.restarts
                 nrest = 0
                 entries = 0
                 free = bs - len(buf)
-                off = tw._next
-                bstart = lo + j
+                if blocks is not None:
+                    blocks.append((lo + j, tw._next))
                 continue
             if restart:
                 restarts.append(bs - free)
@@ -144,20 +202,76 @@ def _fill(tw: TableWriter, keys: Sequence[bytes],
             free -= ln
             entries += 1
             j += 1
-        prev_key = ks[-1]
+        prev_key = ks[-1] + suffix
         bw.entries = entries
         bw.last_key = prev_key
-    note_objs(bstart, n, off)
-    if tick:
-        tick(n - bstart)
-    tw._last_key = keys[n - 1]
-    if objs is not None:
-        for v, offs in found.items():
-            lst = objs.get(v)
+        if tick:
+            tick(hi - lo)
+    if pool is not None:
+        flush_pending(0)
+        pool.shutdown()
+    tw._last_key = prev_key
+
+
+def _generic_records(head: bytes, values: Sequence[bytes], peeled: Sequence[bytes | None] | None,
+                     tail: bytes = b"", extra: int = 0, vt: int = 0) -> Records:
+    """records() for keys of any length (varints not from the table)."""
+    def records(lo: int, hi: int, ks: Sequence[bytes], ps: list[int]) -> list[bytes]:
+        out = []
+        pvs = peeled[lo:hi] if peeled is not None else [None] * (hi - lo)
+        for k, p, v, pv in zip(ks, ps, values[lo:hi], pvs):
+            t = vt or (REF_VAL1 if pv is None else REF_VAL2)
+            out.append(varint(p) + varint(((len(k) + extra - p) << 3) | t) + k[p:] + head + v
+                       + (pv or b"") + tail)
+        return out
+    return records
+
+
+def _obj_offsets(blocks: list[tuple[int, int]], n: int,
+                 value_lists: Sequence[Sequence[bytes | None]]) -> dict[bytes, list[int]]:
+    """object id -> ascending offsets of the ref blocks whose records refer to it."""
+    bounds = [b for b, _ in blocks] + [n]
+    offs = [o for _, o in blocks]
+    lists = [v for v in value_lists if v.count(None) != len(v)]
+    found: dict[bytes, list[int]] = {}
+    if _np is not None and lists:
+        uniq: dict[bytes | None, int] = {}
+        for vals in lists:
+            uniq.update(dict.fromkeys(vals))
+        uniq.pop(None, None)
+        index: dict[bytes | None, int] = {v: i for i, v in enumerate(uniq)}
+        index[None] = -1
+        counts = _np.diff(_np.asarray(bounds, dtype=_np.int64))
+        blk_of = _np.repeat(_np.arange(len(offs), dtype=_np.int64), counts)
+        nb = len(offs)
+        parts = []
+        for vals in lists:
+            codes = _np.array(list(map(index.__getitem__, vals)), dtype=_np.int64)
+            keep = codes >= 0
+            parts.append(codes[keep] * nb + blk_of[keep])
+        pairs = _np.sort(_np.concatenate(parts))
+        if len(pairs):
+            pairs = pairs[_np.concatenate(([True], pairs[1:] != pairs[:-1]))]  # (object, block)
+        obj_idx = pairs // nb
+        blk_idx = (pairs % nb).tolist()
+        starts = _np.flatnonzero(_np.diff(obj_idx, prepend=-1)).tolist() + [len(pairs)]
+        by_code = list(uniq)
+        objs_sorted = obj_idx[starts[:-1]].tolist() if len(pairs) else []
+        for c, a, b in zip(objs_sorted, starts, starts[1:]):
+            found[by_code[c]] = [offs[i] for i in blk_idx[a:b]]  # type: ignore[index]
+        return found
+    for (a, off), b in zip(blocks, bounds[1:]):
+        seen: set[bytes | None] = set()
+        for vals in lists:
+            seen.update(vals[a:b])
+        seen.discard(None)
+        for v in seen:
+            lst = found.get(v)                             # type: ignore[arg-type]
             if lst is None:
-                objs[v] = offs
+                found[v] = [off]                           # type: ignore[index]
             else:
-                lst.extend(o for o in offs if o != lst[-1])
+                lst.append(off)
+    return found
 
 
 def _encode_offsets(offs: list[int], cache: dict[int, bytes]) -> bytes:
@@ -235,14 +349,32 @@ def write_bulk_table(path: str | os.PathLike[str], options: WriterOptions,
                     tick(1)
         else:
             uih = varint(ui - options.min_update_index)
+            sv = _SV
+            tags = peeled.count(None) != len(peeled)
 
-            def ref_payloads(lo: int, hi: int) -> list[bytes]:
-                return [uih + v if pv is None else uih + v + pv
-                        for v, pv in zip(values[lo:hi], peeled[lo:hi])]
-            vts = [REF_VAL1 if pv is None else REF_VAL2 for pv in peeled]
+            def ref_records(lo: int, hi: int, ks: Sequence[bytes], ps: list[int]) -> list[bytes]:
+                vs = values[lo:hi]
+                if not tags:
+                    return [sv[p] + sv[((len(k) - p) << 3) | 1] + k[p:] + uih + v
+                            for k, p, v in zip(ks, ps, vs)]
+                return [sv[p] + sv[((len(k) - p) << 3) | 1] + k[p:] + uih + v if pv is None
+                        else sv[p] + sv[((len(k) - p) << 3) | 2] + k[p:] + uih + v + pv
+                        for k, p, v, pv in zip(ks, ps, vs, peeled[lo:hi])]
+            if max(map(len, names), default=0) > 1000:       # beyond the varint table
+                ref_records = _generic_records(uih, values, peeled)
+            vts = [REF_VAL1 if pv is None else REF_VAL2 for pv in peeled] if tags else REF_VAL1
             prefixes: list[int] = []
-            _fill(tw, names, ref_payloads, vts, (values, peeled), tick, keep_prefixes=prefixes)
+            blocks: list[tuple[int, int]] = []
+            _fill(tw, names, ref_records, vts, b"", tick, keep_prefixes=prefixes, blocks=blocks)
             del vts
+            objs = tw._obj
+            if objs is not None:
+                for v, offs in _obj_offsets(blocks, len(names), (values, peeled)).items():
+                    lst = objs.get(v)
+                    if lst is None:
+                        objs[v] = offs
+                    else:
+                        lst.extend(o for o in offs if o != lst[-1])
         if log is not None:
             msg = log["message"]
             if not options.exact_log_message:
@@ -257,15 +389,14 @@ def write_bulk_table(path: str | os.PathLike[str], options: WriterOptions,
                         tick(1)
             else:
                 suffix = b"\0" + (_MAX_U64 - ui).to_bytes(8, "big")
-                keys = [nm + suffix for nm in names]
-                old = log["old"]
+                head = suffix + log["old"]
                 tail = _log_tail(log["name"], log["email"], log["time"], log["tz"], msg)
 
-                def log_payloads(lo: int, hi: int) -> list[bytes]:
-                    return [old + v + tail for v in values[lo:hi]]
-                # a log key is the refname + NUL + 8 bytes and refnames contain no NUL,
-                # so neighbouring log keys share exactly what their refnames share
-                # (the first one, after HEAD's, shares nothing either way)
-                _fill(tw, keys, log_payloads, LOG_UPDATE, None, tick,
-                      prefixes=prefixes if len(prefixes) == len(keys) else None)
+                def log_records(lo: int, hi: int, ks: Sequence[bytes], ps: list[int]) -> list[bytes]:
+                    return [sv[p] + sv[((len(k) + 9 - p) << 3) | 1] + k[p:] + head + v + tail
+                            for k, p, v in zip(ks, ps, values[lo:hi])]
+                if max(map(len, names), default=0) > 1000:
+                    log_records = _generic_records(head, values, None, tail, 9, LOG_UPDATE)
+                _fill(tw, names, log_records, LOG_UPDATE, suffix, tick,
+                      prefixes=prefixes if len(prefixes) == len(names) else None)
         tw.close()

@@ -132,10 +132,11 @@ def _emit_buckets(prefix: bytes, buckets: list[tuple[str, list[str]]],
                   ) -> Iterator[list[bytes]]:
     """buckets: (key, [full suffixes starting with key]); sort keys then each bucket."""
     buckets.sort(key=lambda kb: kb[0])
+    pstr = prefix.decode()
     batch: list[bytes] = []
     for _key, names in buckets:
         names.sort()
-        batch.extend(prefix + s.encode() for s in names)
+        batch.extend(map(str.encode, [pstr + s for s in names]))
         if len(batch) >= 65536:
             yield batch
             batch = []
@@ -219,15 +220,15 @@ def _merge_requests(count: int, rng: random.Random) -> Iterator[list[bytes]]:
         limit += 1
     left = count
     batch: list[bytes] = []
+    pre = "refs/merge-requests/"
     for chunk in _lex_numbers(limit):
-        for s in chunk:
-            batch.append(b"refs/merge-requests/" + s.encode() + b"/head")
-            left -= 1
-            if left and int(s) % 4 == 0:
-                batch.append(b"refs/merge-requests/" + s.encode() + b"/merge")
-                left -= 1
-            if not left:
-                break
+        part = [x for num in chunk
+                for x in ((pre + num + "/head", pre + num + "/merge") if int(num) % 4 == 0
+                          else (pre + num + "/head",))]
+        if len(part) > left:
+            part = part[:left]
+        batch.extend(map(str.encode, part))
+        left -= len(part)
         if len(batch) >= 65536 or not left:
             yield batch
             batch = []
