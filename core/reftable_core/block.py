@@ -424,147 +424,180 @@ _NAME_VARIANTS = {
 }
 
 _REF_LOOP = '''
-def ref_loop(data, off, end, last, hash_size, min_ui, block_off, name_of_table):
-    """Yield RefRecords decoded from data[off:end] (see block.py)."""
+def ref_loop(block, off, last, hash_size, min_ui, next_block):
+    """Yield RefRecords from block (at off, after key last), then from the blocks next_block(block) returns."""
     RefRec = RefRecord
     h2 = 2 * hash_size
-    LAST_INIT
-    NAME_INIT
-    try:
-        while off < end:
-            start = off
-            p = data[off]
-            if p < 0x80:
-                off += 1
-            else:
-                p, off = get_varint(data, off)
-            s = data[off]
-            if s < 0x80:
-                off += 1
-            elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
-                s = (((s & 0x7F) + 1) << 7) | data[off + 1]
-                off += 2
-            else:
-                s, off = get_varint(data, off)
-            if p > len(last):
-                raise FormatError("prefix length exceeds the previous key",
-                                  name_of_table, block_off + start)
-            nxt = off + (s >> 3)
-            key = last[:p] + data[off:nxt]
-            off = nxt
-            u = data[off]
-            if u < 0x80:
-                off += 1
-            else:
-                u, off = get_varint(data, off)
-            NAME
-            vt = s & 7
-            if vt == 1:
-                nxt = off + hash_size
-                rec = RefRec(name, u + min_ui, 1, data[off:nxt], None, None)
-            elif vt == 2:
-                nxt = off + h2
-                rec = RefRec(name, u + min_ui, 2, data[off:off + hash_size],
-                             data[off + hash_size:nxt], None)
-            elif vt == 3:
-                n, off = get_varint(data, off)
-                nxt = off + n
-                rec = RefRec(name, u + min_ui, 3, None, None, data[off:nxt])
-            elif vt == 0:
-                nxt = off
-                rec = RefRec(name, u + min_ui, 0, None, None, None)
-            else:
-                raise FormatError(f"unknown ref value type {vt}", name_of_table,
-                                  block_off + start)
-            if nxt > end:       # offsets only grow: this also covers the key suffix
-                raise FormatError("ref record runs past the block",
-                                  name_of_table, block_off + start)
-            off = nxt
-            KEY_STORE
-            yield rec
-    except (IndexError, FormatError) as e:
-        if isinstance(e, FormatError) and e.path is not None:
-            raise
-        raise FormatError(f"truncated ref record", name_of_table, block_off + off) from None
+    while True:
+        data = block.data
+        end = block.end
+        block_off = block.off
+        name_of_table = block.name
+        LAST_INIT
+        NAME_INIT
+        try:
+            while off < end:
+                start = off
+                p = data[off]
+                if p < 0x80:
+                    off += 1
+                else:
+                    p, off = get_varint(data, off)
+                s = data[off]
+                if s < 0x80:
+                    off += 1
+                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
+                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+                    off += 2
+                else:
+                    s, off = get_varint(data, off)
+                if p > len(last):
+                    raise FormatError("prefix length exceeds the previous key",
+                                      name_of_table, block_off + start)
+                nxt = off + (s >> 3)
+                key = last[:p] + data[off:nxt]
+                off = nxt
+                u = data[off]
+                if u < 0x80:
+                    off += 1
+                else:
+                    u, off = get_varint(data, off)
+                NAME
+                vt = s & 7
+                if vt == 1:
+                    nxt = off + hash_size
+                    rec = RefRec(name, u + min_ui, 1, data[off:nxt], None, None)
+                elif vt == 2:
+                    nxt = off + h2
+                    rec = RefRec(name, u + min_ui, 2, data[off:off + hash_size],
+                                 data[off + hash_size:nxt], None)
+                elif vt == 3:
+                    n, off = get_varint(data, off)
+                    nxt = off + n
+                    rec = RefRec(name, u + min_ui, 3, None, None, data[off:nxt])
+                elif vt == 0:
+                    nxt = off
+                    rec = RefRec(name, u + min_ui, 0, None, None, None)
+                else:
+                    raise FormatError(f"unknown ref value type {vt}", name_of_table,
+                                      block_off + start)
+                if nxt > end:       # offsets only grow: this also covers the key suffix
+                    raise FormatError("ref record runs past the block",
+                                      name_of_table, block_off + start)
+                off = nxt
+                KEY_STORE
+                yield rec
+        except (IndexError, FormatError) as e:
+            if isinstance(e, FormatError) and e.path is not None:
+                raise
+            raise FormatError(f"truncated ref record", name_of_table, block_off + off) from None
+        # on to the next block of this section (None: stop here)
+        block = next_block(block) if next_block is not None else None
+        if block is None:
+            return
+        off = block.header_off + 4
+        last = b""
 '''
 
 _LOG_LOOP = '''
-def log_loop(data, off, end, last, hash_size, min_ui, block_off, name_of_table):
-    """Yield LogRecords decoded from data[off:end] (see block.py)."""
+def log_loop(block, off, last, hash_size, min_ui, next_block):
+    """Yield LogRecords like ref_loop does RefRecords."""
     LogRec = LogRecord
     h2 = 2 * hash_size
-    LAST_INIT
-    try:
-        while off < end:
-            start = off
-            p = data[off]
-            if p < 0x80:
-                off += 1
-            else:
-                p, off = get_varint(data, off)
-            s, off = get_varint(data, off)
-            nxt = off + (s >> 3)
-            if nxt > end or p > len(last):
-                raise FormatError("record key runs past the block or bad prefix length",
-                                  name_of_table, block_off + start)
-            key = last[:p] + data[off:nxt]
-            off = nxt
-            kl = len(key)
-            if kl <= 9 or key[kl - 9] != 0:
-                raise FormatError("malformed log key", name_of_table, block_off + start)
-            refname = bytes(key[:kl - 9])
-            ui = MAX_U64 - int.from_bytes(key[kl - 8:], "big")
-            vt = s & 7
-            if vt == 1:
-                old = data[off:off + hash_size]
-                new = data[off + hash_size:off + h2]
-                off += h2
-                n, off = get_varint(data, off)
-                nm = data[off:off + n]
-                off += n
-                n, off = get_varint(data, off)
-                em = data[off:off + n]
-                off += n
-                t, off = get_varint(data, off)
-                tz = (data[off] << 8) | data[off + 1]
-                if tz & 0x8000:
-                    tz -= 0x10000
-                off += 2
-                n, off = get_varint(data, off)
-                msg = data[off:off + n]
-                off += n
-                rec = LogRec(refname, ui, 1, old, new, nm, em, t, tz, msg)
-            elif vt == 0:
-                rec = LogRec(refname, ui, 0, None, None, b"", b"", 0, 0, b"")
-            else:
-                raise FormatError(f"unknown log value type {vt}", name_of_table,
-                                  block_off + start)
-            if off > end:
-                raise FormatError("log record runs past the block", name_of_table,
-                                  block_off + start)
-            KEY_STORE
-            yield rec
-    except (IndexError, FormatError) as e:
-        if isinstance(e, FormatError) and e.path is not None:
-            raise
-        raise FormatError(f"truncated log record", name_of_table, block_off + off) from None
+    while True:
+        data = block.data
+        end = block.end
+        block_off = block.off
+        name_of_table = block.name
+        LAST_INIT
+        try:
+            while off < end:
+                start = off
+                p = data[off]
+                if p < 0x80:
+                    off += 1
+                else:
+                    p, off = get_varint(data, off)
+                s, off = get_varint(data, off)
+                nxt = off + (s >> 3)
+                if nxt > end or p > len(last):
+                    raise FormatError("record key runs past the block or bad prefix length",
+                                      name_of_table, block_off + start)
+                key = last[:p] + data[off:nxt]
+                off = nxt
+                kl = len(key)
+                if kl <= 9 or key[kl - 9] != 0:
+                    raise FormatError("malformed log key", name_of_table, block_off + start)
+                refname = bytes(key[:kl - 9])
+                ui = MAX_U64 - int.from_bytes(key[kl - 8:], "big")
+                vt = s & 7
+                if vt == 1:
+                    old = data[off:off + hash_size]
+                    new = data[off + hash_size:off + h2]
+                    off += h2
+                    n, off = get_varint(data, off)
+                    nm = data[off:off + n]
+                    off += n
+                    n, off = get_varint(data, off)
+                    em = data[off:off + n]
+                    off += n
+                    t, off = get_varint(data, off)
+                    tz = (data[off] << 8) | data[off + 1]
+                    if tz & 0x8000:
+                        tz -= 0x10000
+                    off += 2
+                    n, off = get_varint(data, off)
+                    msg = data[off:off + n]
+                    off += n
+                    rec = LogRec(refname, ui, 1, old, new, nm, em, t, tz, msg)
+                elif vt == 0:
+                    rec = LogRec(refname, ui, 0, None, None, b"", b"", 0, 0, b"")
+                else:
+                    raise FormatError(f"unknown log value type {vt}", name_of_table,
+                                      block_off + start)
+                if off > end:
+                    raise FormatError("log record runs past the block", name_of_table,
+                                      block_off + start)
+                KEY_STORE
+                yield rec
+        except (IndexError, FormatError) as e:
+            if isinstance(e, FormatError) and e.path is not None:
+                raise
+            raise FormatError(f"truncated log record", name_of_table, block_off + off) from None
+        # on to the next block of this section (None: stop here)
+        block = next_block(block) if next_block is not None else None
+        if block is None:
+            return
+        off = block.header_off + 4
+        last = b""
 '''
 
 _GENERIC_LOOP = '''
-def generic_loop(data, off, end, last, hash_size, min_ui, block_off, name_of_table):
-    """Yield obj/index records decoded from data[off:end] (cold path)."""
+def generic_loop(block, off, last, hash_size, min_ui, next_block):
+    """Yield obj/index records (cold path)."""
     typ = TYPE
-    LAST_INIT
-    while off < end:
-        start = off
-        try:
-            rec, key, off = decode_record(typ, data, off, bytes(last), hash_size, min_ui)
-        except FormatError as e:
-            raise FormatError(e.msg, name_of_table, block_off + start) from None
-        if off > end:
-            raise FormatError("record runs past the block", name_of_table, block_off + start)
-        KEY_STORE
-        yield rec
+    while True:
+        data = block.data
+        end = block.end
+        block_off = block.off
+        name_of_table = block.name
+        LAST_INIT
+        while off < end:
+            start = off
+            try:
+                rec, key, off = decode_record(typ, data, off, bytes(last), hash_size, min_ui)
+            except FormatError as e:
+                raise FormatError(e.msg, name_of_table, block_off + start) from None
+            if off > end:
+                raise FormatError("record runs past the block", name_of_table, block_off + start)
+            KEY_STORE
+            yield rec
+        # on to the next block of this section (None: stop here)
+        block = next_block(block) if next_block is not None else None
+        if block is None:
+            return
+        off = block.header_off + 4
+        last = b""
 '''
 
 
@@ -594,8 +627,10 @@ _LOOPS: dict[tuple, Callable[..., Iterator]] = {}
 def record_loop(typ: int, flags: Flags) -> Callable[..., Iterator]:
     """The sequential decoder for blocks of type typ under flags.
 
-    Signature: loop(data, off, end, last_key, hash_size, min_update_index,
-    block_off, table_name) -> iterator of records.
+    Signature: loop(block, off, last_key, hash_size, min_update_index,
+    next_block) -> iterator of records, starting at block offset off (after a
+    record whose key is last_key) and continuing with next_block(block) until
+    that returns None (next_block None: this block only).
     """
     swap = flags.block_key_swap
     alloc = flags.ref_name_alloc if typ == BLOCK_TYPE_REF else True
@@ -628,8 +663,5 @@ def iter_block(block: Block, hash_size: int, flags: Flags = Flags(),
                last: bytes = b"") -> Iterator:
     """Iterate a block's records from off (default: its first record)."""
     loop = record_loop(block.typ, flags)
-    data = block.data
-    if isinstance(data, memoryview):
-        data = bytes(data)
     start = block.header_off + 4 if off is None else off
-    return loop(data, start, block.end, last, hash_size, min_update_index, block.off, block.name)
+    return loop(block, start, last, hash_size, min_update_index, None)

@@ -178,26 +178,17 @@ class TableReader:
     def _records_from(self, block: Block | None, off: int, last: bytes) -> Iterator:
         """Records from block/off onwards, continuing through following blocks of its type."""
         if block is None:
-            return
-        typ = block.typ
-        loop = self._loops[typ]
+            return iter(())
         load = self._load
         src = self.source
         bsize = self.block_size
         limit = self._limit
-        hs = self.hash_size
-        min_ui = self.min_update_index
-        name = self.path
-        while True:
-            data = block.data
-            if type(data) is not bytes:
-                data = bytes(data)
-            yield from loop(data, off, block.end, last, hs, min_ui, block.off, name)
-            block = load(src, block.off + block.full_size, 0, bsize, limit, typ)
-            if block is None:
-                return
-            off = 4
-            last = b""
+        typ = block.typ
+
+        def next_block(b: Block) -> Block | None:
+            return load(src, b.off + b.full_size, 0, bsize, limit, typ)
+        return self._loops[typ](block, off, last, self.hash_size, self.min_update_index,
+                                next_block)
 
     def _section_records(self, typ: int) -> Iterator:
         start = self._section_start(typ)
@@ -286,8 +277,8 @@ class TableReader:
         off, last = seek_in_block(block, name, self.hash_size)
         if off >= block.end:
             return None     # every key of the block that may hold name is smaller
-        rec = next(self._loops[BLOCK_TYPE_REF](block.data, off, block.end, last, self.hash_size,
-                                               self.min_update_index, block.off, self.path))
+        rec = next(self._loops[BLOCK_TYPE_REF](block, off, last, self.hash_size,
+                                               self.min_update_index, None))
         return rec if rec.refname == name else None
 
     def logs_for(self, refname: bytes) -> Iterator[LogRecord]:
@@ -322,9 +313,8 @@ class TableReader:
             if block is None:
                 raise FormatError(f"obj record points at {off}, not a ref block", self.path,
                                   off)
-            data = block.data if type(block.data) is bytes else bytes(block.data)
-            for r in loop(data, block.header_off + 4, block.end, b"", self.hash_size,
-                          self.min_update_index, block.off, self.path):
+            for r in loop(block, block.header_off + 4, b"", self.hash_size,
+                          self.min_update_index, None):
                 if r.value == oid or r.target_value == oid:
                     yield r
 
