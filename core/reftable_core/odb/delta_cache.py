@@ -18,7 +18,8 @@ Strategies (picked once by make_delta_cache(flags), never tested in the hot path
 The LRU is a circular doubly-linked list of entries with a sentinel (git's list.h),
 so the blob_first walk really costs a pass over every entry.
 Counters in .stats: lookups, hits, misses, adds, evictions (LRU releases),
-collisions (slot replacements), bytes (current), peak_bytes, entries.
+collisions (slot replacements), bytes (current), peak_bytes, entries, lru_steps
+(nodes visited by eviction walks) and deltas (applied by the pack reader).
 """
 from __future__ import annotations
 
@@ -35,17 +36,21 @@ class CacheStats:
         "adds",
         "bytes",
         "collisions",
+        "deltas",
         "entries",
         "evictions",
         "hits",
         "limit",
         "lookups",
+        "lru_steps",
         "peak_bytes",
         "strategy",
     )
 
     def __init__(self, limit: int, strategy: str) -> None:
         self.lookups = self.hits = self.adds = self.evictions = self.collisions = 0
+        self.lru_steps = 0      # LRU nodes visited by eviction walks (the blob_first cost)
+        self.deltas = 0         # deltas applied by the pack reader (the cost of misses)
         self.bytes = self.peak_bytes = self.entries = 0
         self.limit = limit
         self.strategy = strategy
@@ -112,23 +117,28 @@ class _CacheBase:
         head = self.head
         stats = self.stats
         limit = self.limit
+        steps = 0
         f = head.next
         while f is not head:
             if stats.bytes <= limit:
                 break
+            steps += 1
             nxt = f.next
             self._release(f)
             stats.evictions += 1
             f = nxt
+        stats.lru_steps += steps
 
     def _evict_blob_first(self) -> None:
         head = self.head
         stats = self.stats
         limit = self.limit
+        steps = 0
         f = head.next
         while f is not head:
             if stats.bytes <= limit:
                 break
+            steps += 1
             nxt = f.next
             if f.type == OBJ_BLOB:
                 self._release(f)
@@ -138,10 +148,12 @@ class _CacheBase:
         while f is not head:
             if stats.bytes <= limit:
                 break
+            steps += 1
             nxt = f.next
             self._release(f)
             stats.evictions += 1
             f = nxt
+        stats.lru_steps += steps
 
     def _release(self, ent: Entry) -> None:
         raise NotImplementedError

@@ -230,6 +230,7 @@ class Pack:
         inflate = self.inflate
         add = cache.add
         path = self.path
+        cache.stats.deltas += len(stack)
         while stack:
             add(key, obj_off, data, typ)
             obj_off, pos, dsize = stack.pop()
