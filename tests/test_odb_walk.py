@@ -146,3 +146,35 @@ def test_flags_property(small: Path, index: str, lru: str, limit: int) -> None:
 
 
 _ref_cache: dict[Path, tuple] = {}
+
+
+def test_edge_cases_equal_git(mgit: GitRunner, tmp_path: Path) -> None:
+    """Type change (symlink <-> file: T), file -> directory (D + A), exec bit, gitlink,
+    an empty commit, deletions of whole directories; log-raw and log-S against git."""
+    d = tmp_path / "edge.git"
+    mgit.run(["init", "-q", "--bare", "-b", "main", str(d)])
+    sub = "1" * 40
+
+    def commit(n: int, body: bytes) -> bytes:
+        return (b"commit refs/heads/main\ncommitter C <c@e> %d +0000\ndata 2\nc%d\n"
+                % (1700000000 + n, n) + body + b"\n")
+
+    def data(x: bytes) -> bytes:
+        return b"data %d\n" % len(x) + x + b"\n"
+
+    stream = b"".join([
+        commit(0, b"M 100644 inline a\n" + data(b"foo\n") + b"M 120000 inline l\n" + data(b"a")
+               + b"M 100644 inline x/y/z\n" + data(b"foo foo\n") + b"M 100644 inline b\n" + data(b"b\n")),
+        commit(1, b"M 100644 inline l\n" + data(b"foo target\n")),            # symlink -> file: T
+        commit(2, b"M 100755 inline a\n" + data(b"foo\n")),                   # exec bit only
+        commit(3, b""),                                                       # empty commit
+        commit(4, b"D b\nM 100644 inline b/c\n" + data(b"foo\n")),            # file -> dir
+        commit(5, b"D x\nM 160000 " + sub.encode() + b" sm\n"),               # drop a dir, gitlink
+        commit(6, b"M 120000 inline b/c\n" + data(b"a")),                     # file -> symlink
+    ])
+    mgit.run(["fast-import", "--quiet"], cwd=d, input=stream)
+    mgit.run(["repack", "-adq"], cwd=d)
+    assert render(d) == git_raw(mgit, d)
+    for needle in ("foo", "a", "target"):
+        got = [o.hex() for o in log_S(d, "main", needle)]
+        assert got == git_S(mgit, d, needle), needle
