@@ -111,10 +111,10 @@ class TableWriter:
         self._closed = False
         self._min = o.min_update_index
         self._max = o.max_update_index
-        self._log_ui = -1
-        self._log_suffix = b""
-        self._ident: tuple = ()
-        self._ident_enc = b""
+        self._one_ui = -1               # add_log() caches
+        self._one_suffix = b""
+        self._one_ident: tuple = ()
+        self._one_ident_enc = b""
 
     # ------------------------------------------------------------ blocks
     def _new_block(self, typ: int) -> BlockWriter:
@@ -239,7 +239,11 @@ class TableWriter:
         self._finish_section()
 
     # ------------------------------------------------------------ records
+    # add_refs()/add_logs() are the bulk path: one loop over the records with
+    # everything in local variables. add_ref()/add_log() are the same steps for
+    # one record without the loop set-up (both are checked by the same tests).
     def add_ref(self, rec: RefRecord) -> None:
+        """Add one ref; refnames must strictly increase."""
         if self._phase != "ref":
             raise APIError("refs must be added before logs" if self._phase == "log"
                            else "writer is closed")
@@ -252,28 +256,14 @@ class TableWriter:
         if ui < self._min or ui > self._max:
             raise APIError(f"update_index {ui} outside [{self._min}, {self._max}]")
         vt = rec.value_type
-        hs = self.hash_size
-        d = ui - self._min
-        head = varint(d)
+        ui_enc = varint(ui - self._min)
         if vt == REF_VAL1:
             v = rec.value
-            if v is None or len(v) != hs:
-                raise APIError(f"ref {name!r}: value must be {hs} bytes")
-            value = head + v
-        elif vt == REF_VAL2:
-            v, t = rec.value, rec.target_value
-            if v is None or len(v) != hs or t is None or len(t) != hs:
-                raise APIError(f"ref {name!r}: value and target_value must be {hs} bytes")
-            value = head + v + t
-        elif vt == REF_SYMREF:
-            t = rec.target
-            if not t:
-                raise APIError(f"symref {name!r} without target")
-            value = head + varint(len(t)) + t
-        elif vt == REF_DELETION:
-            value = head
+            if v is None or len(v) != self.hash_size:
+                raise APIError(f"ref {name!r}: value must be {self.hash_size} bytes")
+            value = ui_enc + v
         else:
-            raise APIError(f"ref {name!r}: bad value type {vt}")
+            value = self._other_ref_value(rec, name, vt, ui_enc)
         bw = self._bw
         if bw is None or not bw.add(name, vt, value):
             self._add(name, vt, value)
@@ -281,58 +271,108 @@ class TableWriter:
         objs = self._obj
         if objs is not None and vt in (REF_VAL1, REF_VAL2):
             off = self._next
-            lst = objs.get(v)
-            if lst is None:
-                objs[v] = [off]
-            elif lst[-1] != off:
-                lst.append(off)
-            if vt == REF_VAL2:
-                lst = objs.get(t)
+            for oid in ((rec.value,) if vt == REF_VAL1 else (rec.value, rec.target_value)):
+                lst = objs.get(oid)
                 if lst is None:
-                    objs[t] = [off]
+                    objs[oid] = [off]
                 elif lst[-1] != off:
                     lst.append(off)
 
     def add_refs(self, recs: Iterable[RefRecord]) -> None:
-        for r in recs:
-            self.add_ref(r)
+        """Add refs in strictly increasing refname order."""
+        if self._phase != "ref":
+            raise APIError("refs must be added before logs" if self._phase == "log"
+                           else "writer is closed")
+        hs = self.hash_size
+        lo, hi = self._min, self._max
+        objs = self._obj
+        last = self._last_key
+        bw = self._bw
+        if bw is None:
+            bw = self._bw = self._new_block(self._section)
+        block_off = self._next
+        ui_seen = -1
+        ui_enc = b""
+        try:
+            for rec in recs:
+                name = rec.refname
+                if type(name) is not bytes:
+                    name = bytes(name)
+                if not name > last:
+                    raise APIError(f"ref {name!r} added out of order (after {last!r})")
+                ui = rec.update_index
+                if ui != ui_seen:
+                    if ui < lo or ui > hi:
+                        raise APIError(f"update_index {ui} outside [{lo}, {hi}]")
+                    ui_seen = ui
+                    ui_enc = varint(ui - lo)
+                vt = rec.value_type
+                if vt == REF_VAL1:
+                    v = rec.value
+                    if v is None or len(v) != hs:
+                        raise APIError(f"ref {name!r}: value must be {hs} bytes")
+                    value = ui_enc + v
+                else:
+                    value = self._other_ref_value(rec, name, vt, ui_enc)
+                if not bw.add(name, vt, value):
+                    self._add(name, vt, value)      # flush, fresh block (or EntryTooBig)
+                    bw = self._bw
+                    block_off = self._next
+                last = name
+                if objs is not None and vt:
+                    if vt == REF_VAL1:
+                        lst = objs.get(v)
+                        if lst is None:
+                            objs[v] = [block_off]
+                        elif lst[-1] != block_off:
+                            lst.append(block_off)
+                    elif vt == REF_VAL2:
+                        for oid in (rec.value, rec.target_value):
+                            lst = objs.get(oid)
+                            if lst is None:
+                                objs[oid] = [block_off]
+                            elif lst[-1] != block_off:
+                                lst.append(block_off)
+        finally:
+            self._last_key = last
+
+    def _other_ref_value(self, rec: RefRecord, name: bytes, vt: int, ui_enc: bytes) -> bytes:
+        hs = self.hash_size
+        if vt == REF_VAL2:
+            v, t = rec.value, rec.target_value
+            if v is None or len(v) != hs or t is None or len(t) != hs:
+                raise APIError(f"ref {name!r}: value and target_value must be {hs} bytes")
+            return ui_enc + v + t
+        if vt == REF_SYMREF:
+            t = rec.target
+            if not t:
+                raise APIError(f"symref {name!r} without target")
+            return ui_enc + varint(len(t)) + t
+        if vt == REF_DELETION:
+            return ui_enc
+        raise APIError(f"ref {name!r}: bad value type {vt}")
 
     def add_log(self, rec: LogRecord) -> None:
-        if self._phase == "ref":
-            self._finish_ref_section()
-            # the log section starts right after the last block: drop its padding
-            self._next -= self._pending
-            self._pending = 0
-            self._section = BLOCK_TYPE_LOG
-            self._phase = "log"
-        elif self._phase != "log":
-            raise APIError("writer is closed")
+        """Add one log record; keys (refname, newest first) must strictly increase."""
+        if self._phase != "log":
+            self._start_logs()
         ui = rec.update_index
-        # like git's writer, no [min, max] check for logs: a reflog deletion carries
-        # the update index of the entry it deletes (older than this table's range)
-        if ui != self._log_ui:
-            if not 0 <= ui <= _MAX_U64:
-                raise APIError(f"log update_index {ui} out of range")
-            self._log_ui = ui
-            self._log_suffix = b"\0" + (_MAX_U64 - ui).to_bytes(8, "big")
+        if not 0 <= ui <= _MAX_U64:     # no [min, max] check for logs, like git
+            raise APIError(f"log update_index {ui} out of range")
         name = rec.refname
         if type(name) is not bytes:
             name = bytes(name)
         if not name or b"\0" in name:
             raise APIError(f"bad log refname {name!r}")
-        key = name + self._log_suffix
+        if ui != self._one_ui:
+            self._one_ui = ui
+            self._one_suffix = b"\0" + (_MAX_U64 - ui).to_bytes(8, "big")
+        key = name + self._one_suffix
         if not key > self._last_key:
             raise APIError(f"log {name!r}@{ui} added out of order")
         vt = rec.value_type
         if vt == LOG_UPDATE:
-            msg = rec.message
-            if not self.options.exact_log_message:
-                if msg[-1:] == b"\n":
-                    msg = msg.rstrip(b"\n")
-                if b"\n" in msg:
-                    raise APIError(f"log {name!r}@{ui}: multi-line message")
-                msg += b"\n"
-            value = self._log_value(rec, msg)
+            value = self._log_value(rec, name, ui)
         elif vt == LOG_DELETION:
             value = b""
         else:
@@ -342,30 +382,101 @@ class TableWriter:
             self._add(key, vt, value)
         self._last_key = key
 
-    def _log_value(self, rec: LogRecord, msg: bytes) -> bytes:
+    def _log_value(self, rec: LogRecord, name: bytes, ui: int) -> bytes:
+        msg = rec.message
+        if not self.options.exact_log_message:
+            msg = msg.rstrip(b"\n")
+            if b"\n" in msg:
+                raise APIError(f"log {name!r}@{ui}: multi-line message")
+            msg += b"\n"
         hs = self.hash_size
-        old = rec.old_id
-        new = rec.new_id
-        if old is None:
-            old = bytes(hs)
-        if new is None:
-            new = bytes(hs)
+        old = rec.old_id if rec.old_id is not None else bytes(hs)
+        new = rec.new_id if rec.new_id is not None else bytes(hs)
         if len(old) != hs or len(new) != hs:
             raise APIError(f"log ids must be {hs} bytes")
-        # name, email, time and zone rarely change between records: reuse their encoding
         ident = (rec.name, rec.email, rec.time, rec.tz_offset)
-        if ident != self._ident:
-            nm, em, t, tz = ident
-            if not -32768 <= tz <= 32767:
-                raise APIError(f"tz_offset out of range: {tz}")
-            self._ident = ident
-            self._ident_enc = b"".join((varint(len(nm)), nm, varint(len(em)), em, varint(t),
-                                        (tz & 0xFFFF).to_bytes(2, "big")))
-        return b"".join((old, new, self._ident_enc, varint(len(msg)), msg))
+        if ident != self._one_ident:        # rarely changes: reuse the encoding
+            self._one_ident_enc = _ident_bytes(*ident)
+            self._one_ident = ident
+        return b"".join((old, new, self._one_ident_enc, varint(len(msg)), msg))
+
+    def _start_logs(self) -> None:
+        if self._phase == "ref":
+            self._finish_ref_section()
+            # the log section starts right after the last block: drop its padding
+            self._next -= self._pending
+            self._pending = 0
+            self._section = BLOCK_TYPE_LOG
+            self._phase = "log"
+        elif self._phase != "log":
+            raise APIError("writer is closed")
 
     def add_logs(self, recs: Iterable[LogRecord]) -> None:
-        for r in recs:
-            self.add_log(r)
+        """Add logs in strictly increasing key order (refname, newest first)."""
+        if self._phase != "log":
+            self._start_logs()
+        hs = self.hash_size
+        zero = bytes(hs)
+        exact = self.options.exact_log_message
+        last = self._last_key
+        bw = self._bw
+        if bw is None:
+            bw = self._bw = self._new_block(self._section)
+        ui_seen = -1
+        suffix = b""
+        ident_seen: tuple = ()
+        ident_enc = b""
+        try:
+            for rec in recs:
+                ui = rec.update_index
+                # like git's writer, no [min, max] check for logs: a reflog deletion
+                # carries the update index of the entry it deletes
+                if ui != ui_seen:
+                    if not 0 <= ui <= _MAX_U64:
+                        raise APIError(f"log update_index {ui} out of range")
+                    ui_seen = ui
+                    suffix = b"\0" + (_MAX_U64 - ui).to_bytes(8, "big")
+                name = rec.refname
+                if type(name) is not bytes:
+                    name = bytes(name)
+                if not name or b"\0" in name:
+                    raise APIError(f"bad log refname {name!r}")
+                key = name + suffix
+                if not key > last:
+                    raise APIError(f"log {name!r}@{ui} added out of order")
+                vt = rec.value_type
+                if vt == LOG_UPDATE:
+                    msg = rec.message
+                    if not exact:
+                        if msg[-1:] == b"\n":
+                            msg = msg.rstrip(b"\n")
+                        if b"\n" in msg:
+                            raise APIError(f"log {name!r}@{ui}: multi-line message")
+                        msg += b"\n"
+                    old = rec.old_id
+                    new = rec.new_id
+                    if old is None:
+                        old = zero
+                    if new is None:
+                        new = zero
+                    if len(old) != hs or len(new) != hs:
+                        raise APIError(f"log ids must be {hs} bytes")
+                    # name, email, time and zone rarely change: reuse their encoding
+                    ident = (rec.name, rec.email, rec.time, rec.tz_offset)
+                    if ident != ident_seen:
+                        ident_enc = _ident_bytes(*ident)
+                        ident_seen = ident
+                    value = b"".join((old, new, ident_enc, varint(len(msg)), msg))
+                elif vt == LOG_DELETION:
+                    value = b""
+                else:
+                    raise APIError(f"log {name!r}: bad value type {vt}")
+                if not bw.add(key, vt, value):
+                    self._add(key, vt, value)       # flush, fresh block (or EntryTooBig)
+                    bw = self._bw
+                last = key
+        finally:
+            self._last_key = last
 
     # ------------------------------------------------------------ close
     def close(self) -> WriterStats:
@@ -409,6 +520,13 @@ class TableWriter:
 
 
 _IDX_DUMMY = SectionStats()
+
+
+def _ident_bytes(name: bytes, email: bytes, time: int, tz: int) -> bytes:
+    if not -32768 <= tz <= 32767:
+        raise APIError(f"tz_offset out of range: {tz}")
+    return b"".join((varint(len(name)), name, varint(len(email)), email, varint(time),
+                     (tz & 0xFFFF).to_bytes(2, "big")))
 
 
 def write_table(path: str | os.PathLike[str] | BinaryIO, refs: Iterable[RefRecord] = (),

@@ -10,7 +10,7 @@
 3. Single-ref seek, hot (the table open, random existing names): mean time per
    seek_ref.
 4. Writing N refs plus one log record per ref with TableWriter (records built
-   beforehand; the time covers add_ref/add_log/close).
+   beforehand; the time covers add_refs/add_logs/close).
 Plain time.perf_counter; figures are printed as a small table.
 """
 from __future__ import annotations
@@ -148,11 +148,8 @@ def bench_write(n: int, out_dir: Path, repeat: int) -> tuple[float, int]:
         nonlocal size
         path = out_dir / "written.ref"
         w = TableWriter(path, WriterOptions(min_update_index=1, max_update_index=1))
-        add_ref, add_log = w.add_ref, w.add_log
-        for r in refs:
-            add_ref(r)
-        for lg in logs:
-            add_log(lg)
+        w.add_refs(refs)
+        w.add_logs(logs)
         size = w.close().size
     t = best(run, repeat, "write")
     with TableReader.open(out_dir / "written.ref") as r:    # sanity check
