@@ -181,3 +181,46 @@ def test_deletions_and_symrefs_round_trip() -> None:
     assert list(r.refs()) == refs
     got = list(r.logs())
     assert got[0] == logs[0] and got[1].message == b"m\n"
+
+
+def test_bulk_and_single_paths_write_identical_bytes() -> None:
+    refs = [RefRecord(b"HEAD", 3, 3, target=b"refs/heads/main")]
+    refs += [_ref(i, ui=1 + i % 3) for i in range(700)]
+    refs += [RefRecord(b"refs/tags/t%03d" % i, 2, 2, bytes([i]) * 20, bytes([i + 1]) * 20)
+             for i in range(50)]
+    refs.append(RefRecord(b"refs/zz/deleted", 4, 0))
+    logs = [LogRecord(x.refname, ui, 1, bytes(20), b"\x07" * 20, b"N%d" % (ui % 2), b"e",
+                      1700000000 + ui, -ui, b"m %d\n\n" % ui)
+            for x in refs[:300] for ui in (9, 5)]
+    logs.append(LogRecord(b"refs/zz/deleted", 4, 0))
+    outs = []
+    for bulk in (True, False):
+        buf = io.BytesIO()
+        w = TableWriter(buf, _opts(block_size=512, restart_interval=5))
+        if bulk:
+            w.add_refs(refs)
+            w.add_logs(logs)
+        else:
+            for x in refs:
+                w.add_ref(x)
+            for lg in logs:
+                w.add_log(lg)
+        w.close()
+        outs.append(buf.getvalue())
+    assert outs[0] == outs[1]
+    r = _read(io.BytesIO(outs[0]))
+    assert list(r.refs()) == refs
+    assert len(list(r.logs())) == len(logs)
+
+
+def test_bulk_api_errors_keep_state() -> None:
+    w = TableWriter(io.BytesIO(), _opts())
+    with pytest.raises(APIError):
+        w.add_refs([_ref(1), _ref(3), _ref(2)])
+    w.add_ref(_ref(4))                  # the writer continues after the last good record
+    with pytest.raises(APIError):
+        w.add_refs([_ref(4)])
+    w.add_logs([_log(b"refs/a", 2)])
+    with pytest.raises(APIError):
+        w.add_logs([_log(b"refs/a", 1), _log(b"refs/a", 1)])
+    w.close()
