@@ -116,7 +116,10 @@ def build(preset: str, *, out: Path | str | None = None, root: Path | str | None
         runner = GitRunner(git or find_git(), hermetic_env())
         ctx = Context(tmp, resolved, runner, _progress_factory(progress), preset)
         facts = BUILDERS[p.builder](ctx)
+        ctx.phase("rest of the build")
         repo = tmp / REPO_DIR
+        chash = content_hash(repo)
+        ctx.phase("content hash")
         manifest: dict[str, Any] = {
             "generator": GENERATOR,
             "generator_version": GENERATOR_VERSION,
@@ -124,10 +127,11 @@ def build(preset: str, *, out: Path | str | None = None, root: Path | str | None
             "params": resolved,
             "writer": "git" if resolved.get("via_git") else "reftable_core",
             "git_version": runner.version(),
-            "content_hash": content_hash(repo),
+            "content_hash": chash,
             "fingerprint": fingerprint(repo),
             "facts": facts,
             "build_seconds": round(time.perf_counter() - started, 3),
+            "phase_seconds": ctx.phases,
         }
         write_manifest(tmp, manifest)
         replace_dir(tmp, dest)

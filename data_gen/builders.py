@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
@@ -43,6 +44,14 @@ class Context:
     git: GitRunner
     progress: Progress
     preset: str
+    phases: dict[str, float] = field(default_factory=dict)   # wall seconds per phase
+    _t: float = field(default_factory=time.perf_counter)
+
+    def phase(self, name: str) -> None:
+        """Close the running phase under `name` (timings go to the manifest)."""
+        now = time.perf_counter()
+        self.phases[name] = round(self.phases.get(name, 0.0) + now - self._t, 3)
+        self._t = now
 
     @property
     def gitdir(self) -> Path:
@@ -180,6 +189,7 @@ def _log(record: Any, name: bytes, ui: int, old: bytes, new: bytes, msg: bytes,
 def build_reftable_refs(ctx: Context) -> dict[str, Any]:
     p = ctx.params
     objs = _objects(ctx, "reftable")
+    ctx.phase("git init + fast-import")
     if p["via_git"]:
         return _reftable_via_git(ctx, objs)
     writer_mod, record = _writer_module()
@@ -200,6 +210,7 @@ def build_reftable_refs(ctx: Context) -> dict[str, Any]:
         names.extend(ns)
         values.extend(vs)
         peeled_all.extend(ps)
+    ctx.phase("names + values")
     RefRecord = record.RefRecord
     VAL1 = record.REF_VAL1
     opts = writer_mod.WriterOptions(hash_id=ctx.hash_id, min_update_index=1,
@@ -213,6 +224,7 @@ def build_reftable_refs(ctx: Context) -> dict[str, Any]:
     from .fastwrite import write_bulk_table
     write_bulk_table(rdir / fname, opts, names, values, peeled_all, log=log,
                      tick=bar.update)
+    ctx.phase("table 1")
     bar.close()
     table_names.append(fname)
     tops = _plan_top_tables(ctx, names, values, v.commits)
