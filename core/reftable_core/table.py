@@ -50,17 +50,25 @@ class RecordIterator:
     def __init__(self, reader: "TableReader", typ: int) -> None:
         self._reader = reader
         self._typ = typ
-        self._gen = reader._section_records(typ)
+        self._gen: Iterator | None = None     # positioned lazily: seek() or section start
 
     def seek(self, key: bytes) -> "RecordIterator":
         self._gen = self._reader._seek(self._typ, bytes(key))
         return self
 
-    def __iter__(self) -> Iterator:
+    def _from_start(self) -> Iterator:
+        self._gen = self._reader._section_records(self._typ)
         return self._gen
 
+    def __iter__(self) -> Iterator:
+        gen = self._gen
+        return gen if gen is not None else self._from_start()
+
     def __next__(self):
-        return next(self._gen)
+        gen = self._gen
+        if gen is None:
+            gen = self._from_start()
+        return next(gen)
 
 
 class TableReader:
