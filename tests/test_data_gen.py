@@ -95,6 +95,31 @@ def test_fast_writer_bytes_identical(tmp_path: Path, n: int, hash_id: str, block
         assert digests[0] == digests[1]
 
 
+@pytest.mark.parametrize("long", [True, False])
+def test_fast_writer_long_names_and_tags(tmp_path: Path, long: bool) -> None:
+    """Names beyond the varint table, and an id peeled to two ids, take the generic paths."""
+    extra = [b"refs/heads/" + b"x" * 1500, b"refs/heads/" + b"x" * 1400 + b"y"] if long else []
+    names = sorted(extra + [b"refs/tags/a", b"refs/tags/b"]
+                   + [b"refs/heads/b%04d" % i for i in range(300)])
+    rng = random.Random(0)
+    commits = [rng.randbytes(20) for _ in range(5)]
+    values = [commits[i % 5] for i in range(len(names))]
+    peeled = [None] * len(names)
+    peeled[names.index(b"refs/tags/a")] = commits[1]
+    peeled[names.index(b"refs/tags/b")] = commits[2]
+    values[names.index(b"refs/tags/a")] = values[names.index(b"refs/tags/b")] = commits[0]
+    log = {"old": bytes(20), "name": b"n", "email": b"e", "time": 1, "tz": 60,
+           "message": b"m", "head_new": commits[0]}
+    digests = []
+    for fast in (True, False):
+        path = tmp_path / f"long-{fast}.ref"
+        write_bulk_table(path, WriterOptions(block_size=4096, min_update_index=1,
+                                             max_update_index=1), names, values, peeled,
+                         log=log, fast=fast)
+        digests.append(path.read_bytes())
+    assert digests[0] == digests[1]
+
+
 # -- presets -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("preset", list(SMALL))
@@ -158,6 +183,8 @@ def test_top_tables_shadow_and_delete(tmp_path: Path, git: GitRunner, git_path: 
     ("empty-repo", {"refs": 10, "ref_format": "files"}),
     ("empty-repo", {"refs": 10}),
     ("refs-1m-1table", {"refs": 300, "object_format": "sha256", "values": "single"}),
+    ("refs-1m-3tables", {"refs": 400, "object_format": "sha256"}),
+    ("packed-1m", {"refs": 400, "object_format": "sha256"}),
 ])
 def test_via_git_gives_the_same_refs(preset: str, params: dict, tmp_path: Path,
                                      git: GitRunner, git_path: str) -> None:
