@@ -312,6 +312,7 @@ def _reftable_via_git(ctx: Context, objs: ObjectSet) -> dict[str, Any]:
 def build_packed_refs(ctx: Context) -> dict[str, Any]:
     p = ctx.params
     objs = _objects(ctx, "files")
+    ctx.phase("git init + fast-import")
     v = Valued(ctx, objs)
     gd = ctx.gitdir
     n = p["refs"]
@@ -331,14 +332,6 @@ def build_packed_refs(ctx: Context) -> dict[str, Any]:
         except ImportError as e:
             raise DataGenError(f"reftable_core.packed is not available yet ({e}); "
                                "use --via-git") from None
-        hexes: dict[bytes, bytes] = {}
-
-        def hx(oid: bytes) -> bytes:
-            h = hexes.get(oid)
-            if h is None:
-                h = hexes[oid] = oid.hex().encode()
-            return h
-
         path = str(gd / "packed-refs")
         fd = packed.lock_path(path)
         try:
@@ -346,9 +339,7 @@ def build_packed_refs(ctx: Context) -> dict[str, Any]:
             mid = n // 2
             seen = 0
             for ns, vs, ps in v.chunks():
-                rows = [(nm, hx(val)) if pl is None else (nm, hx(val), hx(pl))
-                        for nm, val, pl in zip(ns, vs, ps)]
-                data = packed.format_packed_refs(rows, header=header, sort=False)
+                data = format_packed_chunk(packed, ns, vs, ps, header)
                 header = b""
                 view = memoryview(data)
                 while view:
@@ -370,8 +361,24 @@ def build_packed_refs(ctx: Context) -> dict[str, Any]:
                 os.close(fd)
                 os.unlink(path + ".lock")
     bar.close()
+    ctx.phase("names + packed-refs" if not p["via_git"] else "git update-ref + pack-refs")
     return {"probe_refs": pick_probe_names(probe), "tip": v.tip.hex(), "ref_count": n + 1,
             "commits": len(v.commits), "annotated_tags": len(v.tags)}
+
+
+def format_packed_chunk(packed: Any, names: list[bytes], values: list[bytes],
+                        peeled: list[bytes | None], header: bytes = b"") -> bytes:
+    """packed.format_packed_refs(rows, header=header, sort=False) for sorted names,
+    byte for byte (tests compare them), with the per-object text built once per
+    distinct object id instead of once per ref."""
+    pairs = dict.fromkeys(zip(values, peeled))
+    pre = {v: v.hex().encode() + b" " for v, _ in pairs}
+    post = {v: b"\n" if pv is None else b"\n^" + pv.hex().encode() + b"\n" for v, pv in pairs}
+    if len(post) != len(pairs):       # one id peeled two ways: the general formatter
+        return packed.format_packed_refs(list(zip(names, values, peeled)), header=header,
+                                         sort=False)
+    gp, gq = pre.__getitem__, post.__getitem__
+    return header + b"".join([gp(v) + nm + gq(v) for nm, v in zip(names, values)])
 
 
 # -- empty repository + update-ref script -------------------------------------------

@@ -120,6 +120,23 @@ def test_fast_writer_long_names_and_tags(tmp_path: Path, long: bool) -> None:
     assert digests[0] == digests[1]
 
 
+@pytest.mark.parametrize("ambiguous", [False, True])
+def test_packed_chunk_identical_to_core_formatter(ambiguous: bool) -> None:
+    from data_gen.builders import format_packed_chunk
+    from reftable_core import packed
+    rng = random.Random(4)
+    commits = [rng.randbytes(32) for _ in range(6)]
+    names = all_ref_names(700, 2, 64)
+    values = [rng.choice(commits) for _ in names]
+    peeled = [commits[0] if v == commits[5] else None for v in values]
+    if ambiguous:                     # the same id peeled to two different ids
+        i = values.index(commits[5])
+        peeled[i] = commits[1]
+    rows = [(n, v) if p is None else (n, v, p) for n, v, p in zip(names, values, peeled)]
+    want = packed.format_packed_refs(rows, header=packed.PACKED_REFS_HEADER, sort=False)
+    assert format_packed_chunk(packed, names, values, peeled, packed.PACKED_REFS_HEADER) == want
+
+
 # -- presets -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("preset", list(SMALL))

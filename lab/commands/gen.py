@@ -84,7 +84,9 @@ def run(args: argparse.Namespace, flags: Flags) -> int:
     print(f"{state} {ds.path}{extra} ({ds.manifest.get('content_hash', '')[:23]})",
           file=sys.stderr)
     if args.json:
-        out = {k: v for k, v in ds.manifest.items() if k not in ("fingerprint",)}
+        out = {k: v for k, v in ds.manifest.items()
+               if k != "fingerprint" and not k.startswith("_")}
+        out["cached"] = ds.cached
         out["path"], out["gitdir"] = str(ds.path), str(ds.gitdir)
         print(json.dumps(out, indent=1, sort_keys=True))
     else:
