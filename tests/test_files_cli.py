@@ -121,6 +121,8 @@ def _state(git, repo: Path) -> dict[str, bytes]:
     out = {"show-ref": git.run(["show-ref", "--head", "-d"], cwd=repo, check=False).stdout,
            "for-each-ref": git.out(["for-each-ref", "--format=%(refname) %(objectname) %(symref)"],
                                    cwd=repo)}
+    out["dirs"] = "\n".join(sorted(str(p.relative_to(repo)) for p in (repo / ".git").rglob("*")
+                                   if p.is_dir() and "objects" not in p.parts)).encode()
     logs = repo / ".git" / "logs"
     if logs.exists():
         for p in sorted(logs.rglob("*")):
@@ -164,6 +166,8 @@ UPDATE_SCRIPTS = [
     "start\nupdate refs/heads/x {head}\nabort\n",
     "update refs/heads/dup {head}\nupdate refs/heads/dup {one}\n",
     "delete refs/heads/does-not-exist\n",
+    "delete refs/heads/main\n",                                    # HEAD's branch: HEAD log entry
+    "update refs/heads/deep/er/ref {head}\ndelete refs/heads/topic/t00\n",
     "update refs/notes/commits {head}\n",
 ]
 
@@ -187,7 +191,9 @@ def test_update_ref_stdin_matches_git(git, files_repo: Path, tmp_path: Path, scr
     assert ours.stdout == theirs.stdout
     assert _state(git, mine) == _state(git, files_repo)
     assert not list((mine / ".git").rglob("*.lock"))
-    git.run(["fsck", "--strict", "--no-dangling"], cwd=mine)
+    fsck = [git.run(["fsck", "--strict", "--no-dangling"], cwd=r, check=False) for r in (mine, files_repo)]
+    assert (fsck[0].returncode, fsck[0].stdout) == (fsck[1].returncode, fsck[1].stdout)
+    assert fsck[0].returncode == 0 or b"HEAD" in fsck[0].stderr       # unborn HEAD after deleting main
 
 
 def test_update_ref_stale_lock(git, files_repo: Path, tmp_path: Path) -> None:

@@ -110,7 +110,7 @@ def test_delete_prunes_empty_dirs(tmp_path: Path) -> None:
     write_loose(gd, b"refs/heads/a/b/c", A)
     assert delete_loose(gd, b"refs/heads/a/b/c")
     assert not (tmp_path / "refs/heads/a").exists()
-    assert (tmp_path / "refs/heads").exists() or (tmp_path / "refs").exists()
+    assert (tmp_path / "refs/heads").is_dir()                 # git spares refs/heads/
     assert not delete_loose(gd, b"refs/heads/a/b/c")
 
 
@@ -132,7 +132,8 @@ def test_reflog_format_and_read(tmp_path: Path) -> None:
     assert entries[0].old_id == A and entries[0].new_id == B
     delete_reflog(gd, b"refs/heads/x")
     assert read_reflog(gd, b"refs/heads/x") == []
-    assert not (tmp_path / "logs/refs").exists()
+    assert (tmp_path / "logs/refs/heads").is_dir()
+    assert not (tmp_path / "logs/refs/heads/x").exists()
 
 
 def test_reflog_read_by_git(git, make_repo) -> None:

@@ -30,8 +30,8 @@ from typing import Any, Callable, Iterator
 from .errors import LockError, ReftableError, RefnameError
 from .flags import Flags
 from .loose import (LooseLock, append_reflog, delete_loose, delete_reflog, format_loose,
-                    format_reflog_line, iter_loose_names, read_loose, read_reflog,
-                    reflog_exists)
+                    format_reflog_line, iter_loose_names, prune_ref_parents, read_loose,
+                    read_reflog, reflog_exists)
 from .packed import PackedEntry, PackedRefs, format_packed_refs, lock_path
 from .refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, refname_is_safe
 from .refstore import LogEntry, Ref, RefUpdate
@@ -480,8 +480,11 @@ class FilesTransaction:
         if self._packed_deletes:
             self._rewrite_packed()
         for u in deletes:
-            delete_loose(gitdir, u.refname)
+            delete_loose(gitdir, u.refname, prune=False)      # still holding its lock
             delete_reflog(gitdir, u.refname)
+            if u.lock is not None:
+                u.lock.rollback()
+            prune_ref_parents(gitdir, u.refname)              # as git does after unlocking
 
     def _rewrite_packed(self) -> None:
         store = self.store

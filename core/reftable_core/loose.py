@@ -222,15 +222,28 @@ def write_loose(gitdir: str, name: bytes, oid: bytes | None = None,
         raise
 
 
-def delete_loose(gitdir: str, name: bytes) -> bool:
-    """Remove the loose file of name (True if there was one); prune empty parents."""
+def delete_loose(gitdir: str, name: bytes, prune: bool = True) -> bool:
+    """Remove the loose file of name (True if there was one); prune empty parents
+    (git spares refs/<first>/) unless prune is False (see prune_ref_parents)."""
     path = ref_path(gitdir, name)
     try:
         os.unlink(path)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return False
-    prune_empty_parents(gitdir, os.path.dirname(path), os.path.join(gitdir, "refs"))
+    if prune:
+        prune_ref_parents(gitdir, name)
     return True
+
+
+def prune_ref_parents(gitdir: str, name: bytes) -> None:
+    """Remove the empty directories above refs/<first>/.../name (after its lock is gone)."""
+    prune_empty_parents(gitdir, os.path.dirname(ref_path(gitdir, name)), _keep_dir(gitdir, name))
+
+
+def _keep_dir(root: str, name: bytes) -> str:
+    """git spares the first two components (refs/heads/) when pruning empty parents."""
+    parts = [p for p in name.split(b"/") if p]
+    return os.path.join(root, *(os.fsdecode(p) for p in parts[:2]))
 
 
 def prune_empty_parents(gitdir: str, d: str, stop: str) -> None:
@@ -298,7 +311,7 @@ def delete_reflog(gitdir: str, name: bytes) -> None:
         os.unlink(path)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return
-    prune_empty_parents(gitdir, os.path.dirname(path), os.path.join(gitdir, "logs"))
+    prune_empty_parents(gitdir, os.path.dirname(path), _keep_dir(os.path.join(gitdir, "logs"), name))
 
 
 def parse_reflog_line(refname: bytes, line: bytes, hash_size: int, index: int) -> LogEntry | None:
