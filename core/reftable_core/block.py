@@ -15,7 +15,10 @@ binary-searches the restart points and scans linearly; record_loop(typ, flags)
 returns the generator function that decodes a block's records sequentially
 (variants chosen by flags.block_key_swap and flags.ref_name_alloc).
 All offsets in a Block are relative to the block start (which, for the block
-at file offset 0, includes the file header). Errors are FormatError with the
+at file offset 0, includes the file header). Block.data is always bytes: a
+memoryview from MmapSource is copied once per loaded block (after the
+early-exit type check), because indexing and slicing bytes is markedly faster
+in CPython than doing so on a view; mmap=on still saves the per-read syscall. Errors are FormatError with the
 table name and the absolute file offset.
 """
 from __future__ import annotations
