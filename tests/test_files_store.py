@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reftable_core.errors import ReftableError, RefnameError
+from reftable_core.errors import LockError, ReftableError, RefnameError
 from reftable_core.files import FilesRefStore
 from reftable_core.flags import PACKED_LOOKUPS, PACKED_READERS, REFNAME_SAFETY, Flags
 from reftable_core.loose import read_reflog, write_loose
@@ -211,7 +211,7 @@ def test_dangerous_name_refused(gitdir: str) -> None:
 def test_stale_ref_lock(gitdir: str) -> None:
     Path(gitdir, "refs/heads/main.lock").write_bytes(b"stale")
     s = store_of(gitdir)
-    with pytest.raises(ReftableError, match=r"cannot lock ref 'refs/heads/main': Unable to create "
+    with pytest.raises(LockError, match=r"cannot lock ref 'refs/heads/main': Unable to create "
                                             r"'.*refs/heads/main\.lock': File exists"):
         commit(s, RefUpdate(b"refs/heads/a", new_value=B), RefUpdate(b"refs/heads/main", new_value=B))
     assert s.read_ref(b"refs/heads/main").value == A
@@ -236,7 +236,7 @@ def test_stale_packed_refs_lock(gitdir: str) -> None:
     Path(gitdir, "packed-refs.lock").write_bytes(b"stale")
     s = store_of(gitdir)
     before = Path(gitdir, "packed-refs").read_bytes()
-    with pytest.raises(ReftableError, match="packed-refs.lock"):
+    with pytest.raises(LockError, match="packed-refs.lock"):
         commit(s, RefUpdate(b"refs/heads/packed-only", new_value=Z))
     assert Path(gitdir, "packed-refs").read_bytes() == before
     assert s.read_ref(b"refs/heads/packed-only").value == B

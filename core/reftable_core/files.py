@@ -40,6 +40,10 @@ class TransactionError(ReftableError):
     """A transaction failed; str(e) is git's error text."""
 
 
+class TransactionLockError(TransactionError, LockError):
+    """A transaction could not take a lock (<ref>.lock or packed-refs.lock exists)."""
+
+
 # Identity, reflog message and reflog-creation rules are shared with the reftable
 # backend (reftable_store); imported when first needed, so that a read-only
 # command (show-ref) does not pay for importing the reftable layers.
@@ -294,7 +298,7 @@ class FilesTransaction:
             if self.store.read_ref(u.refname) is None:
                 # a file where a directory should be: report the D/F conflict as git does
                 self._verify_available(u.refname, affected - {u.refname})
-            raise TransactionError(f"cannot lock ref '{u.original.decode()}': {e}") from None
+            raise TransactionLockError(f"cannot lock ref '{u.original.decode()}': {e}") from None
         self._locks.append(u.lock)
 
     def _exists(self, name: bytes) -> bool:
@@ -428,7 +432,7 @@ class FilesTransaction:
             try:
                 self._packed_fd = lock_path(store.packed_path)
             except LockError as e:
-                raise TransactionError(f"unable to lock packed-refs: {e}") from None
+                raise TransactionLockError(f"unable to lock packed-refs: {e}") from None
             self._packed_deletes = dels
 
     def _is_broken_loose(self, name: bytes) -> bool:
