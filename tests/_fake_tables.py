@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 MAX_U64 = (1 << 64) - 1
 

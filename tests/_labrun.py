@@ -5,8 +5,8 @@ import io
 import os
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from lab.cli import main
 
@@ -45,5 +45,6 @@ def run_lab(args: Sequence[str], cwd: str | os.PathLike[str] | None = None,
 def run_lab_proc(args: Sequence[str], cwd: str | os.PathLike[str] | None = None,
                  stdin: bytes = b"", env: Mapping[str, str] | None = None) -> tuple[int, bytes, bytes]:
     proc = subprocess.run([sys.executable, "-m", "lab.cli", *args], cwd=cwd, input=stdin,
-                          capture_output=True, env=dict(env) if env is not None else None)
+                          capture_output=True, env=dict(env) if env is not None else None,
+                          check=False)
     return proc.returncode, proc.stdout, proc.stderr

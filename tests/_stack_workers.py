@@ -23,7 +23,7 @@ def writer(path: str, wid: int, n: int, flags_spec: str, q) -> None:
         name = b"refs/heads/w%d/%04d" % (wid, i)
         while True:
             try:
-                def write(wr) -> None:
+                def write(wr, name: bytes = name) -> None:
                     u = wr.options.min_update_index
                     wr.add_ref(RefRecord(name, u, 1, oid))
                     wr.add_log(LogRecord(name, u, 1, bytes(20), oid, b"w", b"w@x", 1, 0, b"c"))

@@ -12,16 +12,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
+from _labrun import run_lab
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from reftable_core.errors import APIError
 from reftable_core.flags import BOOL_FLAGS, ENV_VAR, Flags, baseline, resolve
 from reftable_core.record import LogRecord, RefRecord
 from reftable_core.refstore import RefUpdate
 from reftable_core.repo import open_repo
 from reftable_core.stack import Stack, StackOptions
-
-from _labrun import run_lab
 
 REFTABLE_FLAGS = ("merged_cmp", "same_subiter_skip", "pq_cmp", "block_key_swap",
                   "ref_name_alloc", "block_type_early_exit", "stat_cache", "mmap")
@@ -39,7 +38,7 @@ def stack_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("flags") / "reftable"
     stk = Stack(d, Flags(), StackOptions(auto_compact=False, block_size=256))
     layers = [
-        [(b"refs/heads/b%03d" % i, _oid(i)) for i in range(0, 200)],
+        [(b"refs/heads/b%03d" % i, _oid(i)) for i in range(200)],
         [(b"refs/heads/b%03d" % i, _oid(i + 1000)) for i in range(0, 200, 7)],
         [(b"refs/heads/b%03d" % i, None) for i in range(3, 200, 11)],
         [(b"refs/tags/t%02d" % i, _oid(i + 2000)) for i in range(30)],

@@ -4,12 +4,11 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
+from _fake_tables import FakeTable, FLog, FRef
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from reftable_core.flags import Flags, baseline
 from reftable_core.merged import MergedTable, log_key
-
-from _fake_tables import FakeTable, FLog, FRef
 
 COMBOS = [Flags(merged_cmp=m, same_subiter_skip=s, pq_cmp=p)
           for m, s, p in itertools.product((False, True), repeat=3)]

@@ -4,12 +4,11 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
+from _fake_tables import FLog, FRef
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from reftable_core.flags import Flags, baseline
 from reftable_core.pq import LOG, REF, MergedIterPQueue, log_key_cmp, make_less, ref_key_cmp
-
-from _fake_tables import FLog, FRef
 
 FLAGSETS = [Flags(), baseline(), Flags(pq_cmp=False), baseline().replace(pq_cmp=True)]
 

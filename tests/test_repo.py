@@ -4,7 +4,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from reftable_core.errors import NotExistError, ReftableError
 from reftable_core.repo import find_gitdir, open_repo, parse_config
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from _labrun import run_lab
 
 from lab.gitbin import GitRunner, find_git, hermetic_env
-
-from _labrun import run_lab
 
 NOCOMPACT = ["-c", "reftable.autoCompaction=false"]
 NOCOMPACT_ENV = {"GIT_TEST_REFTABLE_AUTOCOMPACTION": "false"}     # git 2.45 .. 2.47
@@ -40,7 +39,7 @@ def _build(tmp: Path, git: GitRunner, name: str, ref_format: str, object_format:
     git.run(["init", "-q", f"--ref-format={ref_format}", f"--object-format={object_format}",
              "-b", "main", str(path)])
     git.run(["config", "reftable.autoCompaction", "false"], cwd=path)   # newer git
-    g = lambda *a: git.out([*NOCOMPACT, *a], cwd=path, env=NOCOMPACT_ENV)  # noqa: E731
+    g = lambda *a: git.out([*NOCOMPACT, *a], cwd=path, env=NOCOMPACT_ENV)
     g("commit", "-q", "--allow-empty", "-m", "one")
     g("commit", "-q", "--allow-empty", "-m", "two")
     g("tag", "-a", "-m", "annotated", "v1")

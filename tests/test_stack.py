@@ -6,12 +6,17 @@ import re
 from pathlib import Path
 
 import pytest
-
-from reftable_core.errors import LockError, NotExistError, OutdatedError
+from reftable_core.errors import APIError, LockError, NotExistError, OutdatedError
 from reftable_core.flags import Flags, baseline
 from reftable_core.record import LogRecord, RefRecord
-from reftable_core.stack import (Segment, Stack, StackOptions, format_name, read_names,
-                                 suggest_compaction_segment)
+from reftable_core.stack import (
+    Segment,
+    Stack,
+    StackOptions,
+    format_name,
+    read_names,
+    suggest_compaction_segment,
+)
 
 NAME_RE = re.compile(r"^0x[0-9a-f]{12}-0x[0-9a-f]{12}-[0-9a-f]{8}\.ref$")
 OID = bytes(range(20))
@@ -152,7 +157,7 @@ def test_failed_write_leaves_nothing(tmp_path: Path) -> None:
     def write(wr) -> None:
         wr.add_ref(RefRecord(b"refs/heads/b", 1, 1, OID))
         wr.add_ref(RefRecord(b"refs/heads/a", 1, 1, OID))      # out of order: APIError
-    with pytest.raises(Exception):
+    with pytest.raises(APIError):
         st.add(write)
     assert os.listdir(tmp_path) == []
 

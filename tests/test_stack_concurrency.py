@@ -16,13 +16,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import _stack_workers as workers
 import pytest
-
 from reftable_core.flags import Flags, baseline
 from reftable_core.record import RefRecord
 from reftable_core.stack import Stack, StackOptions
-
-import _stack_workers as workers
 
 TESTS_DIR = str(Path(__file__).resolve().parent)
 

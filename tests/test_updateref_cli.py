@@ -11,10 +11,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from _labrun import run_lab
 
 from lab.gitbin import GitRunner
-
-from _labrun import run_lab
 
 
 @pytest.fixture(autouse=True)
@@ -28,7 +27,7 @@ def _lab_env(git: GitRunner, monkeypatch: pytest.MonkeyPatch) -> None:
 def _setup(make_repo, git: GitRunner, ref_format: str = "reftable",
            object_format: str = "sha1") -> tuple[Path, dict[str, str]]:
     path = make_repo("base", ref_format=ref_format, object_format=object_format)
-    g = lambda *a: git.out(list(a), cwd=path).decode().strip()  # noqa: E731
+    g = lambda *a: git.out(list(a), cwd=path).decode().strip()
     g("commit", "-q", "--allow-empty", "-m", "one")
     g("commit", "-q", "--allow-empty", "-m", "two")
     g("tag", "-a", "-m", "annotated", "v1")
@@ -60,17 +59,17 @@ def _state(git: GitRunner, path: Path) -> bytes:
 
 SCRIPTS: list[tuple[str, list[str]]] = [
     ("create-update-delete", [
-        "create refs/heads/x {C1}\nupdate refs/heads/side {C2} {C1}\n"
-        "create refs/tags/t2 {T}\ndelete refs/heads/nothere\ndelete refs/heads/gone\n"
-        "verify refs/tags/v1 {T}\n",
+        ("create refs/heads/x {C1}\nupdate refs/heads/side {C2} {C1}\n"
+         "create refs/tags/t2 {T}\ndelete refs/heads/nothere\ndelete refs/heads/gone\n"
+         "verify refs/tags/v1 {T}\n"),
         "update refs/heads/x {C2}\n",
     ]),
     ("head-deref", ["update HEAD {C1}\n", "update refs/heads/main {C2} {C1}\n"]),
     ("no-deref", ["option no-deref\nupdate HEAD {C1}\n"]),
     ("transactions", [
-        "start\ncreate refs/heads/t1 {C1}\nprepare\ncommit\n"
-        "start\ncreate refs/heads/t2 {C1}\nabort\n"
-        "start\ndelete refs/heads/t1 {C1}\ncommit\n",
+        ("start\ncreate refs/heads/t1 {C1}\nprepare\ncommit\n"
+         "start\ncreate refs/heads/t2 {C1}\nabort\n"
+         "start\ndelete refs/heads/t1 {C1}\ncommit\n"),
     ]),
     ("messages", ["update refs/heads/main {C1}\n"]),
     ("old-value-errors", [
@@ -97,8 +96,8 @@ SCRIPTS: list[tuple[str, list[str]]] = [
     ]),
     ("refname-values", ["create refs/heads/fromname main\nupdate refs/heads/side v1^{{}}\n"]),
     ("tags-peeled", ["create refs/tags/peel {T}\ncreate refs/tags/lw {C1}\n"]),
-    ("z-format", ["create refs/heads/zz\0{C1}\0update refs/heads/side\0{C2}\0\0"
-                  "delete refs/heads/gone\0\0verify refs/heads/main\0{C2}\0"]),
+    ("z-format", [("create refs/heads/zz\0{C1}\0update refs/heads/side\0{C2}\0\0"
+                   "delete refs/heads/gone\0\0verify refs/heads/main\0{C2}\0")]),
 ]
 
 

@@ -19,7 +19,8 @@ This is the algorithm of git at the time of seed 000 (no single-subiter fast pat
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from .errors import FormatError
 from .flags import Flags
@@ -152,7 +153,7 @@ def _merge_fields_skip(pq: MergedIterPQueue, its: list[Iterator[Any]],
         yield erec
 
 
-_MERGE_VARIANTS = {
+_MERGE_VARIANTS: dict[tuple[bool, bool], Callable[..., Iterator[Any]]] = {
     (False, False): _merge_keys_noskip,
     (False, True): _merge_keys_skip,
     (True, False): _merge_fields_noskip,
@@ -167,7 +168,7 @@ def _empty() -> Iterator[Any]:
 class MergedIter:
     """Iterator over the merged records of one kind ("ref" or "log")."""
 
-    __slots__ = ("_subs", "_kind", "_suppress", "_less", "_cmp", "_variant", "_gen")
+    __slots__ = ("_cmp", "_gen", "_kind", "_less", "_subs", "_suppress", "_variant")
 
     def __init__(self, subs: list[Any], kind: str, flags: Flags, suppress: bool) -> None:
         self._subs = subs

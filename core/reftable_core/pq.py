@@ -12,7 +12,8 @@ Records are duck-typed: ref records have .refname, log records .refname and
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .flags import Flags
 

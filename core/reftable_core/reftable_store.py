@@ -23,7 +23,8 @@ import os
 import re
 import socket
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from .errors import NotExistError, ReftableError
 from .flags import Flags
@@ -119,12 +120,12 @@ def committer_ident(config: dict[str, str],
     if not name:
         try:
             name = getpass.getuser()
-        except Exception:
+        except (OSError, KeyError):
             name = "unknown"
     if not email:
         try:
             user = getpass.getuser()
-        except Exception:
+        except (OSError, KeyError):
             user = "unknown"
         email = f"{user}@{socket.gethostname()}"
     date = env.get("GIT_COMMITTER_DATE")
@@ -281,7 +282,7 @@ class ReftableRefStore:
             return True
         return self.reflog_exists(name)
 
-    def transaction(self) -> "ReftableTransaction":
+    def transaction(self) -> ReftableTransaction:
         return ReftableTransaction(self)
 
     def close(self) -> None:
@@ -289,8 +290,18 @@ class ReftableRefStore:
 
 
 class _TxUpdate:
-    __slots__ = ("refname", "new_value", "old_value", "new_target", "msg", "log_only",
-                 "no_deref", "via_head", "current", "original")
+    __slots__ = (
+        "current",
+        "log_only",
+        "msg",
+        "new_target",
+        "new_value",
+        "no_deref",
+        "old_value",
+        "original",
+        "refname",
+        "via_head",
+    )
 
     def __init__(self, refname: bytes, new_value: bytes | None, old_value: bytes | None,
                  new_target: bytes | None, msg: bytes, no_deref: bool = False,
@@ -368,6 +379,7 @@ class ReftableTransaction:
         if objects is None:
             return
         oid = u.new_value
+        assert oid is not None
         try:
             typ = self._object_type(objects, oid)
         except NotExistError:

@@ -25,8 +25,9 @@ from __future__ import annotations
 import os
 import random
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Callable, Iterator
+from typing import Any, BinaryIO
 
 from .blocksource import open_file_source
 from .errors import APIError, LockError, NotExistError, OutdatedError, ReftableError
@@ -184,7 +185,7 @@ def _stat_key(st: os.stat_result) -> tuple[int, int, int, int, int]:
 class _Table:
     """One open table of the stack: its name, reader and size for compaction."""
 
-    __slots__ = ("name", "reader", "file_size")
+    __slots__ = ("file_size", "name", "reader")
 
     def __init__(self, name: str, reader: Any, file_size: int) -> None:
         self.name = name
@@ -199,7 +200,7 @@ class _Table:
 
 def open_table(path: str, name: str, flags: Flags) -> tuple[Any, int]:
     """Open one table file: (TableReader, file size). NotExistError when missing."""
-    from .table import TableReader   # the table layer; imported lazily
+    from .table import TableReader  # the table layer; imported lazily
 
     source = open_file_source(path, flags)
     try:
@@ -370,14 +371,14 @@ class Stack:
             os.close(self._list_fd)
             self._list_fd = -1
 
-    def __enter__(self) -> "Stack":
+    def __enter__(self) -> Stack:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- writing ---------------------------------------------------------------
-    def new_addition(self, reload: bool = False) -> "Addition":
+    def new_addition(self, reload: bool = False) -> Addition:
         """Lock the stack for adding tables (reload when outdated if reload=True)."""
         return Addition(self, reload)
 
@@ -400,6 +401,8 @@ class Stack:
     def _new_writer(self, out: BinaryIO, min_ui: int, max_ui: int) -> Any:
         from .writer import TableWriter, WriterOptions
 
+        if self.opts.hash_id is None:
+            raise APIError("a stack opened without a hash id is read-only")
         return TableWriter(out, WriterOptions(
             block_size=self.opts.block_size, restart_interval=self.opts.restart_interval,
             index_objects=self.opts.index_objects, hash_id=self.opts.hash_id,
@@ -709,7 +712,7 @@ class Addition:
             self._lock_fd = -1
             self._locked = False
 
-    def __enter__(self) -> "Addition":
+    def __enter__(self) -> Addition:
         return self
 
     def __exit__(self, *exc: object) -> None:

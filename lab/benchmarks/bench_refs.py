@@ -156,7 +156,8 @@ def _worker(args: argparse.Namespace) -> None:
     times = []
     if args.worker == "showref":
         gitdir = Path(args.git_dir)
-        show_ref_once(gitdir, args.probe, flags)            # warm-up (page cache)
+        if args.warmup:
+            show_ref_once(gitdir, args.probe, flags)        # warm-up (page cache)
         for _ in range(args.repeat):
             t0 = time.perf_counter()
             show_ref_once(gitdir, args.probe, flags)
@@ -178,7 +179,7 @@ def _worker(args: argparse.Namespace) -> None:
 
 def _run_worker(argv: list[str]) -> list[float]:
     proc = subprocess.run([sys.executable, "-m", "lab.benchmarks.bench_refs", "--worker", *argv],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-3000:])
     return json.loads(proc.stdout)
@@ -188,7 +189,7 @@ def _time_git(argv: list[str], repeat: int, stdin: bytes | None = None,
               fresh_copy: Path | None = None, scratch: Path | None = None) -> list[float]:
     git, env = _git()
     times = []
-    subprocess.run([git, *argv], env=env, capture_output=True, input=stdin)  # warm-up
+    subprocess.run([git, *argv], env=env, capture_output=True, input=stdin, check=False)  # warm-up
     for r in range(repeat):
         args = list(argv)
         tmp = None
@@ -197,7 +198,7 @@ def _time_git(argv: list[str], repeat: int, stdin: bytes | None = None,
             shutil.copytree(fresh_copy, tmp / "repo")
             args = ["--git-dir", str(tmp / "repo" / ".git"), *argv[2:]]
         t0 = time.perf_counter()
-        p = subprocess.run([git, *args], env=env, capture_output=True, input=stdin)
+        p = subprocess.run([git, *args], env=env, capture_output=True, input=stdin, check=False)
         times.append(time.perf_counter() - t0)
         if p.returncode != 0:
             raise RuntimeError(p.stderr.decode()[-2000:])
@@ -214,23 +215,34 @@ def _spec(flags: Flags) -> str:
     return flags.to_spec()
 
 
+def _rounds(configs: list[tuple[str, list[str] | None]], repeat: int,
+            git_run: Any, tag: str) -> dict[str, dict[str, float]]:
+    """Interleave the configurations: each round runs every configuration once
+    (worker argv, or None for git), so machine noise spreads over all of them."""
+    times: dict[str, list[float]] = {label: [] for label, _ in configs}
+    for _ in range(repeat):
+        for label, argv in configs:
+            t = git_run() if argv is None else _run_worker(argv)
+            times[label].extend(t)
+    rows = {label: _summary(ts) for label, ts in times.items()}
+    for label, row in rows.items():
+        print(f"{tag} {label:28s} min {row['min']:.3f}s median {row['median']:.3f}s", flush=True)
+    return rows
+
+
 def bench_showref(work: Path, n_refs: int, repeat: int, out: dict[str, Any]) -> None:
-    git, _ = _git()
     for tables in (1, 3):
         gitdir, probe = make_refs_repo(work / f"refs-{n_refs}-{tables}t", n_refs, tables)
-        configs: list[tuple[str, Flags]] = [("all-on", Flags()), ("all-off", baseline())]
-        configs += [(f"{f} alone", baseline().replace(**{f: True})) for f in READ_FLAGS]
-        rows = {}
-        for label, flags in configs:
-            t = _run_worker(["showref", "--git-dir", str(gitdir), "--probe", probe,
-                             "--flags", _spec(flags), "--repeat", str(repeat)])
-            rows[label] = _summary(t)
-            print(f"show-ref {n_refs} refs {tables} table(s) {label:28s} "
-                  f"min {rows[label]['min']:.3f}s median {rows[label]['median']:.3f}s", flush=True)
-        t = _time_git(["--git-dir", str(gitdir), "show-ref", probe], repeat)
-        rows["git"] = _summary(t)
-        print(f"show-ref {n_refs} refs {tables} table(s) {'git':28s} "
-              f"min {rows['git']['min']:.3f}s median {rows['git']['median']:.3f}s", flush=True)
+        flag_sets: list[tuple[str, Flags]] = [("all-on", Flags()), ("all-off", baseline())]
+        flag_sets += [(f"{f} alone", baseline().replace(**{f: True})) for f in READ_FLAGS]
+        _run_worker(["showref", "--git-dir", str(gitdir), "--probe", probe, "--repeat", "1"])
+        configs: list[tuple[str, list[str] | None]] = [
+            (label, ["showref", "--git-dir", str(gitdir), "--probe", probe,
+                     "--flags", _spec(flags), "--repeat", "1"]) for label, flags in flag_sets]
+        configs.append(("git", None))
+        rows = _rounds(configs, repeat,
+                       lambda g=str(gitdir), pr=probe: _time_git(["--git-dir", g, "show-ref", pr], 1),
+                       f"show-ref {n_refs} refs {tables} table(s)")
         out[f"showref-{tables}t"] = rows
 
 
@@ -287,20 +299,18 @@ def bench_updateref(work: Path, counts: list[int], repeat: int, out: dict[str, A
     scratch = work / "scratch"
     scratch.mkdir(exist_ok=True)
     for n in counts:
-        rows = {}
-        for name, flags in configs:
-            t = _run_worker(["updateref", "--git-dir", str(base / ".git"), "--tip", tip,
-                             "--n", str(n), "--flags", _spec(flags), "--repeat", str(repeat),
-                             "--scratch", str(scratch)])
-            rows[name] = _summary(t)
-            print(f"{label} create {n} refs {name:28s} min {rows[name]['min']:.3f}s "
-                  f"median {rows[name]['median']:.3f}s", flush=True)
-        script = b"".join(b"create refs/heads/new-%07d %s\n" % (i, tip.encode()) for i in range(n))
-        t = _time_git(["--git-dir", "X", "update-ref", "--stdin"], repeat, stdin=script,
-                      fresh_copy=base, scratch=scratch)
-        rows["git"] = _summary(t)
-        print(f"{label} create {n} refs {'git':28s} min {rows['git']['min']:.3f}s "
-              f"median {rows['git']['median']:.3f}s", flush=True)
+        script = b"".join(b"create refs/heads/new-%07d %s\n" % (i, tip.encode())
+                          for i in range(n))
+        wconfigs: list[tuple[str, list[str] | None]] = [
+            (name, ["updateref", "--git-dir", str(base / ".git"), "--tip", tip, "--n", str(n),
+                    "--flags", _spec(flags), "--repeat", "1", "--scratch", str(scratch)])
+            for name, flags in configs]
+        wconfigs.append(("git", None))
+        rows = _rounds(wconfigs, repeat,
+                       lambda script=script: _time_git(["--git-dir", "X", "update-ref", "--stdin"],
+                                                       1, stdin=script, fresh_copy=base,
+                                                       scratch=scratch),
+                       f"{label} create {n} refs")
         out[f"{label}-{n}"] = rows
 
 
@@ -321,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tip")
     p.add_argument("--n", type=int, default=1)
     p.add_argument("--scratch")
+    p.add_argument("--warmup", action="store_true")
     args = p.parse_args(argv)
     if args.worker:
         _worker(args)

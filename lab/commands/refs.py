@@ -13,7 +13,8 @@ import argparse
 import bisect
 import os
 import sys
-from typing import Any, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags, resolve
@@ -208,9 +209,10 @@ def _parse_git_options(argv: list[str], specs: list[_OptSpec],
             j = 1
             while j < len(a):
                 c = a[j]
-                spec = shorts.get(c)
-                if spec is None:
+                found = shorts.get(c)
+                if found is None:
                     raise Die(f"unknown switch `{c}'", 129, "error: ")
+                spec = found
                 if spec.kind == "optarg":
                     rest = a[j + 1:]
                     handle(spec, rest if rest else None, False)
@@ -652,7 +654,7 @@ class _UpdateRefStdin:
             ref, pos = self._parse_arg(buf, pos)
         if not ref:
             return None, pos
-        from reftable_core.refname import check_refname_format, REFNAME_ALLOW_ONELEVEL
+        from reftable_core.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format
         if not check_refname_format(ref, REFNAME_ALLOW_ONELEVEL):
             raise Die(f"invalid ref format: {ref.decode('utf-8', 'replace')}")
         return ref, pos
@@ -872,8 +874,7 @@ class _UpdateRefStdin:
             if state in (OPEN, STARTED):
                 if state == STARTED and cstate == STARTED:
                     raise Die("cannot restart ongoing transaction")
-                if cstate >= state:
-                    state = cstate
+                state = max(cstate, state)
             elif state == PREPARED:
                 if cstate != CLOSED:
                     raise Die("prepared transactions can only be closed")
