@@ -262,3 +262,33 @@ def test_us_to_git(git, make_repo, object_format: str, block_size: int) -> None:
     assert git.out(["rev-parse", "refs/heads/ours/0004"], cwd=repo).decode().strip() == \
         commits[1]
     assert git.run(["fsck", "--no-progress"], cwd=repo).returncode == 0
+
+
+def test_git_to_us_deletions_and_log_only_tables(git, make_repo) -> None:
+    """Tables of an uncompacted stack: ref/log deletion records and a log-only table."""
+    repo = make_repo("dels", object_format="sha256",
+                     config={"reftable.autoCompaction": "false",
+                             "reftable.blockSize": "65536", "reftable.restartInterval": "1"})
+    _commits(git, repo, 1)
+    git.run(["branch", "x"], cwd=repo)
+    git.run(["branch", "y"], cwd=repo)
+    git.run(["branch", "-D", "x"], cwd=repo)
+    git.run(["reflog", "expire", "--expire=all", "refs/heads/y"], cwd=repo)
+    git.run(["reflog", "delete", "HEAD@{0}"], cwd=repo)
+    d = repo / ".git" / "reftable"
+    tables = [TableReader.open(d / n) for n in (d / "tables.list").read_text().split()]
+    try:
+        deletions = [r for t in tables for r in t.refs() if r.value_type == 0]
+        assert [r.refname for r in deletions] == [b"refs/heads/x"]
+        assert deletions[0].update_index > 1
+        log_dels = [lg for t in tables for lg in t.logs() if lg.value_type == 0]
+        assert {lg.refname for lg in log_dels} >= {b"refs/heads/x", b"HEAD"}
+        log_only = [t for t in tables if t.first_block_type == ord("g")]
+        assert log_only            # `reflog delete` writes a table without refs
+        for t in log_only:
+            assert t.log_offset == 0 and list(t.refs()) == [] and list(t.logs())
+        for t in tables:
+            assert t.hash_id == "sha256" and t.block_size == 65536
+    finally:
+        for t in tables:
+            t.close()
