@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from hypothesis import strategies as st
-
 from reftable_core.record import IndexRecord, LogRecord, ObjRecord, RefRecord
 
 HASH_SIZES = {"sha1": 20, "sha256": 32}
@@ -75,6 +74,6 @@ def unique_sorted_logs(recs: list[LogRecord]) -> list[LogRecord]:
 
 
 # the machine is shared: no deadlines, no "too slow" health checks
-from hypothesis import HealthCheck, settings  # noqa: E402
+from hypothesis import HealthCheck, settings
 
 relaxed = settings(deadline=None, suppress_health_check=list(HealthCheck))

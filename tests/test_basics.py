@@ -2,14 +2,23 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
-
-from reftable_core.basics import (common_prefix_size, get_be16, get_be24, get_be32, get_be64,
-                                  get_varint, put_be16, put_be24, put_be32, put_be64,
-                                  put_varint)
+from hypothesis import given
+from hypothesis import strategies as st
+from reftable_core.basics import (
+    common_prefix_size,
+    get_be16,
+    get_be24,
+    get_be32,
+    get_be64,
+    get_varint,
+    put_be16,
+    put_be24,
+    put_be32,
+    put_be64,
+    put_varint,
+)
 from reftable_core.block import common_prefix_len, varint
 from reftable_core.errors import FormatError, ReftableError
-
 from table_strategies import relaxed
 
 

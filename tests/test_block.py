@@ -5,18 +5,37 @@ import itertools
 import zlib
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
-from reftable_core.block import (MAX_RESTARTS, BlockWriter, block_loader, iter_block,
-                                 load_block_early_exit, load_block_full_setup, seek_in_block)
+from hypothesis import given
+from hypothesis import strategies as st
+from reftable_core.block import (
+    MAX_RESTARTS,
+    BlockWriter,
+    block_loader,
+    iter_block,
+    load_block_early_exit,
+    load_block_full_setup,
+    seek_in_block,
+)
 from reftable_core.blocksource import BytesSource
 from reftable_core.errors import FormatError
 from reftable_core.flags import Flags
-from reftable_core.record import (BLOCK_TYPE_INDEX, BLOCK_TYPE_LOG, BLOCK_TYPE_REF, IndexRecord,
-                                  LogRecord, RefRecord, encode_log_value, encode_ref_value)
-
-from table_strategies import relaxed, unique_sorted_logs, unique_sorted_refs, ref_records, \
-    log_records
+from reftable_core.record import (
+    BLOCK_TYPE_INDEX,
+    BLOCK_TYPE_LOG,
+    BLOCK_TYPE_REF,
+    IndexRecord,
+    LogRecord,
+    RefRecord,
+    encode_log_value,
+    encode_ref_value,
+)
+from table_strategies import (
+    log_records,
+    ref_records,
+    relaxed,
+    unique_sorted_logs,
+    unique_sorted_refs,
+)
 
 FLAG_VARIANTS = [Flags(block_key_swap=a, ref_name_alloc=b, block_type_early_exit=c)
                  for a, b, c in itertools.product([True, False], repeat=3)]

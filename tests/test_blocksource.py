@@ -5,9 +5,13 @@ import os
 from pathlib import Path
 
 import pytest
-
-from reftable_core.blocksource import (BlockSource, BytesSource, MmapSource, PreadSource,
-                                       open_file_source)
+from reftable_core.blocksource import (
+    BlockSource,
+    BytesSource,
+    MmapSource,
+    PreadSource,
+    open_file_source,
+)
 from reftable_core.errors import NotExistError, ReftableError
 from reftable_core.flags import Flags
 

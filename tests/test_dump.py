@@ -4,12 +4,13 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from lab.cli import main
-from lab.commands.dump import dump_table
 from reftable_core.blocksource import BytesSource
 from reftable_core.record import LogRecord, RefRecord
 from reftable_core.table import TableReader
 from reftable_core.writer import WriterOptions, write_table
+
+from lab.cli import main
+from lab.commands.dump import dump_table
 
 
 def _table(path: Path) -> None:

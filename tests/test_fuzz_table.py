@@ -8,7 +8,6 @@ import struct
 import zlib
 
 import pytest
-
 from reftable_core.blocksource import BytesSource
 from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags, baseline

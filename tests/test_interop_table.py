@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from reftable_core.block import iter_block
+from reftable_core.flags import Flags, baseline
 from reftable_core.record import BLOCK_TYPE_INDEX, LogRecord, RefRecord
 from reftable_core.table import TableReader
-from reftable_core.flags import Flags, baseline
 from reftable_core.writer import TableWriter, WriterOptions
 
 pytestmark = pytest.mark.git

@@ -2,16 +2,33 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from reftable_core.errors import FormatError
-from reftable_core.record import (BLOCK_TYPE_INDEX, BLOCK_TYPE_LOG, BLOCK_TYPE_OBJ,
-                                  BLOCK_TYPE_REF, IndexRecord, LogRecord, ObjRecord, RefRecord,
-                                  decode_key, decode_record, encode_key, encode_record,
-                                  index_cmp, key_cmp, log_cmp, log_key, obj_cmp, ref_cmp,
-                                  record_type, skip_value, split_log_key)
-
-from table_strategies import relaxed, index_records, log_records, obj_records, ref_records
+from reftable_core.record import (
+    BLOCK_TYPE_INDEX,
+    BLOCK_TYPE_LOG,
+    BLOCK_TYPE_OBJ,
+    BLOCK_TYPE_REF,
+    IndexRecord,
+    LogRecord,
+    ObjRecord,
+    RefRecord,
+    decode_key,
+    decode_record,
+    encode_key,
+    encode_record,
+    index_cmp,
+    key_cmp,
+    log_cmp,
+    log_key,
+    obj_cmp,
+    record_type,
+    ref_cmp,
+    skip_value,
+    split_log_key,
+)
+from table_strategies import index_records, log_records, obj_records, ref_records, relaxed
 
 HS = st.sampled_from([20, 32])
 

@@ -3,22 +3,32 @@ from __future__ import annotations
 
 import io
 import itertools
-import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from reftable_core.blocksource import BytesSource
 from reftable_core.errors import FormatError
 from reftable_core.flags import Flags, baseline
-from reftable_core.record import (BLOCK_TYPE_INDEX, BLOCK_TYPE_LOG, BLOCK_TYPE_OBJ,
-                                  BLOCK_TYPE_REF, LogRecord, RefRecord, log_key)
+from reftable_core.record import (
+    BLOCK_TYPE_INDEX,
+    BLOCK_TYPE_LOG,
+    BLOCK_TYPE_OBJ,
+    LogRecord,
+    RefRecord,
+    log_key,
+)
 from reftable_core.table import TableReader, open_table
 from reftable_core.writer import WriterOptions, write_table
-
-from table_strategies import (HASH_SIZES, log_records, ref_records, relaxed,
-                              unique_sorted_logs, unique_sorted_refs)
+from table_strategies import (
+    HASH_SIZES,
+    log_records,
+    ref_records,
+    relaxed,
+    unique_sorted_logs,
+    unique_sorted_refs,
+)
 
 TABLE_FLAGS = [Flags(block_key_swap=a, ref_name_alloc=b, block_type_early_exit=c, mmap=d)
                for a, b, c, d in itertools.product([True, False], repeat=4)]

@@ -5,7 +5,6 @@ import io
 import zlib
 
 import pytest
-
 from reftable_core.blocksource import BytesSource
 from reftable_core.errors import APIError, EntryTooBigError, ReftableError
 from reftable_core.record import BLOCK_TYPE_INDEX, BLOCK_TYPE_LOG, LogRecord, RefRecord

@@ -25,14 +25,21 @@ from __future__ import annotations
 
 import linecache
 import zlib
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from .basics import Buf, get_varint, put_varint
-from .errors import EntryTooBigError, FormatError, ZlibError
+from .errors import FormatError, ZlibError
 from .flags import Flags
-from .record import (BLOCK_TYPE_INDEX, BLOCK_TYPE_LOG, BLOCK_TYPE_OBJ, BLOCK_TYPE_REF,
-                     BLOCK_TYPES, IndexRecord, LogRecord, ObjRecord, RefRecord,
-                     decode_record, skip_value)
+from .record import (
+    BLOCK_TYPE_INDEX,
+    BLOCK_TYPE_LOG,
+    BLOCK_TYPE_REF,
+    BLOCK_TYPES,
+    LogRecord,
+    RefRecord,
+    decode_record,
+    skip_value,
+)
 
 MAX_RESTARTS = 65535
 DEFAULT_BLOCK_SIZE = 4096
@@ -48,7 +55,7 @@ def varint(v: int) -> bytes:
 
 def common_prefix_len(a: bytes, b: bytes) -> int:
     """Length of the common prefix, in a constant number of big-int operations."""
-    n = len(a) if len(a) < len(b) else len(b)
+    n = min(len(b), len(a))
     if not n:
         return 0
     x = int.from_bytes(a[:n], "big") ^ int.from_bytes(b[:n], "big")
@@ -61,8 +68,18 @@ def common_prefix_len(a: bytes, b: bytes) -> int:
 class BlockWriter:
     """Accumulates one block in memory; see the module contract."""
 
-    __slots__ = ("typ", "block_size", "header_off", "restart_interval", "hash_size",
-                 "buf", "restarts", "entries", "last_key", "compression_level")
+    __slots__ = (
+        "block_size",
+        "buf",
+        "compression_level",
+        "entries",
+        "hash_size",
+        "header_off",
+        "last_key",
+        "restart_interval",
+        "restarts",
+        "typ",
+    )
 
     # State is exactly (buf, restarts, entries, last_key): bulk writers such as
     # data_gen/fastwrite.py append to these directly, so nothing is cached beside them.
@@ -98,7 +115,7 @@ class BlockWriter:
             lk = self.last_key      # common prefix with the previous key, inline
             n = len(lk)
             m = len(key)
-            if m < n:
+            if m < n:       # (not min(): this is the writer's hot path)
                 n = m
             x = int.from_bytes(lk[:n], "big") ^ int.from_bytes(key[:n], "big")
             p = n - 1 - ((x.bit_length() - 1) >> 3) if x else n
@@ -149,8 +166,17 @@ class BlockWriter:
 class Block:
     """A parsed block. data holds the (inflated) block, offsets relative to its start."""
 
-    __slots__ = ("typ", "data", "off", "header_off", "end", "restart_count",
-                 "restart_start", "full_size", "name")
+    __slots__ = (
+        "data",
+        "end",
+        "full_size",
+        "header_off",
+        "name",
+        "off",
+        "restart_count",
+        "restart_start",
+        "typ",
+    )
 
     def __init__(self, typ: int, data: Buf, off: int, header_off: int, end: int,
                  restart_count: int, full_size: int, name: str) -> None:

@@ -31,7 +31,7 @@ class BlockSource(Protocol):
 class BytesSource:
     """An in-memory table (bytes, bytearray or memoryview)."""
 
-    __slots__ = ("name", "_data", "_size")
+    __slots__ = ("_data", "_size", "name")
 
     def __init__(self, data: bytes | bytearray | memoryview, name: str = "<bytes>") -> None:
         self.name = name
@@ -53,7 +53,7 @@ class BytesSource:
 class PreadSource:
     """A file read with os.pread, one fresh buffer per read (mmap=off)."""
 
-    __slots__ = ("name", "_fd", "_size")
+    __slots__ = ("_fd", "_size", "name")
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.name = os.fspath(path)
@@ -80,7 +80,7 @@ class PreadSource:
 class MmapSource:
     """A file mapped once; reads are zero-copy memoryview slices (mmap=on)."""
 
-    __slots__ = ("name", "_map", "_view", "_size")
+    __slots__ = ("_map", "_size", "_view", "name")
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.name = os.fspath(path)

@@ -12,8 +12,8 @@ implementation used by the writer, by tests and by cold paths.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from .basics import Buf, get_varint, put_varint
 from .errors import FormatError

@@ -20,16 +20,25 @@ from __future__ import annotations
 
 import os
 import zlib
-from typing import Iterator
+from collections.abc import Iterator
 
 from .basics import get_be24, get_be32, get_be64
-from .block import (Block, block_loader, record_loop, seek_in_block)
+from .block import Block, block_loader, record_loop, seek_in_block
 from .blocksource import BlockSource, open_file_source
 from .errors import FormatError, ReftableError
 from .flags import Flags
-from .record import (BLOCK_TYPE_INDEX, BLOCK_TYPE_LOG, BLOCK_TYPE_OBJ, BLOCK_TYPE_REF,
-                     FORMAT_IDS, HASH_IDS, IndexRecord, LogRecord, ObjRecord, RefRecord,
-                     decode_index, log_key)
+from .record import (
+    BLOCK_TYPE_INDEX,
+    BLOCK_TYPE_LOG,
+    BLOCK_TYPE_OBJ,
+    BLOCK_TYPE_REF,
+    FORMAT_IDS,
+    HASH_IDS,
+    LogRecord,
+    RefRecord,
+    decode_index,
+    log_key,
+)
 
 MAGIC = b"REFT"
 HEADER_SIZE = {1: 24, 2: 28}
@@ -45,14 +54,14 @@ class RecordIterator:
     generator, so `for rec in it` runs without a Python-level __next__.
     """
 
-    __slots__ = ("_reader", "_typ", "_gen")
+    __slots__ = ("_gen", "_reader", "_typ")
 
-    def __init__(self, reader: "TableReader", typ: int) -> None:
+    def __init__(self, reader: TableReader, typ: int) -> None:
         self._reader = reader
         self._typ = typ
         self._gen: Iterator | None = None     # positioned lazily: seek() or section start
 
-    def seek(self, key: bytes) -> "RecordIterator":
+    def seek(self, key: bytes) -> RecordIterator:
         self._gen = self._reader._seek(self._typ, bytes(key))
         return self
 
@@ -92,7 +101,7 @@ class TableReader:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], flags: Flags = Flags(),
-             name: str | None = None) -> "TableReader":
+             name: str | None = None) -> TableReader:
         src = open_file_source(path, flags)
         try:
             return cls(src, flags, name)
@@ -339,7 +348,7 @@ class TableReader:
     def close(self) -> None:
         self.source.close()
 
-    def __enter__(self) -> "TableReader":
+    def __enter__(self) -> TableReader:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -22,15 +22,30 @@ from __future__ import annotations
 
 import os
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterable
+from typing import BinaryIO
 
 from .block import BlockWriter, common_prefix_len, varint
 from .errors import APIError, EntryTooBigError
-from .record import (BLOCK_TYPE_INDEX, BLOCK_TYPE_LOG, BLOCK_TYPE_OBJ, BLOCK_TYPE_REF,
-                     HASH_IDS, LOG_DELETION, LOG_UPDATE, REF_DELETION, REF_SYMREF, REF_VAL1,
-                     REF_VAL2, LogRecord, ObjRecord, RefRecord, encode_log_value,
-                     encode_obj_value, log_cmp, obj_value_type, ref_cmp)
+from .record import (
+    BLOCK_TYPE_INDEX,
+    BLOCK_TYPE_LOG,
+    BLOCK_TYPE_OBJ,
+    BLOCK_TYPE_REF,
+    HASH_IDS,
+    LOG_DELETION,
+    LOG_UPDATE,
+    REF_DELETION,
+    REF_SYMREF,
+    REF_VAL1,
+    REF_VAL2,
+    LogRecord,
+    ObjRecord,
+    RefRecord,
+    encode_obj_value,
+    obj_value_type,
+)
 
 _MAX_U64 = (1 << 64) - 1
 
@@ -218,8 +233,7 @@ class TableWriter:
         maxc = 1
         for a, b in zip(oids, oids[1:]):
             c = common_prefix_len(a, b)
-            if c > maxc:
-                maxc = c
+            maxc = max(maxc, c)
         n = maxc + 1
         self.stats.object_id_len = n
         self._section = BLOCK_TYPE_OBJ
@@ -509,7 +523,7 @@ class TableWriter:
                 self._out.close()
         return self.stats
 
-    def __enter__(self) -> "TableWriter":
+    def __enter__(self) -> TableWriter:
         return self
 
     def __exit__(self, exc_type, *rest: object) -> None:

@@ -16,7 +16,6 @@ Plain time.perf_counter; figures are printed as a small table.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import random
 import resource

@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 from reftable_core.flags import Flags
-from reftable_core.record import (BLOCK_TYPE_INDEX, LogRecord, RefRecord)
+from reftable_core.record import BLOCK_TYPE_INDEX, LogRecord, RefRecord
 from reftable_core.table import TableReader
 
 
