@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import os
 import zlib
+from bisect import bisect_right
+from itertools import accumulate
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
@@ -112,7 +114,193 @@ class _Deflated:
 Records = Callable[[int, int, Sequence[bytes], list[int]], list[bytes]]
 
 
+def _prefixes(pk: bytes, ks: Sequence[bytes]) -> list[int]:
+    """Common prefix length of each key with the one before it (pk for ks[0])."""
+    if _np is not None and len(ks) > 64:
+        return _np_prefixes(pk, ks)
+    prev = [pk]
+    prev += ks[:-1]
+    # big-int xor, as block.common_prefix_len does it
+    return [(m - ((x.bit_length() + 7) >> 3)) if (x := int.from_bytes(a[:(m := (
+            la if (la := len(a)) < (lb := len(b)) else lb))], "big")
+            ^ int.from_bytes(b[:m], "big")) else m
+            for a, b in zip(prev, ks)]
+
+
 def _fill(tw: TableWriter, names: Sequence[bytes], records: Records, vts: Sequence[int] | int,
+          suffix: bytes = b"", tick: Callable[[int], None] | None = None, window: int = 65536,
+          prefixes: list[int] | None = None, keep_prefixes: list[int] | None = None,
+          blocks: list[tuple[int, int]] | None = None) -> None:
+    """Append one record per name, in order, block by block (see _fill_loop for the
+    record model). Packs a whole block per step: the bytes each record would take
+    (restart points re-encoded with prefix 0, plus their 3-byte restart entry) are
+    summed with itertools.accumulate and the block's end found by bisect, which is
+    exactly where BlockWriter.add() would first refuse a record."""
+    bs = tw.options.block_size
+    if bs > 150_000:        # so many restarts per block that MAX_RESTARTS could matter
+        return _fill_loop(tw, names, records, vts, suffix, tick, window, prefixes,
+                          keep_prefixes, blocks)
+    ri = tw.options.restart_interval
+    sv = _SV
+    nsv = _NSV
+    n = len(names)
+    if not n:
+        return
+    xs = len(suffix)
+    bw = tw._bw
+    if bw is None:
+        bw = tw._bw = tw._new_block(tw._section)
+    prev_key = bw.last_key if bw.entries else tw._last_key
+    if blocks is not None:
+        blocks.append((0, tw._next))
+    pool = None
+    if tw._section == BLOCK_TYPE_LOG:
+        _tune_malloc()
+        pool = ThreadPoolExecutor(2)
+    pending: deque[_Deflated] = deque()
+    const_vt = vts if isinstance(vts, int) else -1
+
+    # a sliding buffer of encoded records: global index base + j
+    base = 0
+    produced = 0
+    kbuf: list[bytes] = []
+    pbuf: list[int] = []
+    nat: list[bytes] = []
+    nlen: list[int] = []
+    zero_p: list[int] = []          # global indexes whose key shares nothing with the previous
+
+    def produce() -> None:
+        nonlocal produced
+        lo, hi = produced, min(n, produced + window)
+        ks = names[lo:hi]
+        if prefixes is not None:
+            ps = prefixes[lo:hi]
+        else:
+            # the previous key only matters through its name part (for a fresh
+            # block the first record is a restart point and its prefix unused)
+            pk = names[lo - 1] if lo else (prev_key[:len(prev_key) - xs] if xs else prev_key)
+            ps = _prefixes(pk, ks)
+            if keep_prefixes is not None:
+                keep_prefixes.extend(ps)
+        recs = records(lo, hi, ks, ps)
+        kbuf.extend(ks)
+        pbuf.extend(ps)
+        nat.extend(recs)
+        nlen.extend(map(len, recs))
+        if 0 in ps:
+            zero_p.extend(lo + j for j, p in enumerate(ps) if p == 0)
+        produced = hi
+
+    def restart_rec(i: int) -> bytes:
+        j = i - base
+        k = kbuf[j]
+        p = pbuf[j]
+        r = nat[j]
+        vt = const_vt if const_vt >= 0 else vts[i]           # type: ignore[index]
+        e = ((len(k) + xs - p) << 3) | vt
+        hl = (1 if p < 128 else len(varint(p))) + (len(sv[e]) if e < nsv else len(varint(e)))
+        e0 = ((len(k) + xs) << 3) | vt
+        return sv[0] + (sv[e0] if e0 < nsv else varint(e0)) + k + r[hl + len(k) - p:]
+
+    def flush_pending(keep: int) -> None:
+        cur = tw._bw
+        while len(pending) > keep:
+            tw._bw = pending.popleft()             # type: ignore[assignment]
+            tw._flush()
+        tw._bw = cur
+
+    buf = bw.buf
+    restarts = bw.restarts
+    nrest = len(restarts)
+    entries = bw.entries
+    free = bs - len(buf)
+    zpos = 0                        # next candidate in zero_p
+    est = 64                        # records tried per step (grows to a block's worth)
+    b = 0
+    try:
+        while b < n:
+            # enough records buffered for a whole block (each takes >= 1 byte + its value)
+            while produced < n and produced - b < 2 * (bs // 8) + ri:
+                produce()
+            if b - base > window:
+                cut = b - base
+                del kbuf[:cut], pbuf[:cut], nat[:cut], nlen[:cut]
+                base = b
+            j0 = b - base
+            kmax = min(produced - b, est)
+            w = nlen[j0:j0 + kmax]
+            t0 = (-entries) % ri
+            forced = {}
+            for t in range(t0, kmax, ri):
+                r = restart_rec(b + t)
+                forced[t] = r
+                w[t] = len(r) + 3
+            while zpos < len(zero_p) and zero_p[zpos] < b:
+                zpos += 1
+            zts = []
+            z = zpos
+            while z < len(zero_p) and zero_p[z] < b + kmax:
+                t = zero_p[z] - b
+                if t not in forced:
+                    zts.append(t)
+                    w[t] += 3
+                z += 1
+            acc = list(accumulate(w))
+            room = free - 2 - 3 * nrest
+            cnt = bisect_right(acc, room)
+            if cnt == 0:
+                if entries == 0:
+                    raise EntryTooBigError(f"record {kbuf[j0][:80]!r} does not fit a block "
+                                           f"of {bs} bytes")
+            else:
+                rs = sorted([t for t in forced if t < cnt] + [t for t in zts if t < cnt])
+                recs = nat[j0:j0 + cnt]
+                for t in forced:
+                    if t < cnt:
+                        recs[t] = forced[t]
+                used0 = bs - free
+                for c, t in enumerate(rs):
+                    restarts.append(used0 + (acc[t - 1] if t else 0) - 3 * c)
+                nrest += len(rs)
+                buf += b"".join(recs)
+                free = bs - len(buf)
+                entries += cnt
+                b += cnt
+                prev_key = kbuf[j0 + cnt - 1] + suffix if xs else kbuf[j0 + cnt - 1]
+                bw.entries = entries
+                bw.last_key = prev_key
+                if tick:
+                    tick(cnt)
+                if cnt == kmax:
+                    continue                          # all tried records fit: try more
+                est = max(est, entries + ri)
+            if b >= n:
+                break
+            # the block is full: hand it over, start the next one
+            bw.entries = entries
+            if pool is not None:
+                pending.append(_Deflated(bw, pool))
+                tw._bw = None
+                flush_pending(8)
+            else:
+                tw._flush()
+            bw = tw._bw = tw._new_block(tw._section)
+            buf = bw.buf
+            restarts = bw.restarts
+            nrest = 0
+            entries = 0
+            free = bs - len(buf)
+            if blocks is not None:
+                blocks.append((b, tw._next))
+        if pool is not None:
+            flush_pending(0)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    tw._last_key = prev_key
+
+
+def _fill_loop(tw: TableWriter, names: Sequence[bytes], records: Records, vts: Sequence[int] | int,
           suffix: bytes = b"", tick: Callable[[int], None] | None = None, window: int = 65536,
           prefixes: list[int] | None = None, keep_prefixes: list[int] | None = None,
           blocks: list[tuple[int, int]] | None = None) -> None:

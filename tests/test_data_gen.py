@@ -73,7 +73,8 @@ def test_names_shapes_and_determinism() -> None:
 
 @pytest.mark.parametrize("n,hash_id,block_size,restart", [
     (0, "sha1", 4096, 16), (1, "sha1", 4096, 16), (60, "sha1", 256, 3),
-    (3000, "sha1", 4096, 16), (2000, "sha256", 1024, 16), (800, "sha1", 300, 1)])
+    (3000, "sha1", 4096, 16), (2000, "sha256", 1024, 16), (800, "sha1", 300, 1),
+    (5000, "sha1", 200_000, 16)])
 def test_fast_writer_bytes_identical(tmp_path: Path, n: int, hash_id: str, block_size: int,
                                      restart: int) -> None:
     hs = 32 if hash_id == "sha256" else 20
