@@ -152,3 +152,29 @@ def test_committer_identity_from_env(make_repo, git: GitRunner, tmp_path: Path,
     assert git.out(fmt, cwd=ours) == git.out(fmt, cwd=theirs)
     fmt = ["reflog", "--date=iso", "main"]
     assert git.out(fmt, cwd=ours) == git.out(fmt, cwd=theirs)
+
+
+ARG_SEQUENCE = [
+    ["-m", "hi", "refs/heads/x", "HEAD~1"], ["refs/heads/x", "HEAD", "HEAD"],
+    ["refs/heads/x", "HEAD", "HEAD~1"], ["-d", "refs/heads/x"], ["-d", "refs/heads/nope"],
+    ["refs/heads/bad..x", "HEAD"], ["refs/heads/y", "nosuch"], ["refs/heads/y", "HEAD~1", "nosuch"],
+    ["HEAD", "HEAD~1"], ["--no-deref", "HEAD", "HEAD"], ["-d", "refs/heads/main", "HEAD~1"],
+    ["onlyone"], ["refs/tags/p", "v1^{}"], ["refs/heads/q", "v1~1"], ["refs/heads/r", "HEAD^"],
+    ["refs/tags/tt", "HEAD^{tree}"], ["-m", "", "refs/heads/s", "HEAD"],
+]
+
+
+@pytest.mark.parametrize("ref_format", ["reftable", "files"])
+def test_update_ref_arguments_mode(make_repo, git: GitRunner, tmp_path: Path,
+                                   ref_format: str) -> None:
+    """`update-ref [-m] [--no-deref] [-d] <ref> [<new>] [<old>]` with rev syntax values."""
+    if ref_format == "files" and not _files_available():
+        pytest.skip("reftable_core.files not available yet")
+    base, _ids = _setup(make_repo, git, ref_format=ref_format)
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    shutil.copytree(base, ours)
+    shutil.copytree(base, theirs)
+    for args in ARG_SEQUENCE:
+        g = git.run(["update-ref", *args], cwd=theirs, check=False)
+        assert run_lab(["update-ref", *args], cwd=ours) == (g.returncode, g.stdout, g.stderr), args
+    assert _state(git, ours) == _state(git, theirs)

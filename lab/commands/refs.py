@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -549,7 +550,14 @@ UPDATE_REF_SPECS = [
 USAGE_UPDATE_REF = (
     "usage: git update-ref [<options>] -d <refname> [<old-oid>]\n"
     "   or: git update-ref [<options>]    <refname> <new-oid> [<old-oid>]\n"
-    "   or: git update-ref [<options>] --stdin [-z] [--batch-updates]\n")
+    "   or: git update-ref [<options>] --stdin [-z]\n\n"
+    "    -m <reason>           reason of the update\n"
+    "    -d                    delete the reference\n"
+    "    --no-deref            update <refname> not the one it points to\n"
+    "    --deref               opposite of --no-deref\n"
+    "    -z                    stdin has NUL-terminated arguments\n"
+    "    --[no-]stdin          read updates from stdin\n"
+    "    --[no-]create-reflog  create a reflog\n\n")
 
 # name -> (number of arguments, state it moves to)
 OPEN, STARTED, PREPARED, CLOSED = 0, 1, 2, 3
@@ -610,6 +618,60 @@ def _unquote_c(s: bytes, start: int) -> tuple[bytes, int] | None:
     return None
 
 
+_REV_SUFFIX = re.compile(rb"(?:~\d*|\^\d*|\^\{[a-z]*\})+$")
+_REV_STEP = re.compile(rb"~(\d*)|\^\{([a-z]*)\}|\^(\d*)")
+
+
+def _parents_and_tree(objects: Any, oid: bytes) -> tuple[list[bytes], bytes]:
+    typ, data = objects.read(oid)
+    if typ != "commit":
+        raise ReftableError(f"{oid.hex()} is a {typ}, not a commit")
+    parents = []
+    tree = b""
+    for line in data.split(b"\n"):
+        if not line:
+            break
+        if line.startswith(b"tree "):
+            tree = bytes.fromhex(line[5:].decode())
+        elif line.startswith(b"parent "):
+            parents.append(bytes.fromhex(line[7:].decode()))
+    return parents, tree
+
+
+def _apply_suffixes(objects: Any, oid: bytes, suffix: bytes) -> bytes:
+    """git's revision suffixes on oid: ~N, ^N, ^{}, ^{commit}, ^{tree}."""
+    if objects is None:
+        raise ReftableError("no object store")
+    for m in _REV_STEP.finditer(suffix):
+        tilde, peel, caret = m.group(1), m.group(2), m.group(3)
+        if peel is not None:
+            oid = objects.peel(oid)
+            if peel == b"tree":
+                oid = _parents_and_tree(objects, oid)[1]
+            elif peel not in (b"", b"commit"):
+                raise ReftableError(f"unsupported peel ^{{{peel.decode()}}}")
+            elif peel == b"commit" and objects.read_header(oid)[0] != "commit":
+                raise ReftableError("not a commit")
+            continue
+        if tilde is not None:
+            for _ in range(int(tilde) if tilde else 1):
+                parents, _tree = _parents_and_tree(objects, objects.peel(oid))
+                if not parents:
+                    raise ReftableError("no parent")
+                oid = parents[0]
+            continue
+        n = int(caret) if caret else 1
+        commit = objects.peel(oid)
+        if n == 0:
+            oid = commit
+            continue
+        parents, _tree = _parents_and_tree(objects, commit)
+        if len(parents) < n:
+            raise ReftableError("no such parent")
+        oid = parents[n - 1]
+    return oid
+
+
 def _cstr(b: bytes) -> str:
     """What C's printf("%s") shows of a buffer: up to the first NUL."""
     return b.split(b"\0", 1)[0].decode("utf-8", "replace")
@@ -661,16 +723,20 @@ class _UpdateRefStdin:
 
     def _get_oid(self, text: bytes) -> bytes | None:
         """git's repo_get_oid for the forms update-ref inputs use: full or unique
-        abbreviated hex, a refname (dwim rules), optionally followed by ^{}."""
-        if text.endswith(b"^{}"):
-            base = self._get_oid(text[:-3])
-            objs = self.repo.objects
-            if base is None or objs is None:
-                return base
+        abbreviated hex or a refname (dwim rules), followed by any of ~N, ^N,
+        ^{}, ^{commit}, ^{tree}."""
+        m = _REV_SUFFIX.search(text)
+        if m is not None and m.start() > 0:
+            base = self._get_oid_basic(text[:m.start()])
+            if base is None:
+                return None
             try:
-                return objs.peel(base)
+                return _apply_suffixes(self.repo.objects, base, text[m.start():])
             except ReftableError:
                 return None
+        return self._get_oid_basic(text)
+
+    def _get_oid_basic(self, text: bytes) -> bytes | None:
         hexsz = self.repo.hash_size * 2
         if len(text) == hexsz:
             try:
@@ -896,6 +962,53 @@ class _UpdateRefStdin:
         return 0
 
 
+def _update_ref_args(o: dict[str, Any], rest: list[str], gitdir: str | None, flags: Flags,
+                     out: Any) -> int:
+    """`update-ref [-m MSG] [--no-deref] (-d <ref> [<old>] | <ref> <new> [<old>])`."""
+    from reftable_core.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format
+    if o["z"]:
+        raise Die(USAGE_UPDATE_REF, 129, "usage")
+    if (o["delete"] and not 1 <= len(rest) <= 2) or (not o["delete"] and not 2 <= len(rest) <= 3):
+        raise Die(USAGE_UPDATE_REF, 129, "usage")
+    repo = _open(gitdir, flags)
+    msg = (o["msg"] or "").encode("utf-8", "surrogateescape")
+    runner = _UpdateRefStdin(repo, msg, o["no_deref"], False, out)
+    try:
+        refname = rest[0].encode("utf-8", "surrogateescape")
+        new = None
+        if not o["delete"]:
+            new = runner._get_oid(rest[1].encode("utf-8", "surrogateescape"))
+            if new is None:
+                raise Die(f"{rest[1]}: not a valid SHA1")
+        oldval = rest[1] if o["delete"] and len(rest) == 2 else \
+            (rest[2] if not o["delete"] and len(rest) == 3 else None)
+        old = None
+        if oldval is not None:
+            old = runner.zero if oldval == "" else runner._get_oid(oldval.encode())
+            if old is None:
+                raise Die(f"{oldval}: not a valid old SHA1")
+        if o["delete"]:
+            if old == runner.zero:
+                old = None                      # NULL old id means "don't care" here
+            new = runner.zero
+        ok_name = (check_refname_format(refname, REFNAME_ALLOW_ONELEVEL)
+                   if new != runner.zero else _refname_is_safe(refname))
+        try:
+            if not ok_name:
+                raise ReftableError(f"refusing to update ref with bad name '{rest[0]}'")
+            runner._queue(refname, new, old, "delete" if o["delete"] else "update")
+            runner.tx.commit()
+        except ReftableError as e:
+            if o["delete"]:
+                _write_err("error: ", str(e))
+                return 1
+            raise Die(f"update_ref failed for ref '{rest[0]}': {e}") from None
+        return 0
+    finally:
+        runner.tx.abort()
+        repo.close()
+
+
 def _update_ref(argv: list[str], flags: Flags, out: Any) -> int:
     argv, gitdir, flags = _split_lab_options(argv, flags)
     o: dict[str, Any] = {"msg": None, "delete": False, "no_deref": False, "z": False,
@@ -916,7 +1029,7 @@ def _update_ref(argv: list[str], flags: Flags, out: Any) -> int:
     if o["msg"] is not None and not o["msg"]:
         raise Die("Refusing to perform update with empty message.")
     if not o["stdin"]:
-        raise Die("only --stdin is supported by reftable-lab update-ref", 129, "error: ")
+        return _update_ref_args(o, rest, gitdir, flags, out)
     if o["delete"] or rest:
         raise Die(USAGE_UPDATE_REF, 129, "usage")
     repo = _open(gitdir, flags)
