@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from .block import BlockWriter, common_prefix_len, varint
+from .block import MAX_RESTARTS, BlockWriter, common_prefix_len, varint
 from .errors import APIError, EntryTooBigError
 from .record import (
     BLOCK_TYPE_INDEX,
@@ -305,6 +305,11 @@ class TableWriter:
         if bw is None:
             bw = self._bw = self._new_block(self._section)
         block_off = self._next
+        ri = self.options.restart_interval
+        bs = self.options.block_size
+        buf, restarts, entries = bw.buf, bw.restarts, bw.entries
+        nrest = len(restarts)
+        room = bs - len(buf) - 2 - 3 * nrest     # free bytes, restart count reserved
         ui_seen = -1
         ui_enc = b""
         try:
@@ -328,10 +333,50 @@ class TableWriter:
                     value = ui_enc + v
                 else:
                     value = self._other_ref_value(rec, name, vt, ui_enc)
-                if not bw.add(name, vt, value):
-                    self._add(name, vt, value)      # flush, fresh block (or EntryTooBig)
+                # append to the current block: BlockWriter.add, inline
+                if entries % ri:
+                    n = len(last)
+                    m = len(name)
+                    if m < n:
+                        n = m
+                    x = int.from_bytes(last[:n], "big") ^ int.from_bytes(name[:n], "big")
+                    p = n - 1 - ((x.bit_length() - 1) >> 3) if x else n
+                else:
+                    p = 0
+                sl = len(name) - p
+                t = (sl << 3) | vt
+                if p < 0x80 and t < 0x80:
+                    head = None
+                    need = 2 + sl + len(value)
+                else:
+                    head = varint(p) + varint(t)
+                    need = len(head) + sl + len(value)
+                restart = not p and nrest < MAX_RESTARTS
+                if restart:
+                    need += 3
+                if need > room:
+                    # the block is full: flush it, start a new one (or EntryTooBig)
+                    bw.entries = entries
+                    bw.last_key = last
+                    self._add(name, vt, value)
                     bw = self._bw
+                    buf, restarts, entries = bw.buf, bw.restarts, bw.entries
+                    nrest = len(restarts)
+                    room = bs - len(buf) - 2 - 3 * nrest
                     block_off = self._next
+                else:
+                    room -= need
+                    if restart:
+                        restarts.append(len(buf))
+                        nrest += 1
+                    if head is None:
+                        buf.append(p)
+                        buf.append(t)
+                    else:
+                        buf += head
+                    buf += name[p:] if p else name
+                    buf += value
+                    entries += 1
                 last = name
                 if objs is not None and vt:
                     if vt == REF_VAL1:
@@ -349,6 +394,9 @@ class TableWriter:
                                 lst.append(block_off)
         finally:
             self._last_key = last
+            bw.entries = entries
+            if entries:
+                bw.last_key = last
 
     def _other_ref_value(self, rec: RefRecord, name: bytes, vt: int, ui_enc: bytes) -> bytes:
         hs = self.hash_size
@@ -436,6 +484,11 @@ class TableWriter:
         bw = self._bw
         if bw is None:
             bw = self._bw = self._new_block(self._section)
+        ri = self.options.restart_interval
+        bs = self.options.block_size
+        buf, restarts, entries = bw.buf, bw.restarts, bw.entries
+        nrest = len(restarts)
+        room = bs - len(buf) - 2 - 3 * nrest     # free bytes, restart count reserved
         ui_seen = -1
         suffix = b""
         ident_seen: tuple = ()
@@ -485,12 +538,55 @@ class TableWriter:
                     value = b""
                 else:
                     raise APIError(f"log {name!r}: bad value type {vt}")
-                if not bw.add(key, vt, value):
-                    self._add(key, vt, value)       # flush, fresh block (or EntryTooBig)
+                # append to the current block: BlockWriter.add, inline
+                if entries % ri:
+                    n = len(last)
+                    m = len(key)
+                    if m < n:
+                        n = m
+                    x = int.from_bytes(last[:n], "big") ^ int.from_bytes(key[:n], "big")
+                    p = n - 1 - ((x.bit_length() - 1) >> 3) if x else n
+                else:
+                    p = 0
+                sl = len(key) - p
+                t = (sl << 3) | vt
+                if p < 0x80 and t < 0x80:
+                    head = None
+                    need = 2 + sl + len(value)
+                else:
+                    head = varint(p) + varint(t)
+                    need = len(head) + sl + len(value)
+                restart = not p and nrest < MAX_RESTARTS
+                if restart:
+                    need += 3
+                if need > room:
+                    # the block is full: flush it, start a new one (or EntryTooBig)
+                    bw.entries = entries
+                    bw.last_key = last
+                    self._add(key, vt, value)
                     bw = self._bw
+                    buf, restarts, entries = bw.buf, bw.restarts, bw.entries
+                    nrest = len(restarts)
+                    room = bs - len(buf) - 2 - 3 * nrest
+                else:
+                    room -= need
+                    if restart:
+                        restarts.append(len(buf))
+                        nrest += 1
+                    if head is None:
+                        buf.append(p)
+                        buf.append(t)
+                    else:
+                        buf += head
+                    buf += key[p:] if p else key
+                    buf += value
+                    entries += 1
                 last = key
         finally:
             self._last_key = last
+            bw.entries = entries
+            if entries:
+                bw.last_key = last
 
     # ------------------------------------------------------------ close
     def close(self) -> WriterStats:
