@@ -222,4 +222,8 @@ def test_bulk_api_errors_keep_state() -> None:
     w.add_logs([_log(b"refs/a", 2)])
     with pytest.raises(APIError):
         w.add_logs([_log(b"refs/a", 1), _log(b"refs/a", 1)])
+    bad = b"two\nlines"
+    for _ in range(2):          # rejected every time, also when the same object recurs
+        with pytest.raises(APIError):
+            w.add_logs([_log(b"refs/b", 1, bad)])
     w.close()

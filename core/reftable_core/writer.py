@@ -491,8 +491,11 @@ class TableWriter:
         room = bs - len(buf) - 2 - 3 * nrest     # free bytes, restart count reserved
         ui_seen = -1
         suffix = b""
-        ident_seen: tuple = ()
-        ident_enc = b""
+        # a bulk import usually repeats one identity, time and message: their
+        # encodings are reused while the very same objects come in
+        id_name = id_email = msg_in = None
+        id_time = id_tz = -1
+        ident_enc = tail = b""
         try:
             for rec in recs:
                 ui = rec.update_index
@@ -513,13 +516,6 @@ class TableWriter:
                     raise APIError(f"log {name!r}@{ui} added out of order")
                 vt = rec.value_type
                 if vt == LOG_UPDATE:
-                    msg = rec.message
-                    if not exact:
-                        if msg[-1:] == b"\n":
-                            msg = msg.rstrip(b"\n")
-                        if b"\n" in msg:
-                            raise APIError(f"log {name!r}@{ui}: multi-line message")
-                        msg += b"\n"
                     old = rec.old_id
                     new = rec.new_id
                     if old is None:
@@ -528,12 +524,23 @@ class TableWriter:
                         new = zero
                     if len(old) != hs or len(new) != hs:
                         raise APIError(f"log ids must be {hs} bytes")
-                    # name, email, time and zone rarely change: reuse their encoding
-                    ident = (rec.name, rec.email, rec.time, rec.tz_offset)
-                    if ident != ident_seen:
-                        ident_enc = _ident_bytes(*ident)
-                        ident_seen = ident
-                    value = b"".join((old, new, ident_enc, varint(len(msg)), msg))
+                    nm, em, tm, tz = rec.name, rec.email, rec.time, rec.tz_offset
+                    if nm is not id_name or em is not id_email or tm != id_time \
+                            or tz != id_tz:
+                        ident_enc = _ident_bytes(nm, em, tm, tz)
+                        id_name, id_email, id_time, id_tz = nm, em, tm, tz
+                        msg_in = None
+                    msg = rec.message
+                    if msg is not msg_in:
+                        raw = msg
+                        if not exact:
+                            msg = msg.rstrip(b"\n")
+                            if b"\n" in msg:
+                                raise APIError(f"log {name!r}@{ui}: multi-line message")
+                            msg += b"\n"
+                        tail = ident_enc + varint(len(msg)) + msg
+                        msg_in = raw
+                    value = old + new + tail
                 elif vt == LOG_DELETION:
                     value = b""
                 else:
