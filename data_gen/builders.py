@@ -257,9 +257,27 @@ def build_reftable_refs(ctx: Context) -> dict[str, Any]:
         table_names.append(fname)
     (rdir / "tables.list").write_text("".join(t + "\n" for t in table_names))
     final = _final_count(n, tops)
-    return {"probe_refs": pick_probe_names(names), "tip": v.tip.hex(),
+    return {"probe_refs": _live_probes(names, tops), "tip": v.tip.hex(),
             "tables": table_names, "ref_count": final + 1, "commits": len(v.commits),
             "annotated_tags": len(v.tags)}
+
+
+def _live_probes(names: list[bytes], tops: list[_TopTable]) -> dict[str, str]:
+    """Probe refs that still exist after the tables on top (deleted ones skipped)."""
+    gone = {nm for t in tops for nm, _ in t.deletes}
+    if not gone:
+        return pick_probe_names(names)
+    probes = pick_probe_names(names)
+    i = len(names) // 2
+    while names[i] in gone:
+        i += 1
+    probes["middle"] = names[i].decode()
+    probes["missing"] = probes["middle"] + "-missing"
+    for key, j, step in (("first", 0, 1), ("last", len(names) - 1, -1)):
+        while names[j] in gone:
+            j += step
+        probes[key] = names[j].decode()
+    return probes
 
 
 def _final_count(n: int, tops: list[_TopTable]) -> int:
@@ -302,7 +320,7 @@ def _reftable_via_git(ctx: Context, objs: ObjectSet) -> dict[str, Any]:
         bar.update(1)
     bar.close()
     tl = (ctx.gitdir / "reftable" / "tables.list").read_text().split()
-    return {"probe_refs": pick_probe_names(names), "tip": v.tip.hex(), "tables": tl,
+    return {"probe_refs": _live_probes(names, tops), "tip": v.tip.hex(), "tables": tl,
             "ref_count": _final_count(p["refs"], tops) + 1, "commits": len(v.commits),
             "annotated_tags": len(v.tags)}
 

@@ -191,6 +191,8 @@ def test_top_tables_shadow_and_delete(tmp_path: Path, git: GitRunner, git_path: 
     names = {ln.split(b" ", 1)[1] for ln in shown.splitlines()
              if not ln.endswith(b"^{}") and not ln.endswith(b" HEAD")}
     assert len(base - names) >= 3                        # deletions in the tables on top
+    for key in ("first", "middle", "last"):
+        assert ds.manifest["facts"]["probe_refs"][key].encode() in names
 
 
 @pytest.mark.parametrize("preset,params", [
