@@ -268,15 +268,18 @@ def _live_probes(names: list[bytes], tops: list[_TopTable]) -> dict[str, str]:
     if not gone:
         return pick_probe_names(names)
     probes = pick_probe_names(names)
-    i = len(names) // 2
-    while names[i] in gone:
-        i += 1
-    probes["middle"] = names[i].decode()
-    probes["missing"] = probes["middle"] + "-missing"
-    for key, j, step in (("first", 0, 1), ("last", len(names) - 1, -1)):
-        while names[j] in gone:
-            j += step
-        probes[key] = names[j].decode()
+    try:
+        i = len(names) // 2
+        while names[i] in gone:
+            i += 1
+        probes["middle"] = names[i].decode()
+        probes["missing"] = probes["middle"] + "-missing"
+        for key, j, step in (("first", 0, 1), ("last", len(names) - 1, -1)):
+            while names[j] in gone:
+                j += step
+            probes[key] = names[j].decode()
+    except IndexError:
+        probes = pick_probe_names([nm for nm in names if nm not in gone])
     return probes
 
 
