@@ -199,12 +199,12 @@ def test_top_tables_shadow_and_delete(tmp_path: Path, git: GitRunner, git_path: 
     ("refs-1m-1table", {"refs": 1200}),
     ("refs-1m-3tables", {"refs": 1500}),
     ("refs-1m-3tables", {"refs": 5, "tables": 3, "reflog": False}),
-    ("packed-1m", {"refs": 1500}),
+    ("packed-1m", {"refs": 600}),
     ("empty-repo", {"refs": 10, "ref_format": "files"}),
     ("empty-repo", {"refs": 10}),
     ("refs-1m-1table", {"refs": 300, "object_format": "sha256", "values": "single"}),
     ("refs-1m-3tables", {"refs": 400, "object_format": "sha256"}),
-    ("packed-1m", {"refs": 400, "object_format": "sha256"}),
+    ("packed-1m", {"refs": 250, "object_format": "sha256"}),
 ])
 def test_via_git_gives_the_same_refs(preset: str, params: dict, tmp_path: Path,
                                      git: GitRunner, git_path: str) -> None:
