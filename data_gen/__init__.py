@@ -22,9 +22,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .manifest import (GENERATOR, GENERATOR_VERSION, REPO_DIR, DataGenError, Dataset,
-                       cache_state, content_hash, fingerprint, read_manifest, replace_dir,
-                       write_manifest)
+from .manifest import (
+    GENERATOR,
+    GENERATOR_VERSION,
+    REPO_DIR,
+    DataGenError,
+    Dataset,
+    cache_state,
+    content_hash,
+    fingerprint,
+    read_manifest,
+    replace_dir,
+    write_manifest,
+)
 from .presets import PARAMS, PRESETS, get_preset, list_presets
 
 __all__ = ["build", "Dataset", "DataGenError", "PRESETS", "PARAMS", "list_presets",

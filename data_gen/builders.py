@@ -199,7 +199,6 @@ def build_reftable_refs(ctx: Context) -> dict[str, Any]:
     rdir = ctx.gitdir / "reftable"
     for f in rdir.iterdir():
         f.unlink()
-    tables = p.get("tables", 1)
     n = p["refs"]
     bar = ctx.progress(total=n * (2 if reflog else 1), desc=f"{ctx.preset}: table 1",
                        unit="rec")

@@ -19,15 +19,23 @@ from __future__ import annotations
 import os
 import zlib
 from bisect import bisect_right
-from itertools import accumulate
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from itertools import accumulate
 from typing import Any, Callable, Sequence
 
 from reftable_core.block import MAX_RESTARTS, common_prefix_len, varint
 from reftable_core.errors import EntryTooBigError
-from reftable_core.record import (BLOCK_TYPE_LOG, BLOCK_TYPE_OBJ, LOG_UPDATE, REF_SYMREF, REF_VAL1, REF_VAL2, LogRecord,
-                                  RefRecord)
+from reftable_core.record import (
+    BLOCK_TYPE_LOG,
+    BLOCK_TYPE_OBJ,
+    LOG_UPDATE,
+    REF_SYMREF,
+    REF_VAL1,
+    REF_VAL2,
+    LogRecord,
+    RefRecord,
+)
 from reftable_core.writer import TableWriter, WriterOptions
 
 _MAX_U64 = (1 << 64) - 1

@@ -10,12 +10,12 @@ import random
 from pathlib import Path
 
 import pytest
+from reftable_core.writer import WriterOptions
 
 import data_gen
 from data_gen.fastwrite import write_bulk_table
 from data_gen.names import all_ref_names, apportion, ref_names
 from lab.gitbin import GitRunner
-from reftable_core.writer import WriterOptions
 
 pytestmark = pytest.mark.git
 
@@ -123,8 +123,9 @@ def test_fast_writer_long_names_and_tags(tmp_path: Path, long: bool) -> None:
 
 @pytest.mark.parametrize("ambiguous", [False, True])
 def test_packed_chunk_identical_to_core_formatter(ambiguous: bool) -> None:
-    from data_gen.builders import format_packed_chunk
     from reftable_core import packed
+
+    from data_gen.builders import format_packed_chunk
     rng = random.Random(4)
     commits = [rng.randbytes(32) for _ in range(6)]
     names = all_ref_names(700, 2, 64)
