@@ -16,6 +16,7 @@ update index, old id, identity, time and message; only the new id differs).
 """
 from __future__ import annotations
 
+import multiprocessing
 import os
 import zlib
 from bisect import bisect_right
@@ -535,6 +536,94 @@ def _fast_write_objs(tw: TableWriter) -> None:
     tw._finish_section()
 
 
+PARALLEL_LOGS_FROM = 50_000
+
+
+def _fill_logs(tw: TableWriter, names: Sequence[bytes], values: Sequence[bytes], log: dict,
+               msg: bytes, ui: int, prefixes: list[int] | None,
+               tick: Callable[[int], None] | None) -> None:
+    """One log record per name after HEAD's (already added), the fast way."""
+    sv = _SV
+    suffix = b"\0" + (_MAX_U64 - ui).to_bytes(8, "big")
+    head = suffix + log["old"]
+    tail = _log_tail(log["name"], log["email"], log["time"], log["tz"], msg)
+    lmap = {v: head + v + tail for v in dict.fromkeys(values)}
+    lget = lmap.__getitem__
+
+    def log_records(lo: int, hi: int, ks: Sequence[bytes], ps: list[int]) -> list[bytes]:
+        return [sv[p] + sv[((len(k) + 9 - p) << 3) | 1] + k[p:] + lget(v)
+                for k, p, v in zip(ks, ps, values[lo:hi])]
+    if max(map(len, names), default=0) > 1000:
+        log_records = _generic_records(head, values, None, tail, 9, LOG_UPDATE)
+    # a log key is the refname + NUL + 8 bytes and refnames contain no NUL, so
+    # neighbouring log keys share exactly what their refnames share (and the
+    # first one shares nothing with HEAD's, as the first refname with "HEAD")
+    _fill(tw, names, log_records, LOG_UPDATE, suffix, tick, prefixes=prefixes)
+
+
+class _Ready:
+    """A finished log block (built by the worker process) for TableWriter._flush()."""
+
+    __slots__ = ("typ", "entries", "restarts", "last_key", "buf", "_data")
+
+    def __init__(self, data: bytes, entries: int, nrest: int, last_key: bytes) -> None:
+        self.typ = BLOCK_TYPE_LOG
+        self.entries = entries
+        self.restarts = [0] * nrest            # only counted by the writer's stats
+        self.last_key = last_key
+        self.buf = bytearray()
+        self._data = data
+
+    def finish(self) -> bytes:
+        return self._data
+
+
+def _log_worker(conn: Any, options: WriterOptions, head_target: bytes, names: Sequence[bytes],
+                values: Sequence[bytes], log: dict, msg: bytes) -> None:
+    """Child process: build the log section in a throw-away writer and send its blocks."""
+    try:
+        import io
+        ui = options.min_update_index
+        tw = TableWriter(io.BytesIO(), options)
+        tw.add_ref(RefRecord(b"HEAD", ui, REF_SYMREF, None, None, head_target))
+        tw.add_log(LogRecord(b"HEAD", ui, LOG_UPDATE, log["old"], log["head_new"],
+                             log["name"], log["email"], log["time"], log["tz"], msg))
+        blocks: list[tuple[bytes, int, int, bytes]] = []
+        real_flush = tw._flush
+
+        def capture() -> None:
+            bw = tw._bw
+            if bw is None or bw.entries == 0 or bw.typ != BLOCK_TYPE_LOG:
+                real_flush()
+                return
+            blocks.append((bw.finish(), bw.entries, len(bw.restarts), bw.last_key))
+            tw._bw = None
+        tw._flush = capture                                   # type: ignore[method-assign]
+        _fill_logs(tw, names, values, log, msg, ui, None, None)
+        capture()                                             # the last, partial block
+        conn.send(("ok", blocks, tw._last_key))
+    except BaseException as e:                                # noqa: BLE001
+        conn.send(("error", repr(e), b""))
+    finally:
+        conn.close()
+
+
+def _replay_log_blocks(tw: TableWriter, child: Any, recv: Any, log: dict, msg: bytes,
+                       ui: int) -> None:
+    """Put the worker's log blocks into tw, after HEAD's log record was added."""
+    try:
+        status, blocks, last_key = recv.recv()
+    finally:
+        child.join()
+    if status != "ok":
+        raise RuntimeError(f"log section worker failed: {blocks}")
+    tw._bw = None               # HEAD's log record is the first one of the first block
+    for data, entries, nrest, key in blocks:
+        tw._bw = _Ready(data, entries, nrest, key)           # type: ignore[assignment]
+        tw._flush()
+    tw._last_key = last_key
+
+
 def write_bulk_table(path: str | os.PathLike[str], options: WriterOptions,
                      names: Sequence[bytes], values: Sequence[bytes],
                      peeled: Sequence[bytes | None], *, head_target: bytes = b"refs/heads/main",
@@ -548,6 +637,26 @@ def write_bulk_table(path: str | os.PathLike[str], options: WriterOptions,
     update_index = options.min_update_index.
     """
     ui = options.min_update_index
+    msg = b""
+    if log is not None:
+        msg = log["message"]
+        if not options.exact_log_message:
+            msg = msg.rstrip(b"\n") + b"\n"
+    # A big log section is built in a forked process while this one writes the
+    # refs: log blocks do not depend on where the log section starts.
+    child = recv = None
+    if (fast and log is not None and len(names) >= PARALLEL_LOGS_FROM and hasattr(os, "fork")
+            and options.block_size <= 150_000):
+        try:
+            mp = multiprocessing.get_context("fork")
+            recv, send = mp.Pipe(duplex=False)
+            child = mp.Process(target=_log_worker,
+                               args=(send, options, head_target, names, values, log, msg),
+                               daemon=True)
+            child.start()
+            send.close()
+        except (OSError, ValueError):
+            child = recv = None
     with open(path, "wb") as out:
         tw = TableWriter(out, options)
         if fast and hasattr(tw, "_write_objs"):
@@ -600,9 +709,6 @@ def write_bulk_table(path: str | os.PathLike[str], options: WriterOptions,
                     else:
                         lst.extend(o for o in offs if o != lst[-1])
         if log is not None:
-            msg = log["message"]
-            if not options.exact_log_message:
-                msg = msg.rstrip(b"\n") + b"\n"
             tw.add_log(LogRecord(b"HEAD", ui, LOG_UPDATE, log["old"], log["head_new"],
                                  log["name"], log["email"], log["time"], log["tz"], msg))
             if not fast:
@@ -611,19 +717,11 @@ def write_bulk_table(path: str | os.PathLike[str], options: WriterOptions,
                                          log["email"], log["time"], log["tz"], msg))
                     if tick:
                         tick(1)
+            elif child is not None:
+                _replay_log_blocks(tw, child, recv, log, msg, ui)
+                if tick:
+                    tick(len(names))
             else:
-                suffix = b"\0" + (_MAX_U64 - ui).to_bytes(8, "big")
-                head = suffix + log["old"]
-                tail = _log_tail(log["name"], log["email"], log["time"], log["tz"], msg)
-
-                lmap = {v: head + v + tail for v in dict.fromkeys(values)}
-                lget = lmap.__getitem__
-
-                def log_records(lo: int, hi: int, ks: Sequence[bytes], ps: list[int]) -> list[bytes]:
-                    return [sv[p] + sv[((len(k) + 9 - p) << 3) | 1] + k[p:] + lget(v)
-                            for k, p, v in zip(ks, ps, values[lo:hi])]
-                if max(map(len, names), default=0) > 1000:
-                    log_records = _generic_records(head, values, None, tail, 9, LOG_UPDATE)
-                _fill(tw, names, log_records, LOG_UPDATE, suffix, tick,
-                      prefixes=prefixes if len(prefixes) == len(names) else None)
+                _fill_logs(tw, names, values, log, msg, ui,
+                           prefixes if len(prefixes) == len(names) else None, tick)
         tw.close()

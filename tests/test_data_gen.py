@@ -75,8 +75,13 @@ def test_names_shapes_and_determinism() -> None:
     (0, "sha1", 4096, 16), (1, "sha1", 4096, 16), (60, "sha1", 256, 3),
     (3000, "sha1", 4096, 16), (2000, "sha256", 1024, 16), (800, "sha1", 300, 1),
     (5000, "sha1", 200_000, 16)])
+@pytest.mark.parametrize("parallel", [False, True])
 def test_fast_writer_bytes_identical(tmp_path: Path, n: int, hash_id: str, block_size: int,
-                                     restart: int) -> None:
+                                     restart: int, parallel: bool,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import data_gen.fastwrite as fw
+    # parallel: the log section is built in a forked worker process
+    monkeypatch.setattr(fw, "PARALLEL_LOGS_FROM", 1 if parallel else 10**12)
     hs = 32 if hash_id == "sha256" else 20
     names = all_ref_names(n, 5, 2 * hs)
     rng = random.Random(n)
