@@ -154,7 +154,8 @@ def _plan_top_tables(ctx: Context, names: list[bytes], values: list[bytes],
         pos += k_del
         # a ref updated by an earlier table may be shadowed again here
         if ti > 2 and chosen[:pos - k_upd - k_del]:
-            again = [i for i in chosen[:pos - k_upd - k_del] if i not in deleted][:max(1, k_upd // 4)]
+            again = [i for i in chosen[:pos - k_upd - k_del]
+                     if i not in deleted][:max(1, k_upd // 4)]
             upd_idx = upd_idx + again
         updates = []
         for i in upd_idx:

@@ -393,7 +393,8 @@ def _fill_loop(tw: TableWriter, names: Sequence[bytes], records: Records, vts: S
                 r = nat[j]
                 vt = vts if vtw is None else vtw[lo + j]
                 e = ((len(k) + xs - p) << 3) | vt
-                hl = (1 if p < 128 else len(varint(p))) + (len(sv[e]) if e < nsv else len(varint(e)))
+                hl = ((1 if p < 128 else len(varint(p)))
+                      + (len(sv[e]) if e < nsv else len(varint(e))))
                 e0 = ((len(k) + xs) << 3) | vt
                 r = sv[0] + (sv[e0] if e0 < nsv else varint(e0)) + k + r[hl + len(k) - p:]
                 restart = nrest < MAX_RESTARTS
@@ -689,7 +690,8 @@ def write_bulk_table(path: str | os.PathLike[str], options: WriterOptions,
                     vmap = {}                   # one id with two peeled ids: no shortcut
                 vget = vmap.__getitem__
 
-                def ref_records(lo: int, hi: int, ks: Sequence[bytes], ps: list[int]) -> list[bytes]:
+                def ref_records(lo: int, hi: int, ks: Sequence[bytes],
+                                ps: list[int]) -> list[bytes]:
                     vs = values[lo:hi]
                     if vmap:
                         if not tags:

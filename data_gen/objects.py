@@ -54,7 +54,8 @@ def _seed_stream(n_commits: int, n_tags: int, seed: int) -> bytes:
         out.append(b"commit refs/heads/main\nmark :%d\n" % i)
         out.append(b"author %s %d +0000\n" % (AUTHOR, when))
         out.append(b"committer %s %d +0000\n" % (IDENT, when))
-        out.append(_data(b"commit %d: %s\n" % (i, rng.choice([b"fix", b"add", b"update", b"tune"]))))
+        verb = rng.choice([b"fix", b"add", b"update", b"tune"])
+        out.append(_data(b"commit %d: %s\n" % (i, verb)))
         if i > 1:
             out.append(b"from :%d\n" % (i - 1))
         out.append(b"M 100644 inline %s\n" % f)

@@ -61,9 +61,10 @@ class Preset:
                                        f"{_show(k, self.fixed[k])}{': ' + why if why else ''}")
             else:
                 why = self.why_fixed.get(k, "")
+                takes = ", ".join("--" + _opt(p) for p in self.defaults)
                 raise DataGenError(f"preset {self.name} does not take --{_opt(k)}"
                                    f"{': ' + why if why else ''} "
-                                   f"(it takes: {', '.join('--' + _opt(p) for p in self.defaults)})")
+                                   f"(it takes: {takes})")
         _check_common(self.name, params)
         if self.check:
             self.check(params)

@@ -274,7 +274,8 @@ def test_unknown_preset(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("preset,params,msg", [
-    ("refs-1m-3tables", {"refs": 1, "tables": 3}, "impossible parameters: --tables 3 with --refs 1"),
+    ("refs-1m-3tables", {"refs": 1, "tables": 3},
+     "impossible parameters: --tables 3 with --refs 1"),
     ("refs-1m-3tables", {"refs": 4, "tables": 3}, "need at least --refs 5"),
     ("refs-1m-3tables", {"tables": 0}, "--tables must be >= 1"),
     ("refs-1m-1table", {"tables": 3}, "takes no --tables other than 1"),
