@@ -27,7 +27,10 @@ test-fast: setup
 	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -q -x -m 'not slow' tests
 
 # the lab's main job: generate the benchmark datasets and measure every scenario
+# byte-compile first: start-up time is part of the whole-command peers (and
+# PYTHONDONTWRITEBYTECODE may be set)
 bench: setup
+	$(BIN)/python -m compileall -q core/reftable_core lab data_gen
 	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/reftable-lab bench $(BENCH_ARGS)
 
 lab: setup
