@@ -440,9 +440,17 @@ for _kind, _wl, _pub in (("log-raw", "odb_log_raw", "-22.0% (log --raw)"),
         studied=("delta_cache_lru", "delta_cache_index"),
         flag_values={"delta_cache_lru": ("blob_first", "single"),
                      "delta_cache_index": ("fixed:256", "fixed:1024", "fixed:4096", "hashmap")},
-        extra_variants=(("limit=16m", "delta_cache_limit=16m"),
-                        ("limit=512m", "delta_cache_limit=512m"),
-                        ("blob_first,limit=512m", "delta_cache_lru=blob_first,delta_cache_limit=512m")),
+        # at the full scale the walk's bases fit in ~12-40 MB, so 96m never evicts: the
+        # small limits are where blob_first's whole-list walks (and its upswing with
+        # more slots, seed 5/7) show
+        extra_variants=(("limit=4m", "delta_cache_limit=4m"),
+                        ("limit=16m", "delta_cache_limit=16m"),
+                        ("blob_first,limit=4m", "delta_cache_lru=blob_first,delta_cache_limit=4m"),
+                        ("blob_first,fixed:16384,limit=4m",
+                         "delta_cache_lru=blob_first,delta_cache_index=fixed:16384,"
+                         "delta_cache_limit=4m"),
+                        ("single,fixed:16384,limit=4m",
+                         "delta_cache_index=fixed:16384,delta_cache_limit=4m")),
         published=_pub,
         peer_workloads=(("git", f"git_{_wl[4:]}"),)
         + ((("dulwich", "dulwich_log_raw"),) if _kind == "log-raw" else ()),
