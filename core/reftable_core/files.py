@@ -34,7 +34,7 @@ from .loose import (LooseLock, append_reflog, delete_loose, delete_reflog, forma
                     read_reflog, reflog_exists)
 from .packed import PackedEntry, PackedRefs, format_packed_refs, lock_path
 from .refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, refname_is_safe
-from .refstore import LogEntry, Ref, RefUpdate
+from .refstore import LogEntry, Ref, RefUpdate, old_value_mismatch
 
 class TransactionError(ReftableError):
     """A transaction failed; str(e) is git's error text."""
@@ -405,16 +405,7 @@ class FilesTransaction:
             else:
                 current = ref.value or zero
             if u.old_value is not None and current != u.old_value:
-                name = u.original.decode()
-                if u.old_value == zero:
-                    msg = f"cannot lock ref '{name}': reference already exists"
-                elif current == zero:
-                    msg = (f"cannot lock ref '{name}': reference is missing but expected "
-                           f"{u.old_value.hex()}")
-                else:
-                    msg = (f"cannot lock ref '{name}': is at {current.hex()} but "
-                           f"expected {u.old_value.hex()}")
-                raise TransactionError(msg)
+                raise TransactionError(old_value_mismatch(u.original, current, u.old_value, zero))
             u.current = current
             if u.log_only:
                 u.write = True

@@ -75,3 +75,13 @@ class RefStore(Protocol):
         ...
 
     def transaction(self) -> Transaction: ...
+
+
+def old_value_mismatch(refname: bytes, current: bytes, expected: bytes, zero: bytes) -> str:
+    """git's message when a queued update's old value does not match the ref."""
+    name = refname.decode()
+    if expected == zero:
+        return f"cannot lock ref '{name}': reference already exists"
+    if current == zero:
+        return f"cannot lock ref '{name}': reference is missing but expected {expected.hex()}"
+    return f"cannot lock ref '{name}': is at {current.hex()} but expected {expected.hex()}"

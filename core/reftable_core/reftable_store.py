@@ -29,7 +29,7 @@ from typing import Any
 from .errors import NotExistError, ReftableError
 from .flags import Flags
 from .record import LogRecord, RefRecord
-from .refstore import LogEntry, Ref, RefUpdate
+from .refstore import LogEntry, Ref, RefUpdate, old_value_mismatch
 from .stack import Stack, StackOptions
 
 HASH_SIZES = {"sha1": 20, "sha256": 32}
@@ -469,16 +469,7 @@ class ReftableTransaction:
             else:
                 current = rec.value or zero
             if u.old_value is not None and current != u.old_value:
-                name = u.original.decode()
-                if u.old_value == zero:
-                    msg = f"cannot lock ref '{name}': reference already exists"
-                elif current == zero:
-                    msg = (f"cannot lock ref '{name}': reference is missing but expected "
-                           f"{self._hex(u.old_value)}")
-                else:
-                    msg = (f"cannot lock ref '{name}': is at {self._hex(current)} but "
-                           f"expected {self._hex(u.old_value)}")
-                raise TransactionError(msg)
+                raise TransactionError(old_value_mismatch(u.original, current, u.old_value, zero))
             u.current = current
             if is_symref or u.log_only or (have_new and u.new_value is not None
                                             and current != u.new_value):
