@@ -117,4 +117,6 @@ def test_git_dir_option_and_broken_object(repos: dict[str, Path], gitrun: GitRun
     status, out, _ = run_lab(["show-ref", "--git-dir", str(path / ".git"), "--tags"], cwd=tmp_path)
     assert (status, out) == (0, g.stdout)
     status, _, err = run_lab(["show-ref", "--git-dir", str(tmp_path)], cwd=tmp_path)
-    assert status == 128 and err.startswith(b"fatal: not a git repository")
+    g = gitrun.run(["--git-dir", str(tmp_path), "show-ref"], check=False, cwd=tmp_path)
+    assert (status, err) == (g.returncode, g.stderr) == (128, f"fatal: not a git repository: "
+                                                            f"'{tmp_path}'\n".encode())

@@ -88,7 +88,9 @@ def _open(gitdir: str | None, flags: Flags) -> Repo:
             return open_repo(gitdir, flags)
         return open_repo(os.getcwd(), flags, discover=True)
     except ReftableError:
-        raise Die("not a git repository (or any of the parent directories): .git")
+        if gitdir is not None:      # git names the path it was given
+            raise Die(f"not a git repository: '{gitdir}'") from None
+        raise Die("not a git repository (or any of the parent directories): .git") from None
 
 
 def _write_err(prefix: str, msg: str) -> None:
