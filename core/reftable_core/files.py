@@ -34,7 +34,7 @@ from .loose import (LooseLock, append_reflog, delete_loose, delete_reflog, forma
                     read_reflog, reflog_exists)
 from .packed import PackedEntry, PackedRefs, format_packed_refs, lock_path
 from .refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, refname_is_safe
-from .refstore import LogEntry, Ref, RefUpdate, old_value_mismatch
+from .refstore import LogEntry, QueuedUpdate, Ref, RefUpdate, old_value_mismatch
 
 class TransactionError(ReftableError):
     """A transaction failed; str(e) is git's error text."""
@@ -226,24 +226,12 @@ class FilesRefStore:
         return FilesTransaction(self)
 
 
-class _Upd:
-    __slots__ = ("refname", "new_value", "old_value", "new_target", "msg", "log_only",
-                 "no_deref", "via_head", "current", "original", "lock", "write")
+class _Upd(QueuedUpdate):
+    """A queued update plus the files backend's per-ref lock state."""
+    __slots__ = ("lock", "write")
 
-    def __init__(self, refname: bytes, new_value: bytes | None, old_value: bytes | None,
-                 new_target: bytes | None, msg: bytes, no_deref: bool = False,
-                 log_only: bool = False, via_head: bool = False,
-                 original: bytes | None = None) -> None:
-        self.refname = refname
-        self.new_value = new_value
-        self.old_value = old_value
-        self.new_target = new_target
-        self.msg = msg
-        self.no_deref = no_deref
-        self.log_only = log_only
-        self.via_head = via_head
-        self.current = b""
-        self.original = original or refname
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
         self.lock: LooseLock | None = None
         self.write = False
 

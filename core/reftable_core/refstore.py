@@ -85,3 +85,26 @@ def old_value_mismatch(refname: bytes, current: bytes, expected: bytes, zero: by
     if current == zero:
         return f"cannot lock ref '{name}': reference is missing but expected {expected.hex()}"
     return f"cannot lock ref '{name}': is at {current.hex()} but expected {expected.hex()}"
+
+
+class QueuedUpdate:
+    """A RefUpdate as a transaction works on it (git's ref_update after queueing):
+    the symref it came through, whether it only writes a log, the value read at
+    prepare time. Shared by both backends' transactions."""
+    __slots__ = ("refname", "new_value", "old_value", "new_target", "msg", "log_only",
+                 "no_deref", "via_head", "current", "original")
+
+    def __init__(self, refname: bytes, new_value: bytes | None, old_value: bytes | None,
+                 new_target: bytes | None, msg: bytes, no_deref: bool = False,
+                 log_only: bool = False, via_head: bool = False,
+                 original: bytes | None = None) -> None:
+        self.refname = refname
+        self.new_value = new_value
+        self.old_value = old_value
+        self.new_target = new_target
+        self.msg = msg
+        self.no_deref = no_deref
+        self.log_only = log_only
+        self.via_head = via_head
+        self.current = b""
+        self.original = original or refname

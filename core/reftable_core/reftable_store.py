@@ -29,7 +29,7 @@ from typing import Any
 from .errors import NotExistError, ReftableError
 from .flags import Flags
 from .record import LogRecord, RefRecord
-from .refstore import LogEntry, Ref, RefUpdate, old_value_mismatch
+from .refstore import LogEntry, QueuedUpdate, Ref, RefUpdate, old_value_mismatch
 from .stack import Stack, StackOptions
 
 HASH_SIZES = {"sha1": 20, "sha256": 32}
@@ -289,43 +289,13 @@ class ReftableRefStore:
         self.stack.close()
 
 
-class _TxUpdate:
-    __slots__ = (
-        "current",
-        "log_only",
-        "msg",
-        "new_target",
-        "new_value",
-        "no_deref",
-        "old_value",
-        "original",
-        "refname",
-        "via_head",
-    )
-
-    def __init__(self, refname: bytes, new_value: bytes | None, old_value: bytes | None,
-                 new_target: bytes | None, msg: bytes, no_deref: bool = False,
-                 log_only: bool = False, via_head: bool = False,
-                 original: bytes | None = None) -> None:
-        self.refname = refname
-        self.new_value = new_value
-        self.old_value = old_value
-        self.new_target = new_target
-        self.msg = msg
-        self.no_deref = no_deref
-        self.log_only = log_only
-        self.via_head = via_head
-        self.current = b""
-        self.original = original or refname
-
-
 class ReftableTransaction:
     """git's ref transaction on the reftable backend: queue, prepare, commit/abort."""
 
     def __init__(self, store: ReftableRefStore) -> None:
         self.store = store
-        self.updates: list[_TxUpdate] = []
-        self.queued: list[_TxUpdate] = []
+        self.updates: list[QueuedUpdate] = []
+        self.queued: list[QueuedUpdate] = []
         self.state = "open"
         self._addition: Any = None
         self._types: dict[bytes, str] = {}
@@ -333,7 +303,7 @@ class ReftableTransaction:
     def queue(self, update: RefUpdate) -> None:
         if self.state != "open":
             raise TransactionError("transaction is not open")
-        self.updates.append(_TxUpdate(update.refname, update.new_value, update.old_value,
+        self.updates.append(QueuedUpdate(update.refname, update.new_value, update.old_value,
                                       update.new_target,
                                       normalize_reflog_message(update.message or b""),
                                       no_deref="no-deref" in update.flags))
@@ -375,7 +345,7 @@ class ReftableTransaction:
             self._types[oid] = typ
         return typ
 
-    def _check_object(self, u: _TxUpdate, objects: Any) -> None:
+    def _check_object(self, u: QueuedUpdate, objects: Any) -> None:
         if objects is None:
             return
         oid = u.new_value
@@ -432,7 +402,7 @@ class ReftableTransaction:
                     raise TransactionError(
                         f"multiple updates for 'HEAD' (including one via its referent "
                         f"'{u.refname.decode()}') are not allowed")
-                updates.append(_TxUpdate(b"HEAD", u.new_value, u.old_value, None, u.msg,
+                updates.append(QueuedUpdate(b"HEAD", u.new_value, u.old_value, None, u.msg,
                                          no_deref=True, log_only=True))
                 affected.add(b"HEAD")
                 bisect.insort(affected_sorted, b"HEAD")
@@ -458,7 +428,7 @@ class ReftableTransaction:
                         raise TransactionError(
                             f"multiple updates for '{target.decode()}' (including one via "
                             f"symref '{u.refname.decode()}') are not allowed")
-                    updates.append(_TxUpdate(target, u.new_value, u.old_value, u.new_target,
+                    updates.append(QueuedUpdate(target, u.new_value, u.old_value, u.new_target,
                                              u.msg, via_head=u.refname == b"HEAD",
                                              original=u.original))
                     affected.add(target)
