@@ -91,8 +91,8 @@ class QueuedUpdate:
     """A RefUpdate as a transaction works on it (git's ref_update after queueing):
     the symref it came through, whether it only writes a log, the value read at
     prepare time. Shared by both backends' transactions."""
-    __slots__ = ("refname", "new_value", "old_value", "new_target", "msg", "log_only",
-                 "no_deref", "via_head", "current", "original")
+    __slots__ = ("current", "log_only", "msg", "new_target", "new_value", "no_deref",
+                 "old_value", "original", "refname", "via_head")
 
     def __init__(self, refname: bytes, new_value: bytes | None, old_value: bytes | None,
                  new_target: bytes | None, msg: bytes, no_deref: bool = False,
