@@ -112,3 +112,17 @@ def test_merged_equals_dict_model(layers: list[list[tuple[bytes, int]]], seek: b
         assert got == want
         results.add(tuple(got))
     assert len(results) == 1
+
+
+def test_merge_functions_are_generated_per_flag_pair_and_profilable() -> None:
+    import linecache
+
+    from reftable_core.merged import merge_function
+    fns = {(m, s): merge_function(Flags(merged_cmp=m, same_subiter_skip=s))
+           for m in (False, True) for s in (False, True)}
+    assert len({id(f) for f in fns.values()}) == 4
+    assert merge_function(Flags()) is fns[(True, True)]
+    src = "".join(linecache.getlines(fns[(True, True)].__code__.co_filename))
+    assert "if tidx == idx:" in src and "cmp(top[0], erec) > 0" in src
+    src_off = "".join(linecache.getlines(fns[(False, False)].__code__.co_filename))
+    assert "tidx == idx" not in src_off and "entry_key = cmp(erec)" in src_off

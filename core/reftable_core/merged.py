@@ -8,7 +8,9 @@ newest table wins and the shadowed records of older tables are dropped.
 Deletions (value_type 0) are suppressed for readers; compaction passes
 suppress_deletions=False to keep them.
 
-Flags, each picking one iteration function when an iterator is seeked:
+Flags, each picking one iteration function (merge_function, generated from one
+template with the priority queue's add/remove expanded inline) when an iterator
+is built:
   merged_cmp off: dropping shadowed records compares freshly built keys
                   (entry.key() once, top.key() per comparison); on: field-wise.
   same_subiter_skip off: always compares the queue top with the returned entry;
@@ -19,6 +21,8 @@ This is the algorithm of git at the time of seed 000 (no single-subiter fast pat
 """
 from __future__ import annotations
 
+import linecache
+import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -35,130 +39,142 @@ def log_key(refname: bytes, update_index: int = MAX_U64) -> bytes:
 
 
 # -- the four variants of "next entry, dropping shadowed records" ----------------
-# Each is a generator over (pq, sub-iterators); they differ only in the shadow loop.
-# The "keys" variants get the key formatter (pq.FORMAT_KEY), the "fields" variants
-# the field-wise comparison (pq.FIELD_CMP).
-
-def _merge_keys_noskip(pq: MergedIterPQueue, its: list[Iterator[Any]],
-                       fmt: Callable[[Any], Any], suppress: bool) -> Iterator[Any]:
-    heap = pq.heap
-    remove = pq.remove
-    add = pq.add
+# One template, four generated generators (like block.py's record loops): they
+# differ only in the lines the two flags are about. The priority queue's add and
+# remove (pq.MergedIterPQueue's algorithm, with the queue's less-than) are
+# expanded inline, because a Python method call per queue operation would cost
+# more than the comparisons the pq_cmp flag is about. Markers:
+#   ENTRY_KEY     what is prepared from the returned entry before the shadow loop
+#   SAME_SUBITER  the same_subiter_skip check (or nothing)
+#   SHADOWED      the condition under which the queue top is NOT shadowed
+#   REMOVE_TOP    pq remove (the top was read as heap[0] just before)
+#   ADD(r, i)     pq add of the entry (r, i)
+_MERGE_LOOP = '''
+def merge(heap, its, less, cmp, suppress):
+    """Yield the merged records: pop the smallest entry, advance its sub-iterator,
+    drop every queued entry with a key not greater than it (older versions of the
+    same key), skip deletions if suppress."""
     nxt = next
+    pop = heap.pop
+    append = heap.append
     while heap:
-        entry = remove()
+        entry = heap[0]
+        REMOVE_TOP
         idx = entry[1]
         rec = nxt(its[idx], None)
         if rec is not None:
-            add((rec, idx))
+            ADD(rec, idx)
         erec = entry[0]
-        entry_key = fmt(erec)
-        while heap:
-            top = heap[0]
-            if fmt(top[0]) > entry_key:
-                break
-            remove()
-            tidx = top[1]
-            rec = nxt(its[tidx], None)
-            if rec is not None:
-                add((rec, tidx))
-        if suppress and erec.value_type == 0:
-            continue
-        yield erec
-
-
-def _merge_keys_skip(pq: MergedIterPQueue, its: list[Iterator[Any]],
-                     fmt: Callable[[Any], Any], suppress: bool) -> Iterator[Any]:
-    heap = pq.heap
-    remove = pq.remove
-    add = pq.add
-    nxt = next
-    while heap:
-        entry = remove()
-        idx = entry[1]
-        rec = nxt(its[idx], None)
-        if rec is not None:
-            add((rec, idx))
-        erec = entry[0]
-        entry_key = fmt(erec)
+        ENTRY_KEY
         while heap:
             top = heap[0]
             tidx = top[1]
-            if tidx == idx:
+            SAME_SUBITER
+            if SHADOWED:
                 break
-            if fmt(top[0]) > entry_key:
-                break
-            remove()
+            REMOVE_TOP
             rec = nxt(its[tidx], None)
             if rec is not None:
-                add((rec, tidx))
+                ADD(rec, tidx)
         if suppress and erec.value_type == 0:
             continue
         yield erec
+'''
 
+_REMOVE_TOP = """\
+last = pop()
+n = len(heap)
+if n:
+    i = 0
+    j = 1
+    while j < n:
+        child = heap[j]
+        k = j + 1
+        if k < n and less(heap[k], child):
+            j = k
+            child = heap[k]
+        if not less(child, last):
+            break
+        heap[i] = child
+        i = j
+        j = 2 * i + 1
+    heap[i] = last"""
 
-def _merge_fields_noskip(pq: MergedIterPQueue, its: list[Iterator[Any]],
-                         cmp: Callable[[Any, Any], int], suppress: bool) -> Iterator[Any]:
-    heap = pq.heap
-    remove = pq.remove
-    add = pq.add
-    nxt = next
-    while heap:
-        entry = remove()
-        idx = entry[1]
-        rec = nxt(its[idx], None)
-        if rec is not None:
-            add((rec, idx))
-        erec = entry[0]
-        while heap:
-            top = heap[0]
-            if cmp(top[0], erec) > 0:
-                break
-            remove()
-            tidx = top[1]
-            rec = nxt(its[tidx], None)
-            if rec is not None:
-                add((rec, tidx))
-        if suppress and erec.value_type == 0:
-            continue
-        yield erec
+_ADD = """\
+e = (REC, IDX)
+i = len(heap)
+append(e)
+while i:
+    j = (i - 1) >> 1
+    parent = heap[j]
+    if less(parent, e):
+        break
+    heap[i] = parent
+    i = j
+heap[i] = e"""
 
-
-def _merge_fields_skip(pq: MergedIterPQueue, its: list[Iterator[Any]],
-                       cmp: Callable[[Any, Any], int], suppress: bool) -> Iterator[Any]:
-    heap = pq.heap
-    remove = pq.remove
-    add = pq.add
-    nxt = next
-    while heap:
-        entry = remove()
-        idx = entry[1]
-        rec = nxt(its[idx], None)
-        if rec is not None:
-            add((rec, idx))
-        erec = entry[0]
-        while heap:
-            top = heap[0]
-            tidx = top[1]
-            if tidx == idx:
-                break
-            if cmp(top[0], erec) > 0:
-                break
-            remove()
-            rec = nxt(its[tidx], None)
-            if rec is not None:
-                add((rec, tidx))
-        if suppress and erec.value_type == 0:
-            continue
-        yield erec
-
-
-_MERGE_VARIANTS: dict[tuple[bool, bool], Callable[..., Iterator[Any]]] = {
-    (False, False): _merge_keys_noskip,
-    (False, True): _merge_keys_skip,
-    (True, False): _merge_fields_noskip,
-    (True, True): _merge_fields_skip,
+_MERGE_VARIANTS_SRC: dict[tuple[bool, bool], dict[str, str]] = {
+    # merged_cmp off: both keys are formatted into new buffers (the entry's once)
+    # merged_cmp on:  the records' key fields are compared, no key built
+    (False, False): {"ENTRY_KEY": "entry_key = cmp(erec)", "SAME_SUBITER": "",
+                     "SHADOWED": "cmp(top[0]) > entry_key"},
+    (False, True): {"ENTRY_KEY": "entry_key = cmp(erec)",
+                    "SAME_SUBITER": "if tidx == idx:\n    break",
+                    "SHADOWED": "cmp(top[0]) > entry_key"},
+    (True, False): {"ENTRY_KEY": "", "SAME_SUBITER": "",
+                    "SHADOWED": "cmp(top[0], erec) > 0"},
+    (True, True): {"ENTRY_KEY": "", "SAME_SUBITER": "if tidx == idx:\n    break",
+                   "SHADOWED": "cmp(top[0], erec) > 0"},
 }
+
+_ADD_CALL = re.compile(r"^( *)ADD\((\w+), (\w+)\)$")
+
+
+def _expand(template: str, subst: dict[str, str]) -> str:
+    """Replace each marker line by its (multi-line) text at the marker's indentation."""
+    out: list[str] = []
+    for line in template.splitlines():
+        body = line.strip()
+        indent = line[:len(line) - len(line.lstrip())]
+        m = _ADD_CALL.match(line)
+        if m:
+            text = _ADD.replace("REC", m.group(2)).replace("IDX", m.group(3))
+        elif body == "REMOVE_TOP":
+            text = _REMOVE_TOP
+        elif body in subst:
+            text = subst[body]      # "" drops the marker line
+        else:
+            for marker, repl in subst.items():
+                line = line.replace(marker, repl)
+            out.append(line)
+            continue
+        out.extend(indent + t for t in text.splitlines())
+    return "\n".join(out) + "\n"
+
+
+_MERGE_FUNCS: dict[tuple[bool, bool], Callable[..., Iterator[Any]]] = {}
+
+
+def merge_function(flags: Flags) -> Callable[..., Iterator[Any]]:
+    """The merge generator for flags.merged_cmp x flags.same_subiter_skip.
+
+    Signature: merge(heap, its, less, cmp, suppress) -> iterator of records, where
+    heap is a MergedIterPQueue's list of (record, sub-iterator index) entries,
+    its the sub-iterators, less the queue's less-than, cmp the shadow comparison
+    (pq.FIELD_CMP or pq.FORMAT_KEY, by merged_cmp). The generated source is
+    registered with linecache under "<reftable_core.merged merge_cmp=.. skip=..>".
+    """
+    k = (flags.merged_cmp, flags.same_subiter_skip)
+    fn = _MERGE_FUNCS.get(k)
+    if fn is None:
+        src = _expand(_MERGE_LOOP, _MERGE_VARIANTS_SRC[k])
+        filename = (f"<reftable_core.merged merged_cmp={'on' if k[0] else 'off'} "
+                    f"same_subiter_skip={'on' if k[1] else 'off'}>")
+        linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+        ns: dict[str, Any] = {}
+        exec(compile(src, filename, "exec"), ns)
+        fn = _MERGE_FUNCS[k] = ns["merge"]
+    return fn
 
 
 def _empty() -> Iterator[Any]:
@@ -176,7 +192,7 @@ class MergedIter:
         self._suppress = suppress
         self._less = make_less(kind, flags)
         self._cmp = FIELD_CMP[kind] if flags.merged_cmp else FORMAT_KEY[kind]
-        self._variant = _MERGE_VARIANTS[(flags.merged_cmp, flags.same_subiter_skip)]
+        self._variant = merge_function(flags)
         self._gen: Iterator[Any] | None = None
 
     def seek(self, key: bytes) -> None:
@@ -190,7 +206,7 @@ class MergedIter:
             rec = next(it, None)
             if rec is not None:
                 pq.add((rec, i))
-        self._gen = self._variant(pq, its, self._cmp, self._suppress)
+        self._gen = self._variant(pq.heap, its, self._less, self._cmp, self._suppress)
 
     def seek_ref(self, name: bytes) -> None:
         self.seek(name)
