@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from lab.stats import format_seconds, ratio_ci, summarize, t975
+from lab.stats import format_seconds, paired_ratio_ci, ratio_ci, summarize, t975
 
 
 def test_summary_of_constant_values() -> None:
@@ -56,3 +56,44 @@ def test_errors_and_formatting() -> None:
     assert format_seconds(2.5) == "2.500 s"
     assert format_seconds(0.0025) == "2.50 ms"
     assert format_seconds(2.5e-6) == "2.5 us"
+
+
+def _drifting_rounds(effect: float, rounds: int = 12, per_round: int = 3,
+                     seed: int = 5) -> tuple[list[list[float]], list[list[float]]]:
+    """slow = effect x fast; both sides of a round share that round's machine speed."""
+    rng = random.Random(seed)
+    slow, fast = [], []
+    for _ in range(rounds):
+        drift = rng.uniform(0.8, 1.25)
+        slow.append([effect * drift * rng.gauss(1.0, 0.005) for _ in range(per_round)])
+        fast.append([drift * rng.gauss(1.0, 0.005) for _ in range(per_round)])
+    return slow, fast
+
+
+def test_paired_ratio_of_identical_rounds_is_one() -> None:
+    rounds = [[1.0, 1.1], [0.9, 0.95], [1.2, 1.25]]
+    r = paired_ratio_ci(rounds, rounds)
+    assert r.ratio == pytest.approx(1.0)
+    assert r.ci_low <= 1.0 <= r.ci_high
+    assert not r.significant
+
+
+def test_paired_ratio_recovers_an_effect_under_drift() -> None:
+    slow, fast = _drifting_rounds(1.3)
+    paired = paired_ratio_ci(slow, fast)
+    assert paired.ratio == pytest.approx(1.3, rel=0.01)
+    assert paired.ci_low < paired.ratio < paired.ci_high
+    assert paired.significant
+    unpaired = ratio_ci([v for r in slow for v in r], [v for r in fast for v in r])
+    assert (unpaired.ci_high - unpaired.ci_low) > 3 * (paired.ci_high - paired.ci_low)
+
+
+def test_paired_ratio_is_deterministic_and_checks_its_input() -> None:
+    slow, fast = _drifting_rounds(1.05, rounds=4)
+    assert paired_ratio_ci(slow, fast, seed=3) == paired_ratio_ci(slow, fast, seed=3)
+    with pytest.raises(ValueError):
+        paired_ratio_ci(slow[:1], fast[:1])
+    with pytest.raises(ValueError):
+        paired_ratio_ci(slow, fast[:3])
+    with pytest.raises(ValueError):
+        paired_ratio_ci([[1.0], []], [[1.0], [1.0]])
