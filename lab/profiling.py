@@ -4,6 +4,13 @@ Contract: each function runs the workload with the given flags on the
 scenario's dataset and writes the profiler's text output to `out`, returning
 that path. line_profiler and cProfile run in-process; scalene runs
 `lab.run_once` in a subprocess (it must own the interpreter).
+
+line_profiler profiles the scenario's `hot` entries: "module:qualname" names a
+function, "module:factory()" calls factory(flags) for the function(s) to profile
+(core generates its hot loops per flags with exec(), e.g.
+reftable_core.merged.merge_function). Generated code has a "<...>" file name
+that line_profiler cannot show; its linecache source is written beside the
+output (<out>.src/<name>.py) and the timings re-keyed to that file.
 """
 from __future__ import annotations
 
@@ -11,7 +18,9 @@ import cProfile
 import importlib
 import io
 import json
+import linecache
 import pstats
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +39,64 @@ def resolve_dotted(dotted: str) -> Callable[..., Any]:
     return obj
 
 
+def resolve_hot(entry: str, flags: Flags) -> list[Callable[..., Any]]:
+    """The function(s) a Scenario.hot entry names under flags."""
+    if entry.endswith("()"):
+        got = resolve_dotted(entry[:-2])(flags)
+        return list(got) if isinstance(got, (list, tuple)) else [got]
+    return [resolve_dotted(entry)]
+
+
+def ref_record_loops(flags: Flags) -> list[Callable[..., Any]]:
+    """The generated decoder of ref blocks that reftable_core.block uses under flags."""
+    from reftable_core.block import record_loop
+    from reftable_core.record import BLOCK_TYPE_REF
+    return [record_loop(BLOCK_TYPE_REF, flags)]
+
+
+def _source_name(filename: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9._=+-]+", "_", filename.strip("<>")).strip("_") or "generated"
+    return name + ".py"
+
+
+def materialize_generated(timings: dict, src_dir: Path) -> dict:
+    """timings (LineStats.timings) with every "<...>" file that linecache holds written
+    to src_dir/<name>.py and its entries re-keyed to that path."""
+    out: dict = {}
+    written: dict[str, str] = {}
+    for (filename, lineno, func), entries in timings.items():
+        if filename.startswith("<") and filename not in written:
+            lines = linecache.getlines(filename)
+            if lines:
+                src_dir.mkdir(parents=True, exist_ok=True)
+                path = src_dir / _source_name(filename)
+                n = 1
+                while str(path.resolve()) in written.values():     # names that sanitize alike
+                    n += 1
+                    path = src_dir / _source_name(f"{filename}-{n}")
+                path.write_text("".join(lines))
+                written[filename] = str(path.resolve())
+        out[(written.get(filename, filename), lineno, func)] = entries
+    return out
+
+
+def write_line_stats(lp: Any, out: Path) -> Path:
+    """line_profiler's text report of lp to out, generated code shown from <out>.src/."""
+    from line_profiler import show_text
+    stats = lp.get_stats()
+    timings = materialize_generated(stats.timings,
+                                    out.parent / (out.name + ".src"))
+    # line_profiler clears linecache before reading a real file: keep the generated entries
+    keep = {k: v for k, v in linecache.cache.items() if k.startswith("<")}
+    buf = io.StringIO()
+    try:
+        show_text(timings, stats.unit, stream=buf, stripzeros=True)
+    finally:
+        linecache.cache.update(keep)
+    out.write_text(buf.getvalue())
+    return out
+
+
 def _prepare(scenario: Scenario, scale: str, flags: Flags, datasets_dir: Path | None):
     from lab.workloads import WORKLOADS
     ds = scenario.dataset(scale, datasets_dir)
@@ -43,18 +110,16 @@ def line_profile(scenario: Scenario, scale: str, flags: Flags, out: Path, loops:
     if not scenario.hot:
         raise ValueError(f"scenario {scenario.name} names no hot functions to line-profile")
     lp = LineProfiler()
-    for dotted in scenario.hot:
-        lp.add_function(resolve_dotted(dotted))
+    for entry in scenario.hot:
+        for func in resolve_hot(entry, flags):
+            lp.add_function(func)
     _, _, time_func = _prepare(scenario, scale, flags, datasets_dir)
     lp.enable_by_count()
     try:
         time_func(loops)
     finally:
         lp.disable_by_count()
-    buf = io.StringIO()
-    lp.print_stats(stream=buf, stripzeros=True)
-    out.write_text(buf.getvalue())
-    return out
+    return write_line_stats(lp, out)
 
 
 def c_profile(scenario: Scenario, scale: str, flags: Flags, out: Path, loops: int = 1,

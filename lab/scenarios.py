@@ -42,7 +42,8 @@ class Scenario:
     peer_workloads: tuple[tuple[str, str], ...] = ()  # (label, workload)
     extra_variants: tuple[tuple[str, str], ...] = ()  # (label, flags spec on top of default)
     dataset_keys: tuple[str, ...] = ("refs", "tables", "seed", "object_format")
-    hot: tuple[str, ...] = ()                         # "module:qualname" for line_profiler
+    hot: tuple[str, ...] = ()   # line_profiler: "module:qualname" or "module:factory()"
+    #                             (called as factory(flags) for the function or list of them)
 
     # -- parameters --------------------------------------------------------
     def params(self, scale: str) -> dict[str, Any]:

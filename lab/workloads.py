@@ -354,8 +354,9 @@ from .scenarios import Scenario, register  # noqa: E402
 
 _REFTABLE_ITER_FLAGS = ("merged_cmp", "same_subiter_skip", "pq_cmp", "block_key_swap",
                         "ref_name_alloc")
-_HOT_ITER = ("reftable_core.merged:MergedIter.__next__",
-             "reftable_core.pq:MergedIterPQueue.add", "reftable_core.pq:MergedIterPQueue.remove")
+# the generated loops for the profiled flags: the ref block decoder and the merge
+# generator (which inlines the priority queue)
+_HOT_ITER = ("lab.profiling:ref_record_loops()", "reftable_core.merged:merge_function()")
 _SHOW_REF_PEERS = (("git", "git_show_ref"), ("reftable-lab-cli", "cli_show_ref"))
 
 register(Scenario(

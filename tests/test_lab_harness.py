@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import linecache
 import subprocess
 import sys
 from pathlib import Path
@@ -33,7 +34,7 @@ def test_bench_list_and_unknown(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_every_scenario_is_wired() -> None:
     import lab.workloads as w
-    from lab.profiling import resolve_dotted
+    from lab.profiling import resolve_hot
     for s in SCENARIOS.values():
         assert s.workload in w.WORKLOADS
         labels = [v.label for v in s.variants()]
@@ -44,8 +45,10 @@ def test_every_scenario_is_wired() -> None:
                 assert v.workload in w.WORKLOADS, (s.name, v.workload)
         for _, slow, fast in s.comparisons():
             assert slow in labels and fast in labels, (s.name, slow, fast)
-        for dotted in s.hot:
-            assert callable(resolve_dotted(dotted))
+        for entry in s.hot:
+            for flags in (Flags(), baseline()):
+                funcs = resolve_hot(entry, flags)
+                assert funcs and all(callable(f) for f in funcs), (s.name, entry)
         for scale in ("small", "full"):
             s.params(scale)
 
@@ -92,3 +95,30 @@ def test_compare_two_pyperf_files(tmp_path: Path) -> None:
                           capture_output=True, text=True, check=True)
     res = json.loads(proc.stdout)
     assert res["ratio"] > 2 and res["significant"]
+
+
+def test_line_profile_shows_generated_source(tmp_path: Path) -> None:
+    from line_profiler import LineProfiler
+
+    from lab.profiling import write_line_stats
+    filename = "<lab selftest generated>"
+    src = "def gen_loop(n):\n    total = 0\n    for i in range(n):\n        total += i * 7\n" \
+          "    return total\n"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    ns: dict = {}
+    exec(compile(src, filename, "exec"), ns)  # noqa: S102
+    lp = LineProfiler()
+    lp.add_function(ns["gen_loop"])
+    lp.enable_by_count()
+    try:
+        ns["gen_loop"](50)
+    finally:
+        lp.disable_by_count()
+    out = write_line_stats(lp, tmp_path / "line.txt")
+    text = out.read_text()
+    assert "Could not find file" not in text
+    line = next(ln for ln in text.splitlines() if "total += i * 7" in ln)
+    assert int(line.split()[1]) == 50              # line number, hits, ...
+    written = tmp_path / "line.txt.src" / "lab_selftest_generated.py"
+    assert written.read_text() == src and str(written) in text
+    assert filename in linecache.cache
