@@ -27,6 +27,8 @@ test-fast: setup
 	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -q -x -m 'not slow' tests
 
 # the lab's main job: generate the benchmark datasets and measure every scenario
+# (per-flag effects of a few %: BENCH_ARGS="SCENARIO --rounds 10" interleaves the
+# variants round by round and pairs the ratios by round, cancelling the VM's drift)
 # byte-compile first: start-up time is part of the whole-command peers (and
 # PYTHONDONTWRITEBYTECODE may be set)
 bench: setup

@@ -6,10 +6,24 @@ processes), times the peer commands (real git, dulwich, our own CLI) with
 `python -m pyperf command`, and returns a ScenarioResult holding every raw
 value plus summaries and ratios with bootstrap confidence intervals. Nothing
 is printed here except the progress bar (stderr); reports are lab.report's job.
+
+Two schedules:
+- sequential (rounds=None): each variant is timed completely (pyperf: N worker
+  processes x V values, by --mode), then the next one. Drift of the machine's
+  speed over the run becomes a bias between variants.
+- interleaved (rounds=R): R rounds; in each round every variant is timed once
+  by one worker invocation (1 process, ROUND_VALUES[mode] values, 1 warm-up),
+  appended to that variant's pyperf JSON (pyperf's --append). The variant order
+  changes every round (a Williams design, seeded: over a full cycle each variant
+  runs right after each other one equally often and in every position). The
+  loop count pyperf calibrates in a variant's first round is kept for its later
+  rounds. Every value is kept with its round, and ratios between variants are
+  paired by round (lab.stats.paired_ratio_ci).
 """
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 import time
@@ -20,7 +34,7 @@ from typing import Any, Sequence
 from reftable_core.flags import Flags
 
 from .scenarios import SCENARIOS, Scenario, Variant
-from .stats import ratio_ci, summarize
+from .stats import paired_ratio_ci, ratio_ci, summarize
 
 try:
     from tqdm import tqdm
@@ -39,6 +53,7 @@ class VariantResult:
     spec: str                   # flags spec or command line
     values: list[float]
     json_path: str
+    rounds: list[list[float]] = field(default_factory=list)   # interleaved: values per round
 
     def summary(self) -> dict[str, float]:
         return summarize(self.values).as_dict()
@@ -56,22 +71,26 @@ class ScenarioResult:
     seed: str = ""
     started: float = 0.0
     elapsed: float = 0.0
+    round_order: list[list[str]] = field(default_factory=list)  # interleaved: labels per round
 
     def to_json(self) -> dict[str, Any]:
         return {
             "scenario": self.scenario, "scale": self.scale, "dataset": self.dataset,
             "params": self.params, "published": self.published, "seed": self.seed,
-            "started": self.started, "elapsed": self.elapsed,
+            "started": self.started, "elapsed": self.elapsed, "round_order": self.round_order,
             "variants": [{"label": v.label, "kind": v.kind, "spec": v.spec, "values": v.values,
-                          "json": v.json_path, "summary": v.summary()} for v in self.variants],
+                          "rounds": v.rounds, "json": v.json_path, "summary": v.summary()}
+                         for v in self.variants],
             "ratios": self.ratios,
         }
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "ScenarioResult":
         r = cls(d["scenario"], d["scale"], d["dataset"], d["params"], published=d["published"],
-                seed=d.get("seed", ""), started=d.get("started", 0.0), elapsed=d.get("elapsed", 0.0))
-        r.variants = [VariantResult(v["label"], v["kind"], v["spec"], v["values"], v["json"])
+                seed=d.get("seed", ""), started=d.get("started", 0.0), elapsed=d.get("elapsed", 0.0),
+                round_order=d.get("round_order", []))
+        r.variants = [VariantResult(v["label"], v["kind"], v["spec"], v["values"], v["json"],
+                                    rounds=v.get("rounds", []))
                       for v in d["variants"]]
         r.ratios = d["ratios"]
         return r
@@ -80,6 +99,19 @@ class ScenarioResult:
 def pyperf_mode_args(mode: str) -> list[str]:
     return {"fast": ["--fast"], "rigorous": ["--rigorous"], "normal": [],
             "quick": ["--processes", "3", "--values", "3", "--warmups", "1"]}[mode]
+
+
+# interleaved rounds: values of one variant's invocation per round, by --mode
+# (repeated in lab/commands/bench.py's --mode help)
+ROUND_VALUES = {"quick": 3, "fast": 3, "normal": 5, "rigorous": 6}
+
+
+def round_mode_args(mode: str, loops: int | None = None) -> list[str]:
+    """One worker process, ROUND_VALUES[mode] values after 1 warm-up; loops fixed if given."""
+    args = ["--processes", "1", "--values", str(ROUND_VALUES[mode]), "--warmups", "1"]
+    if loops:
+        args += ["--loops", str(loops)]
+    return args
 
 
 def load_values(json_path: Path) -> list[float]:
@@ -91,6 +123,44 @@ def load_values(json_path: Path) -> list[float]:
     return values
 
 
+def load_loops(json_path: Path) -> int | None:
+    """The loops per value of a pyperf file's runs (None when they differ or are missing)."""
+    import pyperf
+    suite = pyperf.BenchmarkSuite.load(str(json_path))
+    loops = {run.get_loops() for bench in suite.get_benchmarks() for run in bench.get_runs()
+             if run.values}
+    return loops.pop() if len(loops) == 1 else None
+
+
+def round_orders(labels: Sequence[str], rounds: int, seed: int | str = 0) -> list[list[str]]:
+    """The variant order of each interleaved round.
+
+    A Williams design: rows i of the first row 0, 1, n-1, 2, n-2, ... shifted by i
+    (mod n), plus the reversed rows when n is odd. Over a full cycle of rows (n,
+    or 2n for odd n) every label is in every position equally often and runs
+    right after every other label equally often. The rows' order and the labels'
+    places are shuffled with `seed`; rounds beyond one cycle repeat it.
+    """
+    n = len(labels)
+    if n == 0 or rounds <= 0:
+        return [[] for _ in range(max(rounds, 0))]
+    first = [0]
+    lo, hi = 1, n - 1
+    while lo <= hi:
+        first.append(lo)
+        if lo != hi:
+            first.append(hi)
+        lo, hi = lo + 1, hi - 1
+    rows = [[(x + i) % n for x in first] for i in range(n)]
+    if n % 2:
+        rows += [row[::-1] for row in rows]
+    rng = random.Random(seed)
+    places = list(labels)
+    rng.shuffle(places)
+    rng.shuffle(rows)
+    return [[places[x] for x in rows[r % len(rows)]] for r in range(rounds)]
+
+
 def _run(cmd: Sequence[str], env: dict[str, str] | None = None) -> None:
     proc = subprocess.run(list(cmd), capture_output=True, text=True, env=env)
     if proc.returncode != 0:
@@ -98,25 +168,66 @@ def _run(cmd: Sequence[str], env: dict[str, str] | None = None) -> None:
                          f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
 
 
+def _worker_cmd(scenario: Scenario, gitdir: Path, params: dict[str, Any],
+                variant: Variant) -> list[str]:
+    return [sys.executable, "-m", "lab.worker", "--workload", variant.workload or scenario.workload,
+            "--gitdir", str(gitdir), "--params", json.dumps(params),
+            "--lab-flags", variant.flags.to_spec(), "--name", f"{scenario.name}[{variant.label}]",
+            "--quiet"]
+
+
+def _variant_json(scenario: Scenario, variant: Variant, out_dir: Path) -> Path:
+    return out_dir / f"{scenario.name}.{variant.label}.json"
+
+
+def _empty_result(scenario: Scenario, variant: Variant, out: Path) -> VariantResult:
+    kind = "peer" if variant.workload else "flags"
+    spec = variant.workload if variant.workload else variant.flags.to_spec(only_changed_from=Flags())
+    return VariantResult(variant.label, kind, spec, [], str(out))
+
+
 def time_variant(scenario: Scenario, gitdir: Path, params: dict[str, Any], variant: Variant,
                  out_dir: Path, mode: str) -> VariantResult:
-    out = out_dir / f"{scenario.name}.{variant.label}.json"
+    out = _variant_json(scenario, variant, out_dir)
     out.unlink(missing_ok=True)
-    workload = variant.workload or scenario.workload
-    cmd = [sys.executable, "-m", "lab.worker", "--workload", workload,
-           "--gitdir", str(gitdir), "--params", json.dumps(params),
-           "--lab-flags", variant.flags.to_spec(), "--name", f"{scenario.name}[{variant.label}]",
-           "-o", str(out), "--quiet", *pyperf_mode_args(mode)]
-    _run(cmd)
-    kind = "peer" if variant.workload else "flags"
-    spec = workload if variant.workload else variant.flags.to_spec(only_changed_from=Flags())
-    return VariantResult(variant.label, kind, spec, load_values(out), str(out))
+    _run([*_worker_cmd(scenario, gitdir, params, variant), "-o", str(out),
+          *pyperf_mode_args(mode)])
+    res = _empty_result(scenario, variant, out)
+    res.values = load_values(out)
+    return res
+
+
+def time_round(scenario: Scenario, gitdir: Path, params: dict[str, Any], variant: Variant,
+               res: VariantResult, mode: str) -> list[float]:
+    """One interleaved round of a variant: append its values to res (and its pyperf JSON)."""
+    out = Path(res.json_path)
+    loops = load_loops(out) if res.rounds else None
+    _run([*_worker_cmd(scenario, gitdir, params, variant), "--append", str(out),
+          *round_mode_args(mode, loops)])
+    values = load_values(out)
+    new = values[len(res.values):]
+    if not new:
+        raise BenchError(f"{scenario.name}[{variant.label}]: no values from round "
+                         f"{len(res.rounds) + 1} in {out}")
+    res.values = values
+    res.rounds.append(new)
+    return new
 
 
 def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path | str = "results",
                  mode: str = "fast", peers: bool = True, only: Sequence[str] | None = None,
                  datasets_dir: Path | str | None = None,
-                 progress: bool = True) -> ScenarioResult:
+                 progress: bool = True, rounds: int | None = None,
+                 order_seed: int = 0) -> ScenarioResult:
+    """Time the scenario's variants (all, or the labels in `only`) and its peers.
+
+    rounds=None: sequential, each variant's pyperf run complete in turn (mode:
+    pyperf's --fast/--rigorous/...). rounds=R: R interleaved rounds (see the
+    module doc; mode sets the values per round, ROUND_VALUES); the variant order
+    comes from round_orders(labels, R, seed=f"{scenario name}/{order_seed}").
+    """
+    if rounds is not None and rounds < 1:
+        raise BenchError(f"--rounds must be >= 1, not {rounds}")
     if isinstance(scenario, str):
         if scenario not in SCENARIOS:
             raise BenchError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
@@ -129,16 +240,36 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
                             published=scenario.published, seed=scenario.seed, started=time.time())
     variants = [v for v in scenario.variants()
                 if (only is None or v.label in only) and (peers or v.workload is None)]
-    steps = len(variants)
+    steps = len(variants) * (rounds or 1)
     bar = tqdm(total=steps, desc=scenario.name, unit="run", file=sys.stderr,
                disable=not progress) if tqdm else None
     try:
-        for v in variants:
-            if bar:
-                bar.set_postfix_str(v.label)
-            result.variants.append(time_variant(scenario, dataset.gitdir, params, v, out_dir, mode))
-            if bar:
-                bar.update(1)
+        if rounds is None:
+            for v in variants:
+                if bar:
+                    bar.set_postfix_str(v.label)
+                result.variants.append(time_variant(scenario, dataset.gitdir, params, v,
+                                                    out_dir, mode))
+                if bar:
+                    bar.update(1)
+        else:
+            by_label = {v.label: v for v in variants}
+            results = {}
+            for v in variants:
+                out = _variant_json(scenario, v, out_dir)
+                out.unlink(missing_ok=True)
+                results[v.label] = _empty_result(scenario, v, out)
+            result.variants = list(results.values())
+            result.round_order = round_orders(list(by_label), rounds,
+                                              seed=f"{scenario.name}/{order_seed}")
+            for r, order in enumerate(result.round_order, 1):
+                for label in order:
+                    if bar:
+                        bar.set_postfix_str(f"round {r}/{rounds} {label}")
+                    time_round(scenario, dataset.gitdir, params, by_label[label],
+                               results[label], mode)
+                    if bar:
+                        bar.update(1)
     finally:
         if bar:
             bar.close()
@@ -150,13 +281,21 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
 
 def compute_ratios(result: ScenarioResult,
                    comparisons: Sequence[tuple[str, str, str]]) -> list[dict[str, Any]]:
-    """comparisons: (title, slow_label, fast_label); ratio = slow/fast."""
+    """comparisons: (title, slow_label, fast_label); ratio = slow/fast.
+
+    Paired by round (paired_ratio_ci) when both variants have the same number
+    (>= 2) of interleaved rounds, else unpaired over all values (ratio_ci); the
+    row's "paired" says which.
+    """
     by_label = {v.label: v for v in result.variants}
     rows = []
     for title, slow, fast in comparisons:
         if slow in by_label and fast in by_label:
-            r = ratio_ci(by_label[slow].values, by_label[fast].values)
-            rows.append({"title": title, "slow": slow, "fast": fast, **r.as_dict()})
+            s, f = by_label[slow], by_label[fast]
+            paired = len(s.rounds) >= 2 and len(s.rounds) == len(f.rounds)
+            r = paired_ratio_ci(s.rounds, f.rounds) if paired else ratio_ci(s.values, f.values)
+            rows.append({"title": title, "slow": slow, "fast": fast, **r.as_dict(),
+                         "paired": paired, "rounds": len(s.rounds) if paired else 0})
     return rows
 
 

@@ -26,6 +26,7 @@ def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = N
         lines += [f"## {r.scenario} ({r.scale})", "",
                   f"Seed {r.seed}. Published: {r.published}", "",
                   f"Dataset: `{r.dataset}`; parameters: `{json.dumps(r.params)}`", "",
+                  _schedule(r), "",
                   "| variant | kind | mean | 95% CI | stdev | n | flags / peer |",
                   "|---|---|---|---|---|---|---|"]
         for v in r.variants:
@@ -34,15 +35,30 @@ def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = N
                          f"{format_seconds(s.ci_low)} .. {format_seconds(s.ci_high)} | "
                          f"{format_seconds(s.stdev)} | {s.n} | `{v.spec or 'default'}` |")
         if r.ratios:
-            lines += ["", "| comparison | speed-up | 95% CI | significant |", "|---|---|---|---|"]
+            lines += ["", "| comparison | speed-up | 95% CI | significant | estimator |",
+                      "|---|---|---|---|---|"]
             for q in r.ratios:
+                est = f"paired, {q.get('rounds', 0)} rounds" if q.get("paired") else "unpaired"
                 lines.append(f"| {q['title']} | {q['ratio']:.3f}x | "
                              f"{q['ci_low']:.3f} .. {q['ci_high']:.3f} | "
-                             f"{'yes' if q['significant'] else 'no'} |")
+                             f"{'yes' if q['significant'] else 'no'} | {est} |")
+            lines += ["", ("Estimator: *paired*: geometric mean of the per-round ratios "
+                           "mean(slow)/mean(fast), bootstrap CI over rounds (drift common to a "
+                           "round cancels); *unpaired*: mean(slow)/mean(fast) over all values, "
+                           "bootstrap CI over values.")]
         if plots and r.scenario in plots:
             lines += ["", f"![{r.scenario}]({plots[r.scenario]})"]
         lines.append("")
     return "\n".join(lines)
+
+
+def _schedule(r: ScenarioResult) -> str:
+    rounds = {len(v.rounds) for v in r.variants}
+    if r.variants and rounds != {0}:
+        n = ", ".join(str(k) for k in sorted(rounds))
+        return (f"Timing: interleaved, {n} rounds; every variant once per round, in an order "
+                f"that changes each round (values are pooled over rounds below).")
+    return "Timing: sequential (each variant's pyperf run complete in turn)."
 
 
 def plot(result: ScenarioResult, path: Path) -> Path:

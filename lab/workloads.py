@@ -348,6 +348,19 @@ def dulwich_log_raw(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeF
     return _in_process(run)
 
 
+@workload("spin")
+def spin(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
+    """A pure-Python loop of params["n"] additions, no dataset needed: the harness's
+    self-test workload, and a probe of the machine's speed drift."""
+    n = int(params.get("n", 100_000))
+
+    def run() -> None:
+        total = 0
+        for i in range(n):
+            total += i
+    return _in_process(run)
+
+
 # -- the scenarios ------------------------------------------------------------------
 
 from .scenarios import Scenario, register  # noqa: E402

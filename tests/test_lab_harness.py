@@ -1,18 +1,20 @@
 """The lab harness pieces that need no dataset: CLI listing, compare, reports, variants."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import linecache
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from lab.cli import main
-from lab.harness import ScenarioResult, VariantResult, compute_ratios
-from lab.report import load_results, render
-from lab.scenarios import SCENARIOS
+from lab.harness import ScenarioResult, VariantResult, compute_ratios, round_orders, run_scenario
+from lab.report import load_results, markdown, render
+from lab.scenarios import SCENARIOS, DatasetRef, Scenario
 from reftable_core.flags import FLAG_INFO, Flags, baseline
 
 
@@ -95,6 +97,80 @@ def test_compare_two_pyperf_files(tmp_path: Path) -> None:
                           capture_output=True, text=True, check=True)
     res = json.loads(proc.stdout)
     assert res["ratio"] > 2 and res["significant"]
+
+
+def test_old_result_files_load_without_rounds(tmp_path: Path) -> None:
+    d = _fake_result().to_json()
+    for v in d["variants"]:
+        del v["rounds"]
+    del d["round_order"]
+    for q in d["ratios"]:
+        del q["paired"], q["rounds"]
+    r = ScenarioResult.from_json(d)
+    assert [v.rounds for v in r.variants] == [[], [], []]
+    text = markdown([r])
+    assert "| all | 2.000x" in text and "unpaired" in text and "sequential" in text
+
+
+def test_round_orders_are_balanced_and_seeded() -> None:
+    for n in (2, 3, 4, 5):
+        labels = [f"v{i}" for i in range(n)]
+        cycle = n if n % 2 == 0 else 2 * n
+        orders = round_orders(labels, cycle, seed="s")
+        assert all(sorted(o) == labels for o in orders)
+        follows = Counter((o[i], o[i + 1]) for o in orders for i in range(n - 1))
+        assert len(follows) == n * (n - 1) and len(set(follows.values())) == 1
+        places = Counter((o[i], i) for o in orders for i in range(n))
+        assert len(places) == n * n and len(set(places.values())) == 1
+        assert round_orders(labels, cycle, seed="s") == orders
+    assert round_orders(["a", "b", "c"], 7, seed=1)[6] == round_orders(["a", "b", "c"], 7, seed=1)[0]
+
+
+def _rounds_result(paired_rounds: int) -> ScenarioResult:
+    r = ScenarioResult("s", "small", "/nowhere", {})
+    slow = [[2.0 * d, 2.02 * d] for d in (1.0, 1.2, 0.85, 1.1)][:paired_rounds]
+    fast = [[1.0 * d, 1.01 * d] for d in (1.0, 1.2, 0.85, 1.1)][:paired_rounds]
+    r.variants = [VariantResult("all-off", "flags", "", [v for x in slow for v in x], "a.json",
+                                rounds=slow),
+                  VariantResult("all-on", "flags", "", [v for x in fast for v in x], "b.json",
+                                rounds=fast)]
+    r.ratios = compute_ratios(r, [("all", "all-off", "all-on")])
+    return r
+
+
+def test_ratios_are_paired_with_two_rounds_or_more(tmp_path: Path) -> None:
+    one, four = _rounds_result(1), _rounds_result(4)
+    assert not one.ratios[0]["paired"] and one.ratios[0]["rounds"] == 0
+    q = four.ratios[0]
+    assert q["paired"] and q["rounds"] == 4
+    assert q["ratio"] == pytest.approx(2.0, rel=0.01) and q["significant"]
+    (tmp_path / "s.result.json").write_text(json.dumps(four.to_json()))
+    loaded = load_results(tmp_path)
+    assert loaded[0].to_json() == four.to_json()
+    text = markdown(loaded)
+    assert "| all | 2.000x" in text and "paired, 4 rounds |" in text and "interleaved, 4" in text
+
+
+def test_interleaved_rounds_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two variants of the dataset-free `spin` workload in 2 rounds of real pyperf workers."""
+    monkeypatch.setattr(Scenario, "dataset",
+                        lambda self, scale, datasets_dir=None: DatasetRef(tmp_path, tmp_path))
+    s = dataclasses.replace(SCENARIOS["show-ref-1table"], name="selftest", workload="spin",
+                            scale_params={"small": {"n": 20_000}}, peer_workloads=())
+    res = run_scenario(s, "small", tmp_path / "out", mode="quick", only=["all-on", "all-off"],
+                       progress=False, rounds=2)
+    assert sorted(v.label for v in res.variants) == ["all-off", "all-on"]
+    assert len(res.round_order) == 2 and sorted(res.round_order[0]) == ["all-off", "all-on"]
+    for v in res.variants:
+        assert len(v.rounds) == 2 and all(len(x) == 3 for x in v.rounds)
+        assert v.values == v.rounds[0] + v.rounds[1]
+        import pyperf
+        bench = pyperf.Benchmark.load(v.json_path)
+        assert bench.get_values() == tuple(v.values)
+        assert len({run.get_loops() for run in bench.get_runs() if run.values}) == 1
+    assert res.ratios[0]["paired"] and res.ratios[0]["rounds"] == 2
+    saved = json.loads((tmp_path / "out" / "selftest.result.json").read_text())
+    assert saved["variants"][0]["rounds"] == res.variants[0].rounds
 
 
 def test_line_profile_shows_generated_source(tmp_path: Path) -> None:

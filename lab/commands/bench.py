@@ -1,7 +1,8 @@
 """`reftable-lab bench | compare | report | profile`: drive the lab.
 
 bench    run scenarios (every flag variant and the peers, pyperf workers) and
-         write <out>/<run>/report.md with plots
+         write <out>/<run>/report.md with plots; --rounds R interleaves the variants
+         (R rounds, each variant once per round) and pairs the ratios by round
 compare  ratio of two pyperf JSON result files, with a bootstrap CI
 report   re-render the report of a finished run directory
 profile  line_profiler / scalene / cProfile on one scenario's workload
@@ -25,7 +26,12 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
     p.add_argument("--list", action="store_true", help="list scenarios and exit")
     p.add_argument("--scale", default="small", help="dataset scale: small (CI-sized) or full")
     p.add_argument("--mode", default="fast", choices=["quick", "fast", "normal", "rigorous"],
-                   help="pyperf effort (default fast)")
+                   help="pyperf effort (default fast); with --rounds: values per variant "
+                        "per round (quick 3, fast 3, normal 5, rigorous 6)")
+    p.add_argument("--rounds", type=int, default=None, metavar="R",
+                   help="interleave: R rounds, each timing every variant once (one pyperf "
+                        "process) in a changing order; ratios paired by round. For per-flag "
+                        "effects of a few %% on a machine whose speed drifts")
     p.add_argument("--out", default="results", help="results root directory")
     p.add_argument("--datasets", default=None, help="datasets root (default ./datasets)")
     p.add_argument("--no-peers", action="store_true", help="skip git/dulwich/CLI peers")
@@ -81,7 +87,7 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
         try:
             results.append(run_scenario(scenarios[name], args.scale, run_dir, args.mode,
                                         peers=not args.no_peers, only=only,
-                                        datasets_dir=args.datasets))
+                                        datasets_dir=args.datasets, rounds=args.rounds))
         except (BenchError, KeyError) as e:
             print(f"reftable-lab bench: {name}: {e}", file=sys.stderr)
             return 1
@@ -89,7 +95,9 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
     for r in results:
         print(f"== {r.scenario} ({r.scale})  published: {r.published}")
         for q in r.ratios:
-            print(f"   {q['title']:48s} {q['ratio']:7.3f}x  [{q['ci_low']:.3f}, {q['ci_high']:.3f}]")
+            est = f"paired, {q['rounds']} rounds" if q.get("paired") else "unpaired"
+            print(f"   {q['title']:48s} {q['ratio']:7.3f}x  [{q['ci_low']:.3f}, {q['ci_high']:.3f}]"
+                  f"  {est}")
     print(f"report: {report}")
     return 0
 
