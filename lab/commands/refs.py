@@ -431,19 +431,32 @@ def _show_patterns(store: Any, objs: _Objects, o: dict[str, Any], patterns: list
     return 0 if found else 1
 
 
+def _prefix_end(prefix: bytes) -> bytes | None:
+    """The smallest name greater than every name starting with prefix (None: no bound)."""
+    p = prefix.rstrip(b"\xff")
+    return p[:-1] + bytes((p[-1] + 1,)) if p else None
+
+
 def _show_records(store: Any, objs: _Objects, o: dict[str, Any],
                   pats: list[tuple[bytes, int]], prefixes: list[bytes], found: int,
                   out: Any) -> int:
     """show-ref's loop straight over the reftable merged iterator (no per-ref
-    wrapper objects): the same checks, in the same order, as _show_patterns."""
+    wrapper objects): the same checks, in the same order, as _show_patterns.
+
+    The iterator yields names in order from the prefix on, so "still under the
+    prefix" is one comparison with the first name past it; a pattern matches a
+    name that equals it or ends with "/" + pattern (git's tail match)."""
     has = objs.has
     good = objs.good
-    single = pats[0] if len(pats) == 1 else None
     for prefix in prefixes:
         start = prefix or b"refs/"
+        stop = _prefix_end(start)
         for rec in store.ref_record_iter(start):
             name = rec.refname
-            if not name.startswith(start):
+            if stop is None:
+                if not name.startswith(start):
+                    break
+            elif name >= stop:
                 break
             vt = rec.value_type
             if vt == 1:
@@ -461,17 +474,10 @@ def _show_records(store: Any, objs: _Objects, o: dict[str, Any],
                 _write_err("error: ", f"{name.decode('utf-8', 'replace')} does not point "
                                       "to a valid object!")
                 continue
-            if single is not None:
-                m, lm = single
-                if not name.endswith(m):
-                    continue
-                n = len(name)
-                if lm != n and name[n - lm - 1] != 47:
-                    continue
-            elif pats:
+            if pats:
                 n = len(name)
                 for m, lm in pats:
-                    if lm <= n and name.endswith(m) and (lm == n or name[n - lm - 1] == 47):
+                    if name[-lm:] == m and (lm == n or name[n - lm - 1] == 47):
                         break
                 else:
                     continue
