@@ -1,4 +1,4 @@
-"""Every combination of the 8 reftable flags (2^8) gives identical results.
+"""Every combination of the 9 reftable flags (2^9) gives identical results.
 
 On the same stacks (several tables, shadowing updates and deletions, small blocks
 so tables have indexes): ref and log iteration, seeks, exact reads, show-ref
@@ -22,7 +22,8 @@ from reftable_core.refstore import RefUpdate
 from reftable_core.repo import open_repo
 from reftable_core.stack import Stack, StackOptions
 
-REFTABLE_FLAGS = ("merged_cmp", "same_subiter_skip", "pq_cmp", "block_key_swap",
+REFTABLE_FLAGS = ("merged_cmp", "same_subiter_skip", "pq_cmp", "single_subiter_bypass",
+                  "block_key_swap",
                   "ref_name_alloc", "block_type_early_exit", "stat_cache", "mmap")
 ALL_COMBOS = [Flags(**dict(zip(REFTABLE_FLAGS, bits)))
               for bits in itertools.product((False, True), repeat=len(REFTABLE_FLAGS))]

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from reftable_core.flags import Flags, baseline
 from reftable_core.merged import MergedTable, log_key
 
-COMBOS = [Flags(merged_cmp=m, same_subiter_skip=s, pq_cmp=p)
-          for m, s, p in itertools.product((False, True), repeat=3)]
+COMBOS = [Flags(merged_cmp=m, same_subiter_skip=s, pq_cmp=p, single_subiter_bypass=b)
+          for m, s, p, b in itertools.product((False, True), repeat=4)]
 
 
 def _tables() -> list[FakeTable]:
@@ -118,11 +118,38 @@ def test_merge_functions_are_generated_per_flag_pair_and_profilable() -> None:
     import linecache
 
     from reftable_core.merged import merge_function
-    fns = {(m, s): merge_function(Flags(merged_cmp=m, same_subiter_skip=s))
-           for m in (False, True) for s in (False, True)}
-    assert len({id(f) for f in fns.values()}) == 4
-    assert merge_function(Flags()) is fns[(True, True)]
-    src = "".join(linecache.getlines(fns[(True, True)].__code__.co_filename))
+    fns = {k: merge_function(Flags(merged_cmp=k[0], same_subiter_skip=k[1],
+                                   single_subiter_bypass=k[2]))
+           for k in itertools.product((False, True), repeat=3)}
+    assert len({id(f) for f in fns.values()}) == 8
+    assert merge_function(Flags()) is fns[(True, True, True)]
+    src = "".join(linecache.getlines(fns[(True, True, True)].__code__.co_filename))
     assert "if tidx == idx:" in src and "cmp(top[0], erec) > 0" in src
-    src_off = "".join(linecache.getlines(fns[(False, False)].__code__.co_filename))
+    assert "yield from its[idx]" in src
+    src_off = "".join(linecache.getlines(fns[(False, False, False)].__code__.co_filename))
     assert "tidx == idx" not in src_off and "entry_key = cmp(erec)" in src_off
+    assert "yield from" not in src_off
+
+
+@pytest.mark.parametrize("bypass", [False, True])
+def test_single_subiter_bypass_leaves_the_queue_when_one_table_is_left(bypass: bool) -> None:
+    """Once the small table is exhausted, the bypass stops the shadow comparisons
+    (observable with same_subiter_skip off, which compares after every record)."""
+    calls = []
+    t_big = FakeTable([FRef(b"refs/heads/%03d" % i, 1, 1, b"1") for i in range(50)], [])
+    t_small = FakeTable([FRef(b"refs/heads/000", 2, 0), FRef(b"refs/heads/002", 2, 1, b"2")], [])
+    flags = Flags(single_subiter_bypass=bypass, same_subiter_skip=False)
+    it = MergedTable([t_big, t_small], flags).refs()
+    real = it._cmp
+
+    def counting(a, b):
+        calls.append(1)
+        return real(a, b)
+    it._cmp = counting
+    got = [(r.refname, r.value) for r in it]
+    assert got[:2] == [(b"refs/heads/001", b"1"), (b"refs/heads/002", b"2")]
+    assert len(got) == 49
+    if bypass:
+        assert len(calls) < 10
+    else:
+        assert len(calls) >= 47

@@ -47,6 +47,11 @@ FLAG_INFO: dict[str, FlagInfo] = {
         FlagInfo("pq_cmp", "on|off",
                  "the queue's less-than formats both keys into new buffers",
                  "compares by key fields", "000 4/7", "pq"),
+        FlagInfo("single_subiter_bypass", "on|off",
+                 "every record goes through the priority queue, even with one sub-iterator left",
+                 "once the queue is empty, the last sub-iterator's records are returned directly",
+                 "git 2.45, not a seed (reftable/merged: circumvent pqueue with single subiter)",
+                 "merged"),
         FlagInfo("block_key_swap", "on|off",
                  "the block iterator copies key into last_key per record",
                  "swaps the two buffers", "000 5/7", "block"),
@@ -89,6 +94,7 @@ class Flags:
     merged_cmp: bool = True
     same_subiter_skip: bool = True
     pq_cmp: bool = True
+    single_subiter_bypass: bool = True
     block_key_swap: bool = True
     ref_name_alloc: bool = True
     block_type_early_exit: bool = True

@@ -16,8 +16,10 @@ is built:
   same_subiter_skip off: always compares the queue top with the returned entry;
                   on: stops when the top came from the same sub-iterator, since a
                   sub-iterator yields strictly increasing keys (seed 000 3/7).
+  single_subiter_bypass off: every record goes through the queue (git at the
+                  time of seed 000); on: once the queue is empty, the one
+                  sub-iterator left is read directly (git 2.45).
   pq_cmp: the priority queue's less-than (see pq.py).
-This is the algorithm of git at the time of seed 000 (no single-subiter fast path).
 """
 from __future__ import annotations
 
@@ -47,6 +49,7 @@ def log_key(refname: bytes, update_index: int = MAX_U64) -> bytes:
 #   ENTRY_KEY     what is prepared from the returned entry before the shadow loop
 #   SAME_SUBITER  the same_subiter_skip check (or nothing)
 #   SHADOWED      the condition under which the queue top is NOT shadowed
+#   BYPASS        single_subiter_bypass: leave the queue once one sub-iterator is left
 #   REMOVE_TOP    pq remove (the top was read as heap[0] just before)
 #   ADD(r, i)     pq add of the entry (r, i)
 _MERGE_LOOP = '''
@@ -61,6 +64,7 @@ def merge(heap, its, less, cmp, suppress):
         entry = heap[0]
         REMOVE_TOP
         idx = entry[1]
+        BYPASS
         rec = nxt(its[idx], None)
         if rec is not None:
             ADD(rec, idx)
@@ -113,6 +117,27 @@ while i:
     i = j
 heap[i] = e"""
 
+# single_subiter_bypass on (git 2.45): when the queue is empty after taking an
+# entry, every other sub-iterator is exhausted; the entry's own sub-iterator
+# yields strictly increasing keys, so its records need neither the queue nor
+# the shadow check. Off (git at the time of seed 000): they go through both.
+_BYPASS = {
+    False: "",
+    True: """\
+if not heap:
+    erec = entry[0]
+    if not suppress:
+        yield erec
+        yield from its[idx]
+        return
+    if erec.value_type:
+        yield erec
+    for erec in its[idx]:
+        if erec.value_type:
+            yield erec
+    return""",
+}
+
 _MERGE_VARIANTS_SRC: dict[tuple[bool, bool], dict[str, str]] = {
     # merged_cmp off: both keys are formatted into new buffers (the entry's once)
     # merged_cmp on:  the records' key fields are compared, no key built
@@ -152,24 +177,26 @@ def _expand(template: str, subst: dict[str, str]) -> str:
     return "\n".join(out) + "\n"
 
 
-_MERGE_FUNCS: dict[tuple[bool, bool], Callable[..., Iterator[Any]]] = {}
+_MERGE_FUNCS: dict[tuple[bool, bool, bool], Callable[..., Iterator[Any]]] = {}
 
 
 def merge_function(flags: Flags) -> Callable[..., Iterator[Any]]:
-    """The merge generator for flags.merged_cmp x flags.same_subiter_skip.
+    """The merge generator for flags.merged_cmp x same_subiter_skip x single_subiter_bypass.
 
     Signature: merge(heap, its, less, cmp, suppress) -> iterator of records, where
     heap is a MergedIterPQueue's list of (record, sub-iterator index) entries,
     its the sub-iterators, less the queue's less-than, cmp the shadow comparison
     (pq.FIELD_CMP or pq.FORMAT_KEY, by merged_cmp). The generated source is
-    registered with linecache under "<reftable_core.merged merge_cmp=.. skip=..>".
+    registered with linecache under "<reftable_core.merged merged_cmp=.. ...>".
     """
-    k = (flags.merged_cmp, flags.same_subiter_skip)
+    k = (flags.merged_cmp, flags.same_subiter_skip, flags.single_subiter_bypass)
     fn = _MERGE_FUNCS.get(k)
     if fn is None:
-        src = _expand(_MERGE_LOOP, _MERGE_VARIANTS_SRC[k])
-        filename = (f"<reftable_core.merged merged_cmp={'on' if k[0] else 'off'} "
-                    f"same_subiter_skip={'on' if k[1] else 'off'}>")
+        subst = dict(_MERGE_VARIANTS_SRC[k[:2]], BYPASS=_BYPASS[k[2]])
+        src = _expand(_MERGE_LOOP, subst)
+        on = {True: "on", False: "off"}
+        filename = (f"<reftable_core.merged merged_cmp={on[k[0]]} same_subiter_skip={on[k[1]]} "
+                    f"single_subiter_bypass={on[k[2]]}>")
         linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
         ns: dict[str, Any] = {}
         exec(compile(src, filename, "exec"), ns)

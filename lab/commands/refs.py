@@ -431,10 +431,13 @@ def _show_patterns(store: Any, objs: _Objects, o: dict[str, Any], patterns: list
     return 0 if found else 1
 
 
-def _prefix_end(prefix: bytes) -> bytes | None:
-    """The smallest name greater than every name starting with prefix (None: no bound)."""
+def _prefix_end(prefix: bytes) -> bytes:
+    """The smallest name greater than every name starting with prefix (which
+    must not end in 0xff bytes only: show-ref's prefixes all end in "/")."""
     p = prefix.rstrip(b"\xff")
-    return p[:-1] + bytes((p[-1] + 1,)) if p else None
+    if not p:
+        raise ValueError(f"no name bound after prefix {prefix!r}")
+    return p[:-1] + bytes((p[-1] + 1,))
 
 
 def _show_records(store: Any, objs: _Objects, o: dict[str, Any],
@@ -444,19 +447,19 @@ def _show_records(store: Any, objs: _Objects, o: dict[str, Any],
     wrapper objects): the same checks, in the same order, as _show_patterns.
 
     The iterator yields names in order from the prefix on, so "still under the
-    prefix" is one comparison with the first name past it; a pattern matches a
-    name that equals it or ends with "/" + pattern (git's tail match)."""
+    prefix" is one comparison with the first name past it. A pattern matches a
+    name that equals it or ends with "/" + pattern (git's tail match); with one
+    pattern (the common case) that test is inlined."""
     has = objs.has
     good = objs.good
+    one, one_len = pats[0] if len(pats) == 1 else (b"", 0)
+    one_tail = -one_len
     for prefix in prefixes:
         start = prefix or b"refs/"
         stop = _prefix_end(start)
         for rec in store.ref_record_iter(start):
             name = rec.refname
-            if stop is None:
-                if not name.startswith(start):
-                    break
-            elif name >= stop:
+            if name >= stop:
                 break
             vt = rec.value_type
             if vt == 1:
@@ -474,7 +477,13 @@ def _show_records(store: Any, objs: _Objects, o: dict[str, Any],
                 _write_err("error: ", f"{name.decode('utf-8', 'replace')} does not point "
                                       "to a valid object!")
                 continue
-            if pats:
+            if one_len:
+                if name[one_tail:] != one:
+                    continue
+                n = len(name)
+                if one_len != n and name[n - one_len - 1] != 47:
+                    continue
+            elif pats:
                 n = len(name)
                 for m, lm in pats:
                     if name[-lm:] == m and (lm == n or name[n - lm - 1] == 47):
