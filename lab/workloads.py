@@ -365,7 +365,8 @@ def spin(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
 
 from .scenarios import Scenario, register  # noqa: E402
 
-_REFTABLE_ITER_FLAGS = ("merged_cmp", "same_subiter_skip", "pq_cmp", "block_key_swap",
+_REFTABLE_ITER_FLAGS = ("merged_cmp", "same_subiter_skip", "pq_cmp", "single_subiter_bypass",
+                        "block_key_swap",
                         "ref_name_alloc")
 # the generated loops for the profiled flags: the ref block decoder and the merge
 # generator (which inlines the priority queue)
