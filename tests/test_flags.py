@@ -231,3 +231,15 @@ def test_cli_flags_reach_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV_VAR, "mmap=off")
     assert current([])["mmap"] == "off"
     assert current(["--flags", "mmap=on"])["mmap"] == "on"
+
+
+def test_baseline_turns_every_optimization_off() -> None:
+    """baseline() names every flag: each on|off flag is off and differs from Flags()."""
+    import dataclasses
+    base, default = baseline(), Flags()
+    for f in dataclasses.fields(Flags):
+        if f.name in BOOL_FLAGS:
+            assert getattr(base, f.name) is False, f.name
+            assert getattr(default, f.name) is True, f.name
+        elif f.name != "delta_cache_limit":
+            assert getattr(base, f.name) != getattr(default, f.name), f.name

@@ -153,6 +153,7 @@ def test_ratios_are_paired_with_two_rounds_or_more(tmp_path: Path) -> None:
 
 def test_interleaved_rounds_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two variants of the dataset-free `spin` workload in 2 rounds of real pyperf workers."""
+    import lab.workloads  # noqa: F401  (registers the scenarios)
     monkeypatch.setattr(Scenario, "dataset",
                         lambda self, scale, datasets_dir=None: DatasetRef(tmp_path, tmp_path))
     s = dataclasses.replace(SCENARIOS["show-ref-1table"], name="selftest", workload="spin",

@@ -114,42 +114,60 @@ def test_merged_equals_dict_model(layers: list[list[tuple[bytes, int]]], seek: b
     assert len(results) == 1
 
 
-def test_merge_functions_are_generated_per_flag_pair_and_profilable() -> None:
+def test_merge_functions_are_generated_per_kind_and_flags_and_profilable() -> None:
     import linecache
 
     from reftable_core.merged import merge_function
-    fns = {k: merge_function(Flags(merged_cmp=k[0], same_subiter_skip=k[1],
-                                   single_subiter_bypass=k[2]))
-           for k in itertools.product((False, True), repeat=3)}
-    assert len({id(f) for f in fns.values()}) == 8
-    assert merge_function(Flags()) is fns[(True, True, True)]
-    src = "".join(linecache.getlines(fns[(True, True, True)].__code__.co_filename))
-    assert "if tidx == idx:" in src and "cmp(top[0], erec) > 0" in src
-    assert "yield from its[idx]" in src
-    src_off = "".join(linecache.getlines(fns[(False, False, False)].__code__.co_filename))
-    assert "tidx == idx" not in src_off and "entry_key = cmp(erec)" in src_off
-    assert "yield from" not in src_off
+
+    def src_of(kind: str, **kw: bool) -> str:
+        fn = merge_function(Flags(**kw), kind)
+        return "".join(linecache.getlines(fn.__code__.co_filename))
+    fns = {(kind, k): merge_function(Flags(merged_cmp=k[0], same_subiter_skip=k[1],
+                                           single_subiter_bypass=k[2], pq_cmp=k[3]), kind)
+           for kind in ("ref", "log") for k in itertools.product((False, True), repeat=4)}
+    assert len({id(f) for f in fns.values()}) == 32
+    assert merge_function(Flags()) is fns[("ref", (True, True, True, True))]
+    on = src_of("ref")
+    assert "if tidx == idx:" in on and "top[0].refname > erec.refname" in on
+    assert "yield from its[idx]" in on and "bytearray" not in on
+    off = src_of("ref", merged_cmp=False, same_subiter_skip=False,
+                 single_subiter_bypass=False, pq_cmp=False)
+    assert "tidx == idx" not in off and "entry_key = bytearray(erec.refname)" in off
+    assert "yield from" not in off and "bytearray(parent[0].refname)" in off
+    assert ".key()" in src_of("log", pq_cmp=False) and ".key()" not in src_of("log")
+
+
+class _CountingRef:
+    """A ref record that counts reads of its refname (the key field)."""
+    __slots__ = ("_name", "update_index", "value", "value_type")
+    reads = 0
+
+    def __init__(self, name: bytes, ui: int, vt: int, value: bytes | None = None) -> None:
+        self._name, self.update_index, self.value_type, self.value = name, ui, vt, value
+
+    @property
+    def refname(self) -> bytes:
+        _CountingRef.reads += 1
+        return self._name
+
+    def key(self) -> bytes:
+        return self._name
 
 
 @pytest.mark.parametrize("bypass", [False, True])
 def test_single_subiter_bypass_leaves_the_queue_when_one_table_is_left(bypass: bool) -> None:
-    """Once the small table is exhausted, the bypass stops the shadow comparisons
-    (observable with same_subiter_skip off, which compares after every record)."""
-    calls = []
-    t_big = FakeTable([FRef(b"refs/heads/%03d" % i, 1, 1, b"1") for i in range(50)], [])
-    t_small = FakeTable([FRef(b"refs/heads/000", 2, 0), FRef(b"refs/heads/002", 2, 1, b"2")], [])
+    """Once the small table is exhausted, the bypass stops reading keys for the
+    queue and the shadow check (same_subiter_skip off compares after every record)."""
+    big = [_CountingRef(b"refs/heads/%03d" % i, 1, 1, b"1") for i in range(50)]
+    small = [_CountingRef(b"refs/heads/000", 2, 0), _CountingRef(b"refs/heads/002", 2, 1, b"2")]
     flags = Flags(single_subiter_bypass=bypass, same_subiter_skip=False)
-    it = MergedTable([t_big, t_small], flags).refs()
-    real = it._cmp
-
-    def counting(a, b):
-        calls.append(1)
-        return real(a, b)
-    it._cmp = counting
-    got = [(r.refname, r.value) for r in it]
+    it = MergedTable([FakeTable(big, []), FakeTable(small, [])], flags).refs()
+    it.seek(b"")
+    _CountingRef.reads = 0
+    got = [(r._name, r.value) for r in it]
     assert got[:2] == [(b"refs/heads/001", b"1"), (b"refs/heads/002", b"2")]
     assert len(got) == 49
     if bypass:
-        assert len(calls) < 10
+        assert _CountingRef.reads < 20
     else:
-        assert len(calls) >= 47
+        assert _CountingRef.reads >= 2 * 47

@@ -161,6 +161,7 @@ def baseline() -> Flags:
         merged_cmp=False,
         same_subiter_skip=False,
         pq_cmp=False,
+        single_subiter_bypass=False,
         block_key_swap=False,
         ref_name_alloc=False,
         block_type_early_exit=False,

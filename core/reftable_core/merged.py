@@ -30,7 +30,7 @@ from typing import Any
 
 from .errors import FormatError
 from .flags import Flags
-from .pq import FIELD_CMP, FORMAT_KEY, LOG, REF, MergedIterPQueue, make_less
+from .pq import LOG, REF, MergedIterPQueue, make_less
 
 MAX_U64 = (1 << 64) - 1
 
@@ -40,20 +40,22 @@ def log_key(refname: bytes, update_index: int = MAX_U64) -> bytes:
     return refname + b"\0" + (MAX_U64 - update_index).to_bytes(8, "big")
 
 
-# -- the four variants of "next entry, dropping shadowed records" ----------------
-# One template, four generated generators (like block.py's record loops): they
-# differ only in the lines the two flags are about. The priority queue's add and
-# remove (pq.MergedIterPQueue's algorithm, with the queue's less-than) are
-# expanded inline, because a Python method call per queue operation would cost
-# more than the comparisons the pq_cmp flag is about. Markers:
-#   ENTRY_KEY     what is prepared from the returned entry before the shadow loop
+# -- the merge loops: "next entry, dropping shadowed records" ------------------------
+# One template; a generator is generated per record kind and per value of the four
+# flags that act here (like block.py's record loops), so the variants differ only
+# in the lines the flags are about and no flag is tested per record. The priority
+# queue's add and remove (pq.MergedIterPQueue's algorithm) and both comparisons
+# are expanded inline: in CPython a function call per comparison would cost more
+# than the key building the flags are about. Markers:
+#   LESS(a, b)    the queue's less-than of entries a, b (pq_cmp; pq.make_less)
+#   ENTRY_KEY     what is prepared from the returned record before the shadow loop
+#   SHADOWED      true when the queue top's key is greater (not shadowed; merged_cmp)
 #   SAME_SUBITER  the same_subiter_skip check (or nothing)
-#   SHADOWED      the condition under which the queue top is NOT shadowed
 #   BYPASS        single_subiter_bypass: leave the queue once one sub-iterator is left
 #   REMOVE_TOP    pq remove (the top was read as heap[0] just before)
 #   ADD(r, i)     pq add of the entry (r, i)
 _MERGE_LOOP = '''
-def merge(heap, its, less, cmp, suppress):
+def merge(heap, its, suppress):
     """Yield the merged records: pop the smallest entry, advance its sub-iterator,
     drop every queued entry with a key not greater than it (older versions of the
     same key), skip deletions if suppress."""
@@ -94,10 +96,12 @@ if n:
     while j < n:
         child = heap[j]
         k = j + 1
-        if k < n and less(heap[k], child):
-            j = k
-            child = heap[k]
-        if not less(child, last):
+        if k < n:
+            right = heap[k]
+            if LESS(right, child):
+                j = k
+                child = right
+        if not LESS(child, last):
             break
         heap[i] = child
         i = j
@@ -111,11 +115,38 @@ append(e)
 while i:
     j = (i - 1) >> 1
     parent = heap[j]
-    if less(parent, e):
+    if LESS(parent, e):
         break
     heap[i] = parent
     i = j
 heap[i] = e"""
+
+# pq_cmp: on equal keys the entry of the newer table (higher index) is smaller.
+#   off: both keys are formatted into new buffers (git's pq_less with two strbufs;
+#        a ref key is copied into a bytearray: bytes(refname) would be the same object)
+#   on:  the key fields are compared, no key built
+_LESS = {
+    (REF, False): "((ak := bytearray(A[0].refname)) < (bk := bytearray(B[0].refname))"
+                  " or (ak == bk and A[1] > B[1]))",
+    (REF, True): "((an := A[0].refname) < (bn := B[0].refname) or (an == bn and A[1] > B[1]))",
+    (LOG, False): "((ak := A[0].key()) < (bk := B[0].key()) or (ak == bk and A[1] > B[1]))",
+    (LOG, True): "((an := A[0].refname) < (bn := B[0].refname) or (an == bn and"
+                 " ((au := A[0].update_index) > (bu := B[0].update_index)"
+                 " or (au == bu and A[1] > B[1]))))",
+}
+
+# merged_cmp: is the queue top's key greater than the returned record's?
+#   off: the returned record's key is formatted once, the top's per comparison
+#   on:  field-wise (a log key sorts by refname, then update_index descending)
+_SHADOW = {
+    (REF, False): ("entry_key = bytearray(erec.refname)", "bytearray(top[0].refname) > entry_key"),
+    (REF, True): ("", "top[0].refname > erec.refname"),
+    (LOG, False): ("entry_key = erec.key()", "top[0].key() > entry_key"),
+    (LOG, True): ("", "((tn := top[0].refname) > (en := erec.refname) or"
+                      " (tn == en and top[0].update_index < erec.update_index))"),
+}
+
+_SAME_SUBITER = {False: "", True: "if tidx == idx:\n    break"}
 
 # single_subiter_bypass on (git 2.45): when the queue is empty after taking an
 # entry, every other sub-iterator is exhausted; the entry's own sub-iterator
@@ -138,25 +169,13 @@ if not heap:
     return""",
 }
 
-_MERGE_VARIANTS_SRC: dict[tuple[bool, bool], dict[str, str]] = {
-    # merged_cmp off: both keys are formatted into new buffers (the entry's once)
-    # merged_cmp on:  the records' key fields are compared, no key built
-    (False, False): {"ENTRY_KEY": "entry_key = cmp(erec)", "SAME_SUBITER": "",
-                     "SHADOWED": "cmp(top[0]) > entry_key"},
-    (False, True): {"ENTRY_KEY": "entry_key = cmp(erec)",
-                    "SAME_SUBITER": "if tidx == idx:\n    break",
-                    "SHADOWED": "cmp(top[0]) > entry_key"},
-    (True, False): {"ENTRY_KEY": "", "SAME_SUBITER": "",
-                    "SHADOWED": "cmp(top[0], erec) > 0"},
-    (True, True): {"ENTRY_KEY": "", "SAME_SUBITER": "if tidx == idx:\n    break",
-                   "SHADOWED": "cmp(top[0], erec) > 0"},
-}
-
 _ADD_CALL = re.compile(r"^( *)ADD\((\w+), (\w+)\)$")
+_LESS_CALL = re.compile(r"LESS\((\w+), (\w+)\)")
 
 
-def _expand(template: str, subst: dict[str, str]) -> str:
-    """Replace each marker line by its (multi-line) text at the marker's indentation."""
+def _expand(template: str, subst: dict[str, str], less: str) -> str:
+    """Replace each marker line by its (multi-line) text at the marker's
+    indentation ("" drops the line), then LESS(a, b) by the less-than expression."""
     out: list[str] = []
     for line in template.splitlines():
         body = line.strip()
@@ -167,36 +186,44 @@ def _expand(template: str, subst: dict[str, str]) -> str:
         elif body == "REMOVE_TOP":
             text = _REMOVE_TOP
         elif body in subst:
-            text = subst[body]      # "" drops the marker line
+            text = subst[body]
         else:
             for marker, repl in subst.items():
                 line = line.replace(marker, repl)
             out.append(line)
             continue
         out.extend(indent + t for t in text.splitlines())
-    return "\n".join(out) + "\n"
+    src = "\n".join(out) + "\n"
+    return _LESS_CALL.sub(lambda m: less.replace("A", m.group(1)).replace("B", m.group(2)), src)
 
 
-_MERGE_FUNCS: dict[tuple[bool, bool, bool], Callable[..., Iterator[Any]]] = {}
+_MERGE_FUNCS: dict[tuple[str, bool, bool, bool, bool], Callable[..., Iterator[Any]]] = {}
 
 
-def merge_function(flags: Flags) -> Callable[..., Iterator[Any]]:
-    """The merge generator for flags.merged_cmp x same_subiter_skip x single_subiter_bypass.
+def merge_function(flags: Flags, kind: str = REF) -> Callable[..., Iterator[Any]]:
+    """The merge generator for records of kind "ref" or "log" under flags
+    (merged_cmp, same_subiter_skip, single_subiter_bypass, pq_cmp).
 
-    Signature: merge(heap, its, less, cmp, suppress) -> iterator of records, where
-    heap is a MergedIterPQueue's list of (record, sub-iterator index) entries,
-    its the sub-iterators, less the queue's less-than, cmp the shadow comparison
-    (pq.FIELD_CMP or pq.FORMAT_KEY, by merged_cmp). The generated source is
-    registered with linecache under "<reftable_core.merged merged_cmp=.. ...>".
+    Signature: merge(heap, its, suppress) -> iterator of records, where heap is
+    a MergedIterPQueue's list of (record, sub-iterator index) entries (a valid
+    heap under pq.make_less(kind, flags)) and its the sub-iterators. The source
+    is registered with linecache under "<reftable_core.merged ref merged_cmp=..>"
+    so tracebacks and line profilers show it.
     """
-    k = (flags.merged_cmp, flags.same_subiter_skip, flags.single_subiter_bypass)
+    if kind not in (REF, LOG):
+        raise ValueError(f"unknown record kind {kind!r}")
+    k = (kind, flags.merged_cmp, flags.same_subiter_skip, flags.single_subiter_bypass,
+         flags.pq_cmp)
     fn = _MERGE_FUNCS.get(k)
     if fn is None:
-        subst = dict(_MERGE_VARIANTS_SRC[k[:2]], BYPASS=_BYPASS[k[2]])
-        src = _expand(_MERGE_LOOP, subst)
+        entry_key, shadowed = _SHADOW[(kind, k[1])]
+        subst = {"ENTRY_KEY": entry_key, "SHADOWED": shadowed,
+                 "SAME_SUBITER": _SAME_SUBITER[k[2]], "BYPASS": _BYPASS[k[3]]}
+        src = _expand(_MERGE_LOOP, subst, _LESS[(kind, k[4])])
         on = {True: "on", False: "off"}
-        filename = (f"<reftable_core.merged merged_cmp={on[k[0]]} same_subiter_skip={on[k[1]]} "
-                    f"single_subiter_bypass={on[k[2]]}>")
+        filename = (f"<reftable_core.merged {kind} merged_cmp={on[k[1]]} "
+                    f"same_subiter_skip={on[k[2]]} single_subiter_bypass={on[k[3]]} "
+                    f"pq_cmp={on[k[4]]}>")
         linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
         ns: dict[str, Any] = {}
         exec(compile(src, filename, "exec"), ns)
@@ -211,15 +238,14 @@ def _empty() -> Iterator[Any]:
 class MergedIter:
     """Iterator over the merged records of one kind ("ref" or "log")."""
 
-    __slots__ = ("_cmp", "_gen", "_kind", "_less", "_subs", "_suppress", "_variant")
+    __slots__ = ("_gen", "_kind", "_less", "_subs", "_suppress", "_variant")
 
     def __init__(self, subs: list[Any], kind: str, flags: Flags, suppress: bool) -> None:
         self._subs = subs
         self._kind = kind
         self._suppress = suppress
         self._less = make_less(kind, flags)
-        self._cmp = FIELD_CMP[kind] if flags.merged_cmp else FORMAT_KEY[kind]
-        self._variant = merge_function(flags)
+        self._variant = merge_function(flags, kind)
         self._gen: Iterator[Any] | None = None
 
     def seek(self, key: bytes) -> None:
@@ -233,7 +259,7 @@ class MergedIter:
             rec = next(it, None)
             if rec is not None:
                 pq.add((rec, i))
-        self._gen = self._variant(pq.heap, its, self._less, self._cmp, self._suppress)
+        self._gen = self._variant(pq.heap, its, self._suppress)
 
     def seek_ref(self, name: bytes) -> None:
         self.seek(name)
