@@ -49,9 +49,9 @@ FLAG_INFO: dict[str, FlagInfo] = {
                  "compares by key fields", "000 4/7", "pq"),
         FlagInfo("single_subiter_bypass", "on|off",
                  "every record goes through the priority queue, even with one sub-iterator left",
-                 "once the queue is empty, the last sub-iterator's records are returned directly",
-                 "git 2.45, not a seed (reftable/merged: circumvent pqueue with single subiter)",
-                 "merged"),
+                 "once the queue is empty, the last sub-iterator's records are returned directly"
+                 " (reftable/merged: circumvent pqueue with single subiter)",
+                 "git 2.45 (no seed)", "merged"),
         FlagInfo("block_key_swap", "on|off",
                  "the block iterator copies key into last_key per record",
                  "swaps the two buffers", "000 5/7", "block"),
