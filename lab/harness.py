@@ -279,13 +279,18 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
     return result
 
 
+# The per-round estimate of paired ratios: "min" (see lab.stats.paired_ratio_ci).
+PAIRED_PER_ROUND = "min"
+
+
 def compute_ratios(result: ScenarioResult,
                    comparisons: Sequence[tuple[str, str, str]]) -> list[dict[str, Any]]:
     """comparisons: (title, slow_label, fast_label); ratio = slow/fast.
 
-    Paired by round (paired_ratio_ci) when both variants have the same number
-    (>= 2) of interleaved rounds, else unpaired over all values (ratio_ci); the
-    row's "paired" says which.
+    Paired by round (paired_ratio_ci, per round the minimum of each variant's
+    values: PAIRED_PER_ROUND) when both variants have the same number (>= 2) of
+    interleaved rounds, else unpaired over all values (ratio_ci); the row's
+    "paired" and "per_round" say which.
     """
     by_label = {v.label: v for v in result.variants}
     rows = []
@@ -293,9 +298,11 @@ def compute_ratios(result: ScenarioResult,
         if slow in by_label and fast in by_label:
             s, f = by_label[slow], by_label[fast]
             paired = len(s.rounds) >= 2 and len(s.rounds) == len(f.rounds)
-            r = paired_ratio_ci(s.rounds, f.rounds) if paired else ratio_ci(s.values, f.values)
+            r = (paired_ratio_ci(s.rounds, f.rounds, per_round=PAIRED_PER_ROUND) if paired
+                 else ratio_ci(s.values, f.values))
             rows.append({"title": title, "slow": slow, "fast": fast, **r.as_dict(),
-                         "paired": paired, "rounds": len(s.rounds) if paired else 0})
+                         "paired": paired, "rounds": len(s.rounds) if paired else 0,
+                         "per_round": PAIRED_PER_ROUND if paired else ""})
     return rows
 
 

@@ -27,25 +27,29 @@ def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = N
                   f"Seed {r.seed}. Published: {r.published}", "",
                   f"Dataset: `{r.dataset}`; parameters: `{json.dumps(r.params)}`", "",
                   _schedule(r), "",
-                  "| variant | kind | mean | 95% CI | stdev | n | flags / peer |",
-                  "|---|---|---|---|---|---|---|"]
+                  "| variant | kind | mean | 95% CI | stdev | min | n | flags / peer |",
+                  "|---|---|---|---|---|---|---|---|"]
         for v in r.variants:
             s = summarize(v.values)
             lines.append(f"| {v.label} | {v.kind} | {format_seconds(s.mean)} | "
                          f"{format_seconds(s.ci_low)} .. {format_seconds(s.ci_high)} | "
-                         f"{format_seconds(s.stdev)} | {s.n} | `{v.spec or 'default'}` |")
+                         f"{format_seconds(s.stdev)} | {format_seconds(min(v.values))} | "
+                         f"{s.n} | `{v.spec or 'default'}` |")
         if r.ratios:
             lines += ["", "| comparison | speed-up | 95% CI | significant | estimator |",
                       "|---|---|---|---|---|"]
             for q in r.ratios:
-                est = f"paired, {q.get('rounds', 0)} rounds" if q.get("paired") else "unpaired"
+                est = (f"paired ({q.get('per_round') or 'mean'}), {q.get('rounds', 0)} rounds"
+                       if q.get("paired") else "unpaired")
                 lines.append(f"| {q['title']} | {q['ratio']:.3f}x | "
                              f"{q['ci_low']:.3f} .. {q['ci_high']:.3f} | "
                              f"{'yes' if q['significant'] else 'no'} | {est} |")
-            lines += ["", ("Estimator: *paired*: geometric mean of the per-round ratios "
-                           "mean(slow)/mean(fast), bootstrap CI over rounds (drift common to a "
-                           "round cancels); *unpaired*: mean(slow)/mean(fast) over all values, "
-                           "bootstrap CI over values.")]
+            lines += ["", ("Estimator: *paired (min)*: geometric mean of the per-round ratios "
+                           "min(slow)/min(fast), bootstrap CI over rounds (drift common to a "
+                           "round cancels, and the fastest value of a round is the least "
+                           "disturbed); *paired (mean)*: the same with per-round means; "
+                           "*unpaired*: mean(slow)/mean(fast) over all values, bootstrap CI "
+                           "over values.")]
         if plots and r.scenario in plots:
             lines += ["", f"![{r.scenario}]({plots[r.scenario]})"]
         lines.append("")

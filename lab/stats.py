@@ -99,16 +99,29 @@ def ratio_ci(slow: Sequence[float], fast: Sequence[float], resamples: int = 2000
     return Ratio(point, boots[lo_i], boots[hi_i])
 
 
+PER_ROUND = {"mean": statistics.fmean, "min": min}
+
+
 def paired_ratio_ci(slow_rounds: Sequence[Sequence[float]],
                     fast_rounds: Sequence[Sequence[float]], resamples: int = 2000,
-                    seed: int = 0, confidence: float = 0.95) -> Ratio:
+                    seed: int = 0, confidence: float = 0.95, per_round: str = "mean") -> Ratio:
     """slow/fast from interleaved rounds, with a bootstrap CI over rounds.
 
     slow_rounds[r] and fast_rounds[r] are the values both variants got in
-    round r. Per round the ratio mean(slow_r)/mean(fast_r); the point estimate
-    is the geometric mean of those ratios; the CI is the percentile bootstrap
-    of that geometric mean, resampling whole rounds. Needs >= 2 rounds.
+    round r. Per round the ratio est(slow_r)/est(fast_r), est the mean or the
+    minimum (per_round); the point estimate is the geometric mean of those
+    ratios; the CI is the percentile bootstrap of that geometric mean,
+    resampling whole rounds. Needs >= 2 rounds.
+
+    per_round="min" suits a deterministic CPU-bound workload on a machine whose
+    disturbances only ever add time (a shared VM: bursts of 1.5-2x within one
+    process were seen here): the fastest value of a round is the least
+    disturbed one (Chen & Revels, "Robust benchmarking in noisy environments",
+    2016, argue for the minimum on the same grounds).
     """
+    if per_round not in PER_ROUND:
+        raise ValueError(f"per_round must be one of {', '.join(PER_ROUND)}")
+    est = PER_ROUND[per_round]
     if len(slow_rounds) != len(fast_rounds):
         raise ValueError(f"paired_ratio_ci: {len(slow_rounds)} rounds of slow values, "
                          f"{len(fast_rounds)} of fast")
@@ -116,8 +129,7 @@ def paired_ratio_ci(slow_rounds: Sequence[Sequence[float]],
         raise ValueError("paired_ratio_ci needs at least 2 rounds")
     if any(not s for s in slow_rounds) or any(not f for f in fast_rounds):
         raise ValueError("paired_ratio_ci: a round without values")
-    logs = [math.log(statistics.fmean(s) / statistics.fmean(f))
-            for s, f in zip(slow_rounds, fast_rounds)]
+    logs = [math.log(est(s) / est(f)) for s, f in zip(slow_rounds, fast_rounds)]
     n = len(logs)
     point = math.exp(math.fsum(logs) / n)
     rng = random.Random(seed)

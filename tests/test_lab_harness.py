@@ -148,7 +148,7 @@ def test_ratios_are_paired_with_two_rounds_or_more(tmp_path: Path) -> None:
     loaded = load_results(tmp_path)
     assert loaded[0].to_json() == four.to_json()
     text = markdown(loaded)
-    assert "| all | 2.000x" in text and "paired, 4 rounds |" in text and "interleaved, 4" in text
+    assert "| all | 2.000x" in text and "paired (min), 4 rounds |" in text and "interleaved, 4" in text
 
 
 def test_interleaved_rounds_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -97,3 +97,25 @@ def test_paired_ratio_is_deterministic_and_checks_its_input() -> None:
         paired_ratio_ci(slow, fast[:3])
     with pytest.raises(ValueError):
         paired_ratio_ci([[1.0], []], [[1.0], [1.0]])
+
+
+def test_paired_min_resists_bursts_that_only_add_time() -> None:
+    """A 1.25x effect; in every round one value of each side is hit by a burst
+    (x1.4 to x2.0, never faster): per-round minima recover 1.25x, means do not."""
+    import random as _r
+    rng = _r.Random(7)
+    slow_rounds, fast_rounds = [], []
+    for _ in range(6):
+        drift = rng.uniform(0.9, 1.1)
+        s = [1.25 * drift * rng.uniform(1.0, 1.01) for _ in range(3)]
+        f = [1.00 * drift * rng.uniform(1.0, 1.01) for _ in range(3)]
+        s[rng.randrange(3)] *= rng.uniform(1.4, 2.0)
+        f[rng.randrange(3)] *= rng.uniform(1.4, 2.0)
+        slow_rounds.append(s)
+        fast_rounds.append(f)
+    by_min = paired_ratio_ci(slow_rounds, fast_rounds, per_round="min")
+    by_mean = paired_ratio_ci(slow_rounds, fast_rounds, per_round="mean")
+    assert by_min.ratio == pytest.approx(1.25, rel=0.02) and by_min.significant
+    assert by_min.ci_high - by_min.ci_low < by_mean.ci_high - by_mean.ci_low
+    with pytest.raises(ValueError):
+        paired_ratio_ci(slow_rounds, fast_rounds, per_round="median")

@@ -95,7 +95,8 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
     for r in results:
         print(f"== {r.scenario} ({r.scale})  published: {r.published}")
         for q in r.ratios:
-            est = f"paired, {q['rounds']} rounds" if q.get("paired") else "unpaired"
+            est = (f"paired ({q.get('per_round') or 'mean'}), {q['rounds']} rounds"
+                   if q.get("paired") else "unpaired")
             print(f"   {q['title']:48s} {q['ratio']:7.3f}x  [{q['ci_low']:.3f}, {q['ci_high']:.3f}]"
                   f"  {est}")
     print(f"report: {report}")
@@ -110,11 +111,16 @@ def run_compare(args: argparse.Namespace, flags: Flags) -> int:
 
 
 def run_report(args: argparse.Namespace, flags: Flags) -> int:
+    from lab.harness import compute_ratios
     from lab.report import load_results, render
     results = load_results(args.run_dir)
     if not results:
         print(f"reftable-lab report: no *.result.json in {args.run_dir}", file=sys.stderr)
         return 1
+    scenarios = _scenarios()
+    for r in results:       # ratios recomputed from the raw values, with today's estimators
+        if r.scenario in scenarios:
+            r.ratios = compute_ratios(r, scenarios[r.scenario].comparisons())
     print(render(results, args.run_dir))
     return 0
 
