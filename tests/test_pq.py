@@ -78,3 +78,22 @@ def test_less_is_chosen_at_construction() -> None:
     assert make_less(REF, Flags()) is not make_less(REF, baseline())
     with pytest.raises(ValueError):
         make_less("obj", Flags())
+
+
+@given(names, names, st.integers(0, 9), st.integers(0, 9), st.integers(0, 2), st.integers(0, 2))
+@settings(max_examples=150, deadline=None)
+def test_merge_loop_inline_comparisons_match_pq(a: bytes, b: bytes, ua: int, ub: int,
+                                                ia: int, ib: int) -> None:
+    """The comparisons merged.py expands inline equal pq.make_less and the key order."""
+    from reftable_core.merged import _LESS, _SHADOW
+    for kind, mk in ((REF, lambda n, u: FRef(n, u)), (LOG, lambda n, u: FLog(n, u))):
+        ea, eb = (mk(a, ua), ia), (mk(b, ub), ib)
+        for pq_cmp in (False, True):
+            inline = eval("lambda A, B: " + _LESS[(kind, pq_cmp)])  # noqa: S307
+            assert inline(ea, eb) == make_less(kind, Flags(pq_cmp=pq_cmp))(ea, eb)
+        for merged_cmp in (False, True):
+            entry_key, shadowed = _SHADOW[(kind, merged_cmp)]
+            ns = {"erec": eb[0], "top": ea}
+            if entry_key:
+                exec(entry_key, ns)  # noqa: S102
+            assert eval(shadowed, ns) == (ea[0].key() > eb[0].key())  # noqa: S307

@@ -9,6 +9,9 @@ less-than function is chosen once, at construction (flag pq_cmp):
   on:  compares key fields directly, no key built (git after 000 4/7).
 Records are duck-typed: ref records have .refname, log records .refname and
 .update_index (a log key sorts by refname, then by update_index descending).
+The merged iterator (merged.py) seeds a MergedIterPQueue, then runs this same
+add/remove algorithm with these same comparisons expanded inline in its
+generated merge loops; tests compare the two.
 """
 from __future__ import annotations
 
