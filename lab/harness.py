@@ -214,18 +214,55 @@ def time_round(scenario: Scenario, gitdir: Path, params: dict[str, Any], variant
     return new
 
 
+def time_within_process(scenario: Scenario, gitdir: Path, params: dict[str, Any],
+                        variants: Sequence[Variant], order: list[list[str]],
+                        out_dir: Path, bar: Any = None) -> dict[str, VariantResult]:
+    """Every round of every variant in one `python -m lab.interleave` process:
+    one value per variant and round, consecutive values seconds apart."""
+    spec_path = out_dir / f"{scenario.name}.interleave-spec.json"
+    out = out_dir / f"{scenario.name}.interleave.json"
+    out.unlink(missing_ok=True)
+    spec = {"gitdir": str(gitdir), "params": params, "warmups": 1, "order": order,
+            "variants": [{"label": v.label, "workload": v.workload or scenario.workload,
+                          "flags": v.flags.to_spec()} for v in variants]}
+    spec_path.write_text(json.dumps(spec, indent=1))
+    cmd = [sys.executable, "-m", "lab.interleave", "--spec", str(spec_path), "-o", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if bar:
+            r, label, _ = line.rstrip("\n").split("\t")
+            bar.set_postfix_str(f"round {r}/{len(order)} {label}")
+            bar.update(1)
+    err = proc.stderr.read() if proc.stderr else ""
+    if proc.wait() != 0:
+        raise BenchError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{err[-4000:]}")
+    got = json.loads(out.read_text())["rounds"]
+    results = {}
+    for v in variants:
+        res = _empty_result(scenario, v, out)
+        res.rounds = got[v.label]
+        res.values = [x for rnd in res.rounds for x in rnd]
+        results[v.label] = res
+    return results
+
+
 def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path | str = "results",
                  mode: str = "fast", peers: bool = True, only: Sequence[str] | None = None,
                  datasets_dir: Path | str | None = None,
                  progress: bool = True, rounds: int | None = None,
-                 order_seed: int = 0) -> ScenarioResult:
+                 order_seed: int = 0, within_process: bool = False) -> ScenarioResult:
     """Time the scenario's variants (all, or the labels in `only`) and its peers.
 
     rounds=None: sequential, each variant's pyperf run complete in turn (mode:
     pyperf's --fast/--rigorous/...). rounds=R: R interleaved rounds (see the
     module doc; mode sets the values per round, ROUND_VALUES); the variant order
     comes from round_orders(labels, R, seed=f"{scenario name}/{order_seed}").
+    within_process=True (with rounds): all rounds in one lab.interleave process,
+    one value per variant and round (mode is then unused).
     """
+    if within_process and rounds is None:
+        raise BenchError("--within-process needs --rounds")
     if rounds is not None and rounds < 1:
         raise BenchError(f"--rounds must be >= 1, not {rounds}")
     if isinstance(scenario, str):
@@ -262,7 +299,11 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
             result.variants = list(results.values())
             result.round_order = round_orders(list(by_label), rounds,
                                               seed=f"{scenario.name}/{order_seed}")
-            for r, order in enumerate(result.round_order, 1):
+            if within_process:
+                results = time_within_process(scenario, dataset.gitdir, params, variants,
+                                              result.round_order, out_dir, bar)
+                result.variants = [results[v.label] for v in variants]
+            for r, order in enumerate([] if within_process else result.round_order, 1):
                 for label in order:
                     if bar:
                         bar.set_postfix_str(f"round {r}/{rounds} {label}")

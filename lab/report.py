@@ -60,6 +60,9 @@ def _schedule(r: ScenarioResult) -> str:
     rounds = {len(v.rounds) for v in r.variants}
     if r.variants and rounds != {0}:
         n = ", ".join(str(k) for k in sorted(rounds))
+        if all(v.json_path.endswith(".interleave.json") for v in r.variants):
+            return (f"Timing: interleaved within one process, {n} rounds; one value per variant "
+                    f"and round, in an order that changes each round.")
         return (f"Timing: interleaved, {n} rounds; every variant once per round, in an order "
                 f"that changes each round (values are pooled over rounds below).")
     return "Timing: sequential (each variant's pyperf run complete in turn)."

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from lab.cli import main
-from lab.harness import ScenarioResult, VariantResult, compute_ratios, round_orders, run_scenario
+from lab.harness import (BenchError, ScenarioResult, VariantResult, compute_ratios, round_orders,
+                         run_scenario)
 from lab.report import load_results, markdown, render
 from lab.scenarios import SCENARIOS, DatasetRef, Scenario
 from reftable_core.flags import FLAG_INFO, Flags, baseline
@@ -199,3 +200,25 @@ def test_line_profile_shows_generated_source(tmp_path: Path) -> None:
     written = tmp_path / "line.txt.src" / "lab_selftest_generated.py"
     assert written.read_text() == src and str(written) in text
     assert filename in linecache.cache
+
+
+def test_within_process_rounds_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """All rounds of two `spin` variants in one lab.interleave process, paired by round."""
+    import lab.workloads  # noqa: F401  (registers the scenarios)
+    monkeypatch.setattr(Scenario, "dataset",
+                        lambda self, scale, datasets_dir=None: DatasetRef(tmp_path, tmp_path))
+    s = dataclasses.replace(SCENARIOS["show-ref-1table"], name="selftest-wp", workload="spin",
+                            scale_params={"small": {"n": 20_000}}, peer_workloads=())
+    res = run_scenario(s, "small", tmp_path / "out", only=["all-on", "all-off"],
+                       progress=False, rounds=4, within_process=True)
+    assert sorted(v.label for v in res.variants) == ["all-off", "all-on"]
+    for v in res.variants:
+        assert len(v.rounds) == 4 and all(len(x) == 1 and x[0] > 0 for x in v.rounds)
+        assert v.json_path.endswith("selftest-wp.interleave.json")
+    q = res.ratios[0]
+    assert q["paired"] and q["rounds"] == 4 and 0.5 < q["ratio"] < 2.0
+    text = markdown([res])
+    assert "interleaved within one process, 4 rounds" in text
+    with pytest.raises(BenchError):
+        run_scenario(s, "small", tmp_path / "out2", only=["all-on"], progress=False,
+                     within_process=True)

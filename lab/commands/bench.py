@@ -32,6 +32,10 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
                    help="interleave: R rounds, each timing every variant once (one pyperf "
                         "process) in a changing order; ratios paired by round. For per-flag "
                         "effects of a few %% on a machine whose speed drifts")
+    p.add_argument("--within-process", action="store_true",
+                   help="with --rounds: time every variant in one process, one value per "
+                        "variant and round, so consecutive values are seconds apart (for a "
+                        "machine whose speed changes over minutes)")
     p.add_argument("--out", default="results", help="results root directory")
     p.add_argument("--datasets", default=None, help="datasets root (default ./datasets)")
     p.add_argument("--no-peers", action="store_true", help="skip git/dulwich/CLI peers")
@@ -87,7 +91,8 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
         try:
             results.append(run_scenario(scenarios[name], args.scale, run_dir, args.mode,
                                         peers=not args.no_peers, only=only,
-                                        datasets_dir=args.datasets, rounds=args.rounds))
+                                        datasets_dir=args.datasets, rounds=args.rounds,
+                                        within_process=args.within_process))
         except (BenchError, KeyError) as e:
             print(f"reftable-lab bench: {name}: {e}", file=sys.stderr)
             return 1
