@@ -34,7 +34,7 @@ from typing import Any, Sequence
 from reftable_core.flags import Flags
 
 from .scenarios import SCENARIOS, Scenario, Variant
-from .stats import paired_ratio_ci, ratio_ci, summarize
+from .stats import min_ratio_ci, paired_ratio_ci, ratio_ci, summarize
 
 try:
     from tqdm import tqdm
@@ -328,10 +328,11 @@ def compute_ratios(result: ScenarioResult,
                    comparisons: Sequence[tuple[str, str, str]]) -> list[dict[str, Any]]:
     """comparisons: (title, slow_label, fast_label); ratio = slow/fast.
 
-    Paired by round (paired_ratio_ci, per round the minimum of each variant's
-    values: PAIRED_PER_ROUND) when both variants have the same number (>= 2) of
-    interleaved rounds, else unpaired over all values (ratio_ci); the row's
-    "paired" and "per_round" say which.
+    Interleaved runs (both variants with the same number, >= 2, of rounds):
+    the ratio of the minima over all values (min_ratio_ci; "estimator": "min"),
+    and beside it the ratio paired by round (paired_ratio_ci on each round's
+    minimum: "paired_ratio", "paired_ci_low", "paired_ci_high"). Sequential
+    runs: mean(slow)/mean(fast) over all values (ratio_ci; "estimator": "mean").
     """
     by_label = {v.label: v for v in result.variants}
     rows = []
@@ -339,11 +340,17 @@ def compute_ratios(result: ScenarioResult,
         if slow in by_label and fast in by_label:
             s, f = by_label[slow], by_label[fast]
             paired = len(s.rounds) >= 2 and len(s.rounds) == len(f.rounds)
-            r = (paired_ratio_ci(s.rounds, f.rounds, per_round=PAIRED_PER_ROUND) if paired
-                 else ratio_ci(s.values, f.values))
-            rows.append({"title": title, "slow": slow, "fast": fast, **r.as_dict(),
-                         "paired": paired, "rounds": len(s.rounds) if paired else 0,
-                         "per_round": PAIRED_PER_ROUND if paired else ""})
+            row: dict[str, Any] = {"title": title, "slow": slow, "fast": fast}
+            if paired:
+                row.update(min_ratio_ci(s.values, f.values).as_dict(), estimator="min")
+                p = paired_ratio_ci(s.rounds, f.rounds, per_round=PAIRED_PER_ROUND)
+                row.update(paired_ratio=p.ratio, paired_ci_low=p.ci_low,
+                           paired_ci_high=p.ci_high)
+            else:
+                row.update(ratio_ci(s.values, f.values).as_dict(), estimator="mean")
+            row.update(paired=paired, rounds=len(s.rounds) if paired else 0,
+                       per_round=PAIRED_PER_ROUND if paired else "")
+            rows.append(row)
     return rows
 
 

@@ -36,20 +36,25 @@ def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = N
                          f"{format_seconds(s.stdev)} | {format_seconds(min(v.values))} | "
                          f"{s.n} | `{v.spec or 'default'}` |")
         if r.ratios:
-            lines += ["", "| comparison | speed-up | 95% CI | significant | estimator |",
-                      "|---|---|---|---|---|"]
+            lines += ["", "| comparison | speed-up | 95% CI | significant | estimator | "
+                          "paired by round [95% CI] |", "|---|---|---|---|---|---|"]
             for q in r.ratios:
-                est = (f"paired ({q.get('per_round') or 'mean'}), {q.get('rounds', 0)} rounds"
-                       if q.get("paired") else "unpaired")
+                if q.get("paired"):
+                    est = f"min, {q.get('rounds', 0)} interleaved rounds"
+                    pr = (f"{q['paired_ratio']:.3f}x [{q['paired_ci_low']:.3f} .. "
+                          f"{q['paired_ci_high']:.3f}]" if "paired_ratio" in q else "")
+                else:
+                    est, pr = "mean", ""
                 lines.append(f"| {q['title']} | {q['ratio']:.3f}x | "
                              f"{q['ci_low']:.3f} .. {q['ci_high']:.3f} | "
-                             f"{'yes' if q['significant'] else 'no'} | {est} |")
-            lines += ["", ("Estimator: *paired (min)*: geometric mean of the per-round ratios "
-                           "min(slow)/min(fast), bootstrap CI over rounds (drift common to a "
-                           "round cancels, and the fastest value of a round is the least "
-                           "disturbed); *paired (mean)*: the same with per-round means; "
-                           "*unpaired*: mean(slow)/mean(fast) over all values, bootstrap CI "
-                           "over values.")]
+                             f"{'yes' if q['significant'] else 'no'} | {est} | {pr} |")
+            lines += ["", ("Estimators: *min* (interleaved runs): min(slow)/min(fast) over all "
+                           "values, bootstrap CI (the fastest value is the least disturbed one "
+                           "on a machine whose disturbances only add time); *paired by round*: "
+                           "geometric mean of the per-round ratios of each round's minimum, "
+                           "bootstrap CI over rounds (drift common to a round cancels); "
+                           "*mean* (sequential runs): mean(slow)/mean(fast) over all values, "
+                           "bootstrap CI over values.")]
         if plots and r.scenario in plots:
             lines += ["", f"![{r.scenario}]({plots[r.scenario]})"]
         lines.append("")

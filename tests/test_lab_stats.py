@@ -119,3 +119,16 @@ def test_paired_min_resists_bursts_that_only_add_time() -> None:
     assert by_min.ci_high - by_min.ci_low < by_mean.ci_high - by_mean.ci_low
     with pytest.raises(ValueError):
         paired_ratio_ci(slow_rounds, fast_rounds, per_round="median")
+
+
+def test_min_ratio_ignores_bursts_that_only_add_time() -> None:
+    from lab.stats import min_ratio_ci
+    rng = random.Random(3)
+    slow = [1.3 * rng.uniform(1.0, 1.02) * (rng.choice([1.0, 1.0, 1.6, 2.0])) for _ in range(10)]
+    fast = [1.0 * rng.uniform(1.0, 1.02) * (rng.choice([1.0, 1.0, 1.6, 2.0])) for _ in range(10)]
+    r = min_ratio_ci(slow, fast)
+    assert r.ratio == pytest.approx(1.3, rel=0.03)
+    assert r.ci_low <= r.ratio <= r.ci_high and r.significant
+    assert min_ratio_ci(slow, fast) == r          # seeded
+    with pytest.raises(ValueError):
+        min_ratio_ci([], fast)

@@ -100,8 +100,8 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
     for r in results:
         print(f"== {r.scenario} ({r.scale})  published: {r.published}")
         for q in r.ratios:
-            est = (f"paired ({q.get('per_round') or 'mean'}), {q['rounds']} rounds"
-                   if q.get("paired") else "unpaired")
+            est = (f"min, {q['rounds']} interleaved rounds; paired by round "
+                   f"{q['paired_ratio']:.3f}x" if q.get("paired") else "mean")
             print(f"   {q['title']:48s} {q['ratio']:7.3f}x  [{q['ci_low']:.3f}, {q['ci_high']:.3f}]"
                   f"  {est}")
     print(f"report: {report}")
