@@ -53,7 +53,8 @@ def log_key(refname: bytes, update_index: int = MAX_U64) -> bytes:
 #   SAME_SUBITER  the same_subiter_skip check (or nothing)
 #   BYPASS        single_subiter_bypass: leave the queue once one sub-iterator is left
 #   REMOVE_TOP    pq remove (the top was read as heap[0] just before)
-#   ADD(r, i)     pq add of the entry (r, i)
+#   ADD(e)        pq add of entry e: a [record, sub-iterator index] list, reused
+#                 for the sub-iterator's next record (no entry built per record)
 _MERGE_LOOP = '''
 def merge(heap, its, suppress):
     """Yield the merged records: pop the smallest entry, advance its sub-iterator,
@@ -66,11 +67,12 @@ def merge(heap, its, suppress):
         entry = heap[0]
         REMOVE_TOP
         idx = entry[1]
+        erec = entry[0]
         BYPASS
         rec = nxt(its[idx], None)
         if rec is not None:
-            ADD(rec, idx)
-        erec = entry[0]
+            entry[0] = rec
+            ADD(entry)
         ENTRY_KEY
         while heap:
             top = heap[0]
@@ -81,7 +83,8 @@ def merge(heap, its, suppress):
             REMOVE_TOP
             rec = nxt(its[tidx], None)
             if rec is not None:
-                ADD(rec, tidx)
+                top[0] = rec
+                ADD(top)
         if suppress and erec.value_type == 0:
             continue
         yield erec
@@ -109,7 +112,7 @@ if n:
     heap[i] = last"""
 
 _ADD = """\
-e = (REC, IDX)
+e = ENTRY
 i = len(heap)
 append(e)
 while i:
@@ -156,7 +159,6 @@ _BYPASS = {
     False: "",
     True: """\
 if not heap:
-    erec = entry[0]
     if not suppress:
         yield erec
         yield from its[idx]
@@ -169,7 +171,7 @@ if not heap:
     return""",
 }
 
-_ADD_CALL = re.compile(r"^( *)ADD\((\w+), (\w+)\)$")
+_ADD_CALL = re.compile(r"^( *)ADD\((\w+)\)$")
 _LESS_CALL = re.compile(r"LESS\((\w+), (\w+)\)")
 
 
@@ -182,7 +184,7 @@ def _expand(template: str, subst: dict[str, str], less: str) -> str:
         indent = line[:len(line) - len(line.lstrip())]
         m = _ADD_CALL.match(line)
         if m:
-            text = _ADD.replace("REC", m.group(2)).replace("IDX", m.group(3))
+            text = _ADD.replace("ENTRY", m.group(2))
         elif body == "REMOVE_TOP":
             text = _REMOVE_TOP
         elif body in subst:
@@ -205,7 +207,7 @@ def merge_function(flags: Flags, kind: str = REF) -> Callable[..., Iterator[Any]
     (merged_cmp, same_subiter_skip, single_subiter_bypass, pq_cmp).
 
     Signature: merge(heap, its, suppress) -> iterator of records, where heap is
-    a MergedIterPQueue's list of (record, sub-iterator index) entries (a valid
+    a MergedIterPQueue's list of [record, sub-iterator index] entries (a valid
     heap under pq.make_less(kind, flags)) and its the sub-iterators. The source
     is registered with linecache under "<reftable_core.merged ref merged_cmp=..>"
     so tracebacks and line profilers show it.
@@ -258,7 +260,7 @@ class MergedIter:
             its.append(it)
             rec = next(it, None)
             if rec is not None:
-                pq.add((rec, i))
+                pq.add([rec, i])
         self._gen = self._variant(pq.heap, its, self._suppress)
 
     def seek_ref(self, name: bytes) -> None:
