@@ -454,6 +454,7 @@ def _show_records(store: Any, objs: _Objects, o: dict[str, Any],
     good = objs.good
     one, one_len = pats[0] if len(pats) == 1 else (b"", 0)
     one_tail = -one_len
+    one_last = one[-1] if one else -1       # last byte first: no slice for most names
     for prefix in prefixes:
         start = prefix or b"refs/"
         stop = _prefix_end(start)
@@ -478,7 +479,7 @@ def _show_records(store: Any, objs: _Objects, o: dict[str, Any],
                                       "to a valid object!")
                 continue
             if one_len:
-                if name[one_tail:] != one:
+                if name[-1] != one_last or name[one_tail:] != one:
                     continue
                 n = len(name)
                 if one_len != n and name[n - one_len - 1] != 47:
