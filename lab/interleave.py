@@ -4,7 +4,7 @@ Run by the harness (`reftable-lab bench --rounds R --within-process`):
 
     python -m lab.interleave --spec spec.json -o out.json
 
-spec.json: {"gitdir": D, "params": {...}, "rounds": R, "warmups": W,
+spec.json: {"gitdir": D, "params": {...}, "warmups": W,
             "variants": [{"label": L, "workload": NAME, "flags": SPEC}, ...],
             "order": [[L, ...], ...]}        # one row per round
 
