@@ -47,9 +47,6 @@ def log_key_cmp(a: Any, b: Any) -> int:
     return (bu > au) - (bu < au)
 
 
-FIELD_CMP: dict[str, Callable[[Any, Any], int]] = {REF: ref_key_cmp, LOG: log_key_cmp}
-
-
 # -- less-than functions for heap entries ---------------------------------------
 
 def _ref_less_fields(a: Entry, b: Entry) -> bool:
@@ -78,19 +75,6 @@ def _log_less_fields(a: Entry, b: Entry) -> bool:
 # two fresh strbufs. A ref key is its refname: bytes(refname) would return the same
 # object in CPython, so the ref key is copied into a new bytearray explicitly.
 
-def format_ref_key(rec: Any) -> bytearray:
-    """A ref record's key, copied into a new buffer (git's reftable_record_key)."""
-    return bytearray(rec.refname)
-
-
-def format_log_key(rec: Any) -> bytes:
-    """A log record's key, built into new bytes."""
-    return rec.key()
-
-
-FORMAT_KEY: dict[str, Callable[[Any], Any]] = {REF: format_ref_key, LOG: format_log_key}
-
-
 def _ref_less_keys(a: Entry, b: Entry) -> bool:
     ak = bytearray(a[0].refname)
     bk = bytearray(b[0].refname)
@@ -109,7 +93,7 @@ def _log_less_keys(a: Entry, b: Entry) -> bool:
 
 def make_less(kind: str, flags: Flags) -> Less:
     """The heap's less-than for records of kind "ref" or "log" under flags.pq_cmp."""
-    if kind not in FIELD_CMP:
+    if kind not in (REF, LOG):
         raise ValueError(f"unknown record kind {kind!r}")
     if not flags.pq_cmp:
         return _ref_less_keys if kind == REF else _log_less_keys
