@@ -23,11 +23,11 @@ table name and the absolute file offset.
 """
 from __future__ import annotations
 
-import linecache
 import zlib
 from collections.abc import Callable, Iterator
 
 from .basics import Buf, get_varint, put_varint
+from .codegen import define
 from .errors import FormatError, ZlibError
 from .flags import Flags
 from .record import (
@@ -652,16 +652,12 @@ def _compile(template: str, fname: str, subst: dict[str, str], func: str,
         idx = src.index(marker)
         indent = src[src.rindex("\n", 0, idx) + 1:idx]
         src = src.replace(marker, line.replace("{i}", indent), 1)
-    filename = f"<reftable_core.block {fname}>"
-    # Register the generated source so tracebacks and line profilers can show it.
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     ns: dict = {"RefRecord": RefRecord, "LogRecord": LogRecord, "get_varint": get_varint,
                 "FormatError": FormatError, "MAX_U64": _MAX_U64,
                 "decode_record": decode_record}
     if extra_ns:
         ns.update(extra_ns)
-    exec(compile(src, filename, "exec"), ns)
-    return ns[func]
+    return define(src, f"<reftable_core.block {fname}>", func, ns)
 
 
 _LOOPS: dict[tuple, Callable[..., Iterator]] = {}

@@ -23,11 +23,11 @@ is built:
 """
 from __future__ import annotations
 
-import linecache
 import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from .codegen import define
 from .errors import FormatError
 from .flags import Flags
 from .pq import LOG, REF, MergedIterPQueue, make_less
@@ -226,10 +226,7 @@ def merge_function(flags: Flags, kind: str = REF) -> Callable[..., Iterator[Any]
         filename = (f"<reftable_core.merged {kind} merged_cmp={on[k[1]]} "
                     f"same_subiter_skip={on[k[2]]} single_subiter_bypass={on[k[3]]} "
                     f"pq_cmp={on[k[4]]}>")
-        linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-        ns: dict[str, Any] = {}
-        exec(compile(src, filename, "exec"), ns)
-        fn = _MERGE_FUNCS[k] = ns["merge"]
+        fn = _MERGE_FUNCS[k] = define(src, filename, "merge")
     return fn
 
 
