@@ -156,17 +156,11 @@ class Flags:
 
 
 def baseline() -> Flags:
-    """Every optimization off: git before the patches."""
+    """Every optimization off: git before the patches. Every on|off flag is off
+    (derived from FLAG_INFO, so a new flag cannot be forgotten here); the
+    multi-valued ones take their "before" value."""
     return Flags(
-        merged_cmp=False,
-        same_subiter_skip=False,
-        pq_cmp=False,
-        single_subiter_bypass=False,
-        block_key_swap=False,
-        ref_name_alloc=False,
-        block_type_early_exit=False,
-        stat_cache=False,
-        mmap=False,
+        **{name: False for name in BOOL_FLAGS},
         packed_reader="fgetc",
         packed_lookup="parse_all",
         refname_safety="normalize",
