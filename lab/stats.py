@@ -16,7 +16,7 @@ import math
 import random
 import statistics
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 
 @dataclass(frozen=True)
@@ -80,23 +80,32 @@ def summarize(values: Sequence[float]) -> Summary:
     return Summary(n, mean, sd, statistics.median(values), mean - half, mean + half)
 
 
+def _percentile_ci(point: float, boots: list[float], confidence: float) -> Ratio:
+    """Ratio(point) with the percentile interval of the bootstrap values."""
+    boots.sort()
+    n = len(boots)
+    lo_i = int((1 - confidence) / 2 * n)
+    hi_i = min(n - 1, int((1 + confidence) / 2 * n))
+    return Ratio(point, boots[lo_i], boots[hi_i])
+
+
+def _two_sample_ci(slow: Sequence[float], fast: Sequence[float],
+                   est: Callable[[Sequence[float]], float], resamples: int, seed: int,
+                   confidence: float, who: str) -> Ratio:
+    """est(slow)/est(fast), with a percentile-bootstrap CI resampling each side."""
+    if not slow or not fast:
+        raise ValueError(f"{who} needs values on both sides")
+    rng = random.Random(seed)
+    ns, nf = len(slow), len(fast)
+    boots = [est([slow[rng.randrange(ns)] for _ in range(ns)]) /
+             est([fast[rng.randrange(nf)] for _ in range(nf)]) for _ in range(resamples)]
+    return _percentile_ci(est(slow) / est(fast), boots, confidence)
+
+
 def ratio_ci(slow: Sequence[float], fast: Sequence[float], resamples: int = 2000,
              seed: int = 0, confidence: float = 0.95) -> Ratio:
     """mean(slow)/mean(fast) with a percentile-bootstrap CI."""
-    if not slow or not fast:
-        raise ValueError("ratio_ci needs values on both sides")
-    point = statistics.fmean(slow) / statistics.fmean(fast)
-    rng = random.Random(seed)
-    ns, nf = len(slow), len(fast)
-    boots = []
-    for _ in range(resamples):
-        s = sum(slow[rng.randrange(ns)] for _ in range(ns)) / ns
-        f = sum(fast[rng.randrange(nf)] for _ in range(nf)) / nf
-        boots.append(s / f)
-    boots.sort()
-    lo_i = int((1 - confidence) / 2 * resamples)
-    hi_i = min(resamples - 1, int((1 + confidence) / 2 * resamples))
-    return Ratio(point, boots[lo_i], boots[hi_i])
+    return _two_sample_ci(slow, fast, statistics.fmean, resamples, seed, confidence, "ratio_ci")
 
 
 def min_ratio_ci(slow: Sequence[float], fast: Sequence[float], resamples: int = 2000,
@@ -111,16 +120,7 @@ def min_ratio_ci(slow: Sequence[float], fast: Sequence[float], resamples: int = 
     landed in quiet moments; interleaving the variants gives each the same
     chance of one.
     """
-    if not slow or not fast:
-        raise ValueError("min_ratio_ci needs values on both sides")
-    point = min(slow) / min(fast)
-    rng = random.Random(seed)
-    ns, nf = len(slow), len(fast)
-    boots = sorted(min(slow[rng.randrange(ns)] for _ in range(ns)) /
-                   min(fast[rng.randrange(nf)] for _ in range(nf)) for _ in range(resamples))
-    lo_i = int((1 - confidence) / 2 * resamples)
-    hi_i = min(resamples - 1, int((1 + confidence) / 2 * resamples))
-    return Ratio(point, boots[lo_i], boots[hi_i])
+    return _two_sample_ci(slow, fast, min, resamples, seed, confidence, "min_ratio_ci")
 
 
 PER_ROUND = {"mean": statistics.fmean, "min": min}
@@ -157,11 +157,9 @@ def paired_ratio_ci(slow_rounds: Sequence[Sequence[float]],
     n = len(logs)
     point = math.exp(math.fsum(logs) / n)
     rng = random.Random(seed)
-    boots = sorted(math.exp(math.fsum(logs[rng.randrange(n)] for _ in range(n)) / n)
-                   for _ in range(resamples))
-    lo_i = int((1 - confidence) / 2 * resamples)
-    hi_i = min(resamples - 1, int((1 + confidence) / 2 * resamples))
-    return Ratio(point, boots[lo_i], boots[hi_i])
+    boots = [math.exp(math.fsum(logs[rng.randrange(n)] for _ in range(n)) / n)
+             for _ in range(resamples)]
+    return _percentile_ci(point, boots, confidence)
 
 
 def format_seconds(s: float) -> str:
