@@ -388,6 +388,20 @@ def _iter_resolved(store: Any, prefix: bytes) -> Iterator[tuple[bytes, bytes | N
             yield ref.name, ref.value, ref.peeled
 
 
+def _tail_matches(name: bytes, pats: list[tuple[bytes, int]]) -> bool:
+    """git show-ref's pattern rule: the name equals a pattern or ends with "/" + it."""
+    n = len(name)
+    for m, lm in pats:
+        if lm <= n and name.endswith(m) and (lm == n or name[n - lm - 1] == 47):
+            return True
+    return False
+
+
+def _broken_ref(name: bytes) -> None:
+    """git's complaint about a ref whose object is missing (the ref is then skipped)."""
+    _write_err("error: ", f"{name.decode('utf-8', 'replace')} does not point to a valid object!")
+
+
 def _show_patterns(store: Any, objs: _Objects, o: dict[str, Any], patterns: list[str],
                    out: Any) -> int:
     pats = [(p.encode("utf-8", "surrogateescape"), len(p.encode("utf-8", "surrogateescape")))
@@ -416,16 +430,10 @@ def _show_patterns(store: Any, objs: _Objects, o: dict[str, Any], patterns: list
             if oid is None:
                 continue                     # broken / dangling symref: skipped silently
             if oid not in good and not has(oid):
-                _write_err("error: ", f"{name.decode('utf-8', 'replace')} does not point "
-                                      "to a valid object!")
+                _broken_ref(name)
                 continue
-            if pats:
-                n = len(name)
-                for m, lm in pats:
-                    if lm <= n and name.endswith(m) and (lm == n or name[n - lm - 1] == 47):
-                        break
-                else:
-                    continue
+            if pats and not _tail_matches(name, pats):
+                continue
             found += 1
             _show_one(objs, o, name, oid, peeled, out)
     return 0 if found else 1
@@ -475,22 +483,16 @@ def _show_records(store: Any, objs: _Objects, o: dict[str, Any],
                     continue                 # dangling symref: skipped silently
                 oid, peeled = r
             if oid not in good and not has(oid):
-                _write_err("error: ", f"{name.decode('utf-8', 'replace')} does not point "
-                                      "to a valid object!")
+                _broken_ref(name)
                 continue
-            if one_len:
+            if one_len:                 # _tail_matches for one pattern, inline
                 if name[-1] != one_last or name[one_tail:] != one:
                     continue
                 n = len(name)
                 if one_len != n and name[n - one_len - 1] != 47:
                     continue
-            elif pats:
-                n = len(name)
-                for m, lm in pats:
-                    if name[-lm:] == m and (lm == n or name[n - lm - 1] == 47):
-                        break
-                else:
-                    continue
+            elif pats and not _tail_matches(name, pats):
+                continue
             found += 1
             _show_one(objs, o, name, oid, peeled, out)
     return 0 if found else 1
