@@ -174,9 +174,9 @@ def _plan_top_tables(ctx: Context, names: list[bytes], values: list[bytes],
 
 def _writer_module() -> Any:
     try:
-        from reftable_core import record, writer
+        from reftable_core.reftable import record, writer
     except ImportError as e:
-        raise DataGenError(f"reftable_core.writer is not available yet ({e}); "
+        raise DataGenError(f"reftable_core.reftable.writer is not available yet ({e}); "
                            "use --via-git to let git write the tables") from None
     return writer, record
 
@@ -349,9 +349,9 @@ def build_packed_refs(ctx: Context) -> dict[str, Any]:
         ctx.git.run(["--git-dir", str(gd), "pack-refs", "--all"])
     else:
         try:
-            from reftable_core import packed
+            from reftable_core.refs import packed
         except ImportError as e:
-            raise DataGenError(f"reftable_core.packed is not available yet ({e}); "
+            raise DataGenError(f"reftable_core.refs.packed is not available yet ({e}); "
                                "use --via-git") from None
         path = str(gd / "packed-refs")
         fd = packed.lock_path(path)

@@ -1,4 +1,4 @@
-"""Bulk fast path for reftable_core.writer.TableWriter (dataset generation only).
+"""Bulk fast path for reftable_core.reftable.writer.TableWriter (dataset generation only).
 
 Contract: `write_bulk_table(path, options, names, values, peeled, ...)` writes
 exactly the bytes that TableWriter writes for the same records through its
@@ -31,9 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 from itertools import accumulate
 from typing import Any, Callable, Sequence
 
-from reftable_core.block import MAX_RESTARTS, common_prefix_len, varint
+from reftable_core.reftable.block import MAX_RESTARTS, common_prefix_len, varint
 from reftable_core.errors import EntryTooBigError
-from reftable_core.record import (
+from reftable_core.reftable.record import (
     BLOCK_TYPE_LOG,
     BLOCK_TYPE_OBJ,
     LOG_UPDATE,
@@ -43,7 +43,7 @@ from reftable_core.record import (
     LogRecord,
     RefRecord,
 )
-from reftable_core.writer import TableWriter, WriterOptions
+from reftable_core.reftable.writer import TableWriter, WriterOptions
 
 _MAX_U64 = (1 << 64) - 1
 # varints of every value below 2**14 (prefix lengths, (suffix_len << 3) | type)

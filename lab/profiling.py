@@ -8,7 +8,7 @@ that path. line_profiler and cProfile run in-process; scalene runs
 line_profiler profiles the scenario's `hot` entries: "module:qualname" names a
 function, "module:factory()" calls factory(flags) for the function(s) to profile
 (core generates its hot loops per flags with exec(), e.g.
-reftable_core.merged.merge_function). Generated code has a "<...>" file name
+reftable_core.reftable.merged.merge_function). Generated code has a "<...>" file name
 that line_profiler cannot show; its linecache source is written beside the
 output (<out>.src/<name>.py) and the timings re-keyed to that file.
 """
@@ -48,9 +48,9 @@ def resolve_hot(entry: str, flags: Flags) -> list[Callable[..., Any]]:
 
 
 def ref_record_loops(flags: Flags) -> list[Callable[..., Any]]:
-    """The generated decoder of ref blocks that reftable_core.block uses under flags."""
-    from reftable_core.block import record_loop
-    from reftable_core.record import BLOCK_TYPE_REF
+    """The generated decoder of ref blocks that reftable_core.reftable.block uses under flags."""
+    from reftable_core.reftable.block import record_loop
+    from reftable_core.reftable.record import BLOCK_TYPE_REF
     return [record_loop(BLOCK_TYPE_REF, flags)]
 
 

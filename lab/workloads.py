@@ -198,7 +198,7 @@ def _create_updates(gitdir: Path, params: dict[str, Any]) -> tuple[bytes, int, s
 @workload("update_ref_create")
 def update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
     """One transaction creating N refs (each queued update reads the ref first, as git does)."""
-    from reftable_core.refstore import RefUpdate
+    from reftable_core.refs.api import RefUpdate
     from reftable_core.repo import open_repo
     tip, n, fmt = _create_updates(gitdir, params)
     zero = bytes(len(tip))
@@ -255,7 +255,7 @@ def cli_update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) ->
 @workload("packed_load")
 def packed_load(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
     """Load every record of packed-refs with the chosen reader (packed_lookup forced to parse_all)."""
-    from reftable_core.packed import PackedRefs
+    from reftable_core.refs.packed import PackedRefs
     path = gitdir / "packed-refs"
     load_flags = flags.replace(packed_lookup="parse_all")
     from reftable_core.repo import open_repo
@@ -370,7 +370,7 @@ _REFTABLE_ITER_FLAGS = ("merged_cmp", "same_subiter_skip", "pq_cmp", "single_sub
                         "ref_name_alloc")
 # the generated loops for the profiled flags: the ref block decoder and the merge
 # generator (which inlines the priority queue)
-_HOT_ITER = ("lab.profiling:ref_record_loops()", "reftable_core.merged:merge_function()")
+_HOT_ITER = ("lab.profiling:ref_record_loops()", "reftable_core.reftable.merged:merge_function()")
 _SHOW_REF_PEERS = (("git", "git_show_ref"), ("reftable-lab-cli", "cli_show_ref"))
 
 register(Scenario(
@@ -430,7 +430,7 @@ register(Scenario(
     published="19.4 s -> 5.7 s (readers, 13M refs), 1.649 s -> 0.012 s (bsearch)",
     peer_workloads=(("git", "git_show_ref"), ("reftable-lab-cli", "cli_show_ref"),
                     ("dulwich", "dulwich_show_ref")),
-    hot=("reftable_core.packed:_BsearchLookup.get",)))
+    hot=("reftable_core.refs.packed:_BsearchLookup.get",)))
 
 register(Scenario(
     name="packed-load", seed="001",
@@ -442,7 +442,7 @@ register(Scenario(
                  "refname_safety": ("normalize", "escape_scan", "skip_sane")},
     published="getc 2.5%, unlocked 42%, grow 21%, getdelim 21% (per step)",
     peer_workloads=(("dulwich", "dulwich_packed_load"),),
-    hot=("reftable_core.packed:lines_fgetc", "reftable_core.packed:load_lines")))
+    hot=("reftable_core.refs.packed:lines_fgetc", "reftable_core.refs.packed:load_lines")))
 
 _ODB_SCALES = {"small": {"commits": 300, "files": 300, "seed": 0},
                "full": {"commits": 3000, "files": 2000, "seed": 0}}

@@ -91,7 +91,7 @@ NOTEBOOKS = {
          ("packed-verify-missing", ["all-on", "packed_lookup=parse_all", "git"])],
         {"getdelim": "packed_reader=getdelim,packed_lookup=parse_all",
          "parse_all": "packed_lookup=parse_all"},
-        "from reftable_core.packed import PackedRefs\nimport data_gen\n"
+        "from reftable_core.refs.packed import PackedRefs\nimport data_gen\n"
         "ds = data_gen.build('packed-1m', refs=50_000, root=DATASETS)\n"
         "for reader in ('fgetc', 'getc_unlocked', 'getdelim', 'mmap'):\n"
         "    f = Flags().with_spec(f'packed_reader={reader},packed_lookup=parse_all')\n"

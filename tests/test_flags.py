@@ -12,15 +12,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-from _labrun import run_lab
+from tests.helpers.labrun import run_lab
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reftable_core.errors import APIError
 from reftable_core.flags import BOOL_FLAGS, ENV_VAR, Flags, baseline, resolve
-from reftable_core.record import LogRecord, RefRecord
-from reftable_core.refstore import RefUpdate
+from reftable_core.reftable.record import LogRecord, RefRecord
+from reftable_core.refs.api import RefUpdate
 from reftable_core.repo import open_repo
-from reftable_core.stack import Stack, StackOptions
+from reftable_core.reftable.stack import Stack, StackOptions
 
 REFTABLE_FLAGS = ("merged_cmp", "same_subiter_skip", "pq_cmp", "single_subiter_bypass",
                   "block_key_swap",

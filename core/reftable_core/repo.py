@@ -179,11 +179,11 @@ class Repo:
     def refs(self) -> Any:
         if self._refs is None:
             if self.ref_storage == "reftable":
-                from .reftable_store import ReftableRefStore
+                from .refs.reftable_backend import ReftableRefStore
                 self._refs = ReftableRefStore(self.gitdir, self.flags, self.object_format,
                                               self.config, objects=lambda: self.objects)
             else:
-                from .files import FilesRefStore
+                from .refs.files_backend import FilesRefStore
                 self._refs = FilesRefStore(self.gitdir, self.hash_size, self.flags)
         return self._refs
 

@@ -43,7 +43,7 @@ SEED_STEPS = [
 _LOAD_SNIPPET = r"""
 import sys, time, json
 from reftable_core.flags import Flags
-from reftable_core.packed import PackedRefs
+from reftable_core.refs.packed import PackedRefs
 path, spec, what = sys.argv[1], sys.argv[2], sys.argv[3]
 flags = Flags.parse(spec)
 t0 = time.perf_counter()
@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n## show-ref --verify {MISSING}")
     sys.path.insert(0, str(ROOT / "core"))
     from reftable_core.flags import Flags
-    from reftable_core.packed import PackedRefs
+    from reftable_core.refs.packed import PackedRefs
 
     def inproc(spec: str) -> float:
         t0 = time.perf_counter()
@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     results["lookup"]["python_startup"] = r
     print(f"  (python -c pass, for scale)            min {fmt_s(r['min'])}  median {fmt_s(r['median'])}")
     r, _ = _time_cmd([sys.executable, "-c", "import sys; sys.path[:0] = ['core']; "
-                      "from reftable_core.files import FilesRefStore as F; "
+                      "from reftable_core.refs.files_backend import FilesRefStore as F; "
                       f"assert F({str(gitdir)!r}, 20).read_ref({MISSING.encode()!r}) is None"],
                      args.lookups, env=env, cwd=ROOT)
     results["lookup"]["core_script"] = r

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from reftable_core.flags import Flags, baseline
-from reftable_core.stack import format_name
+from reftable_core.reftable.stack import format_name
 
 READ_FLAGS = ("merged_cmp", "same_subiter_skip", "pq_cmp", "block_key_swap", "ref_name_alloc",
               "block_type_early_exit", "mmap")
@@ -70,7 +70,7 @@ def ref_names(n: int) -> list[bytes]:
 
 def make_refs_repo(path: Path, n_refs: int, tables: int) -> tuple[Path, str]:
     """Repository with n_refs refs in `tables` tables; (gitdir, probe refname)."""
-    from reftable_core.writer import WriterOptions
+    from reftable_core.reftable.writer import WriterOptions
     gitdir = path / ".git"
     probe = "refs/heads/branch-%07d" % (n_refs // 2)
     marker = path / "done"
@@ -106,8 +106,8 @@ def _write_table(path: Path, opts: Any, names: list[bytes], tip: bytes, ui: int)
     if write_bulk_table is not None:
         write_bulk_table(path, opts, names, [tip] * len(names), [None] * len(names))
         return
-    from reftable_core.record import RefRecord
-    from reftable_core.writer import TableWriter
+    from reftable_core.reftable.record import RefRecord
+    from reftable_core.reftable.writer import TableWriter
     with open(path, "wb") as out:
         w = TableWriter(out, opts)
         w.add_ref(RefRecord(b"HEAD", ui, 3, target=b"refs/heads/main"))
@@ -136,7 +136,7 @@ def show_ref_once(gitdir: Path, probe: str, flags: Flags) -> None:
 
 def update_ref_create_once(gitdir: Path, names: list[bytes], tip: bytes, flags: Flags) -> None:
     """One transaction creating every name (each queued update reads the ref first)."""
-    from reftable_core.refstore import RefUpdate
+    from reftable_core.refs.api import RefUpdate
     from reftable_core.repo import open_repo
     repo = open_repo(gitdir, flags)
     try:

@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 
 from reftable_core.flags import Flags, resolve
-from reftable_core.record import LogRecord, RefRecord
-from reftable_core.table import TableReader
-from reftable_core.writer import TableWriter, WriterOptions
+from reftable_core.reftable.record import LogRecord, RefRecord
+from reftable_core.reftable.table import TableReader
+from reftable_core.reftable.writer import TableWriter, WriterOptions
 
 from lab.gitbin import GitRunner, find_git, hermetic_env
 

@@ -34,8 +34,8 @@ from collections.abc import Callable
 from typing import TextIO
 
 from reftable_core.flags import Flags
-from reftable_core.record import BLOCK_TYPE_INDEX, LogRecord, RefRecord
-from reftable_core.table import TableReader
+from reftable_core.reftable.record import BLOCK_TYPE_INDEX, LogRecord, RefRecord
+from reftable_core.reftable.table import TableReader
 
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
@@ -125,7 +125,7 @@ def dump_table(reader: TableReader, out: TextIO) -> None:
 
 
 def _block_records(reader: TableReader, block):
-    from reftable_core.block import iter_block
+    from reftable_core.reftable.block import iter_block
     return iter_block(block, reader.hash_size, reader.flags, reader.min_update_index)
 
 
@@ -138,7 +138,7 @@ def dump_stack(path: str, flags: Flags, out: TextIO) -> None:
         table <name> min_update_index=<n> max_update_index=<n> size=<bytes>
         ref{...} / log{...} lines as for --table
     """
-    from reftable_core.stack import Stack, StackOptions
+    from reftable_core.reftable.stack import Stack, StackOptions
     st = Stack(path, flags, StackOptions(hash_id=None), create=False)
     try:
         w = out.write

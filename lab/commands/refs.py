@@ -19,7 +19,7 @@ from typing import Any
 
 from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags, resolve
-from reftable_core.refstore import RefUpdate
+from reftable_core.refs.api import RefUpdate
 from reftable_core.repo import Repo, open_repo
 
 MINIMUM_ABBREV = 4
@@ -500,7 +500,7 @@ def _show_records(store: Any, objs: _Objects, o: dict[str, Any],
 
 def _refname_is_safe(name: bytes) -> bool:
     try:
-        from reftable_core.refname import refname_is_safe
+        from reftable_core.refs.refname import refname_is_safe
     except ImportError:                          # pragma: no cover
         return name.startswith(b"refs/") or (name.isupper() and name.replace(b"_", b"").isalpha())
     return refname_is_safe(name)
@@ -535,7 +535,7 @@ def _show_exists(store: Any, refs: list[str]) -> int:
 
 
 def _exclude_existing(store: Any, pattern: str | None, out: Any) -> int:
-    from reftable_core.refname import check_refname_format
+    from reftable_core.refs.refname import check_refname_format
     existing = {ref.name for ref in store.iter_refs(b"")}
     pat = pattern.encode() if pattern is not None else None
     for raw in sys.stdin.buffer:
@@ -736,7 +736,7 @@ class _UpdateRefStdin:
             ref, pos = self._parse_arg(buf, pos)
         if not ref:
             return None, pos
-        from reftable_core.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format
+        from reftable_core.refs.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format
         if not check_refname_format(ref, REFNAME_ALLOW_ONELEVEL):
             raise Die(f"invalid ref format: {ref.decode('utf-8', 'replace')}")
         return ref, pos
@@ -985,7 +985,7 @@ class _UpdateRefStdin:
 def _update_ref_args(o: dict[str, Any], rest: list[str], gitdir: str | None, flags: Flags,
                      out: Any) -> int:
     """`update-ref [-m MSG] [--no-deref] (-d <ref> [<old>] | <ref> <new> [<old>])`."""
-    from reftable_core.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format
+    from reftable_core.refs.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format
     if o["z"]:
         raise Die(USAGE_UPDATE_REF, 129, "usage")
     if (o["delete"] and not 1 <= len(rest) <= 2) or (not o["delete"] and not 2 <= len(rest) <= 3):

@@ -1,0 +1,517 @@
+"""FilesRefStore: the "files" ref backend (loose refs + packed-refs), git's refs/files-backend.c.
+
+Contract: FilesRefStore(gitdir, hash_size, flags, config=None, objects=None)
+implements reftable_core.refs.api.RefStore.
+  read_ref(name)   the loose file if there is one (symref, object id; unparseable
+                   contents: None), else the packed-refs record (broken names: None).
+  resolve(name)    follows symrefs up to depth levels.
+  iter_refs(pre)   loose and packed refs under refs/ merged in name order, the
+                   loose one winning; broken refs (bad contents, bad names) are
+                   skipped as git skips them. Symrefs come back unresolved
+                   (Ref.target set), peeled ids only when packed-refs records them.
+  iter_log(name)   logs/<name>, newest first.
+  transaction()    git's semantics: prepare() takes <ref>.lock for every ref
+                   (LockError text when one is held), checks old values and D/F
+                   conflicts with git's messages, derefs symrefs unless no-deref,
+                   adds a log-only HEAD update when HEAD points at an updated
+                   branch, and takes packed-refs.lock when a packed ref is
+                   deleted; commit() writes reflogs (core.logAllRefUpdates rules;
+                   committer from GIT_COMMITTER_* / user.*), renames the locks
+                   over the refs, rewrites packed-refs without deleted refs and
+                   then removes their loose files and reflogs; abort() releases.
+The packed-refs snapshot is rebuilt when the file's stat data changes; its reader
+strategy, lookup and refname safety come from flags (see packed.py).
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterator
+
+from ..errors import LockError, ReftableError, RefnameError
+from ..flags import Flags
+from .loose import (LooseLock, append_reflog, delete_loose, delete_reflog, format_loose,
+                    format_reflog_line, iter_loose_names, prune_ref_parents, read_loose,
+                    read_reflog, reflog_exists)
+from .packed import PackedEntry, PackedRefs, format_packed_refs, lock_path
+from .refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, refname_is_safe
+from .api import LogEntry, QueuedUpdate, Ref, RefUpdate, old_value_mismatch
+
+class TransactionError(ReftableError):
+    """A transaction failed; str(e) is git's error text."""
+
+
+class TransactionLockError(TransactionError, LockError):
+    """A transaction could not take a lock (<ref>.lock or packed-refs.lock exists)."""
+
+
+# Identity, reflog message and reflog-creation rules are shared with the reftable
+# backend (reftable_store); imported when first needed, so that a read-only
+# command (show-ref) does not pay for importing the reftable layers.
+def _shared() -> Any:
+    from . import reftable_backend
+    return reftable_backend
+
+
+def normalize_reflog_message(msg: bytes) -> bytes:
+    return _shared().normalize_reflog_message(msg)
+
+
+def should_autocreate_reflog(mode: str, refname: bytes) -> bool:
+    if mode == "always":
+        return True
+    return mode == "normal" and (refname == b"HEAD" or refname.startswith(
+        (b"refs/heads/", b"refs/remotes/", b"refs/notes/")))
+
+
+def committer_ident(config: dict[str, str]) -> tuple[bytes, bytes, int, int]:
+    return _shared().committer_ident(config)
+
+
+def _read_config(gitdir: str) -> dict[str, str]:
+    try:
+        from ..repo import parse_config
+    except ImportError:                  # pragma: no cover
+        return {}
+    try:
+        with open(os.path.join(gitdir, "config"), "r", encoding="utf-8",
+                  errors="surrogateescape") as f:
+            return parse_config(f.read())
+    except FileNotFoundError:
+        return {}
+
+
+def _cfg_bool(v: str | None, default: bool) -> bool:
+    if v is None:
+        return default
+    return v.strip().lower() in ("true", "yes", "on", "1", "")
+
+
+class FilesRefStore:
+    """RefStore over $GIT_DIR/{HEAD, refs/..., packed-refs, logs/...}."""
+
+    def __init__(self, gitdir: str | os.PathLike[str], hash_size: int = 20,
+                 flags: Flags | None = None, config: dict[str, str] | None = None,
+                 objects: Callable[[], Any] | None = None) -> None:
+        self.gitdir = os.fspath(gitdir)
+        self.hash_size = hash_size
+        self.zero = bytes(hash_size)
+        self.flags = flags or Flags()
+        self.config = dict(config) if config is not None else _read_config(self.gitdir)
+        self.packed_path = os.path.join(self.gitdir, "packed-refs")
+        self._packed: PackedRefs | None = None
+        self._packed_stat: tuple[int, int, int, int] | None = None
+        self._objects_fn = objects
+        self._objects: Any = None
+        bare = _cfg_bool(self.config.get("core.bare"), False)
+        lau = self.config.get("core.logallrefupdates")
+        if lau is None:
+            self.log_mode = "none" if bare else "normal"
+        elif lau.strip().lower() == "always":
+            self.log_mode = "always"
+        else:
+            self.log_mode = "normal" if _cfg_bool(lau, False) else "none"
+
+    # -- objects (only for the checks git makes when writing) -------------------------
+    @property
+    def objects(self) -> Any:
+        if self._objects is None:
+            try:
+                if self._objects_fn is not None:
+                    self._objects = self._objects_fn()
+                elif not os.path.isdir(os.path.join(self.gitdir, "objects")):
+                    return None
+                else:
+                    from ..odb import open_object_store
+                    fmt = "sha256" if self.hash_size == 32 else "sha1"
+                    self._objects = open_object_store(self.gitdir, fmt, self.flags)
+            except (ImportError, ReftableError):
+                return None
+        return self._objects
+
+    # -- packed-refs snapshot ---------------------------------------------------------
+    def packed(self) -> PackedRefs:
+        """The current packed-refs snapshot (rebuilt when the file changed)."""
+        try:
+            st = os.stat(self.packed_path)
+            key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        except FileNotFoundError:
+            key = None
+        if self._packed is None or key != self._packed_stat:
+            if self._packed is not None:
+                self._packed.close()
+            self._packed = PackedRefs(self.packed_path, self.hash_size, self.flags)
+            self._packed_stat = key
+        return self._packed
+
+    def close(self) -> None:
+        if self._packed is not None:
+            self._packed.close()
+            self._packed = None
+        if self._objects is not None:
+            close = getattr(self._objects, "close", None)
+            if close is not None:
+                close()
+            self._objects = None
+
+    # -- reading ---------------------------------------------------------------------
+    def _check_readable_name(self, name: bytes) -> bool:
+        return check_refname_format(name, REFNAME_ALLOW_ONELEVEL) or refname_is_safe(name)
+
+    def read_ref(self, name: bytes) -> Ref | None:
+        if not name or not self._check_readable_name(name):
+            return None
+        lv = read_loose(self.gitdir, name, self.hash_size)
+        if lv is None:
+            e = self.packed().get(name)
+            if e is None or e.broken:
+                return None
+            return Ref(name, e.oid, e.peeled, None)
+        if lv.target is not None:
+            return Ref(name, None, None, lv.target)
+        if lv.broken:
+            return None
+        return Ref(name, lv.oid, None, None)
+
+    def resolve(self, name: bytes, depth: int = 5) -> Ref | None:
+        for _ in range(depth + 1):
+            ref = self.read_ref(name)
+            if ref is None:
+                return None
+            if ref.target is None:
+                return ref
+            name = ref.target
+        return None
+
+    def iter_refs(self, prefix: bytes = b"") -> Iterator[Ref]:
+        if not (prefix.startswith(b"refs/") or b"refs/".startswith(prefix)):
+            return
+        packed_prefix = prefix if prefix.startswith(b"refs/") else b"refs/"
+        loose = iter_loose_names(self.gitdir, prefix)
+        packed = self.packed().iter(packed_prefix)
+        gitdir, hash_size = self.gitdir, self.hash_size
+        ln = next(loose, None)
+        pe: PackedEntry | None = next(packed, None)
+        while ln is not None or pe is not None:
+            if pe is None or (ln is not None and ln[0] <= pe.name):
+                name, good = ln                                  # type: ignore[misc]
+                if pe is not None and pe.name == name:
+                    pe = next(packed, None)                      # shadowed by the loose ref
+                ln = next(loose, None)
+                if not good:
+                    continue
+                lv = read_loose(gitdir, name, hash_size)
+                if lv is None or lv.broken:
+                    continue
+                if lv.target is not None:
+                    yield Ref(name, None, None, lv.target)
+                else:
+                    yield Ref(name, lv.oid, None, None)
+            else:
+                e = pe
+                pe = next(packed, None)
+                if e.broken:
+                    continue
+                yield Ref(e.name, e.oid, e.peeled, None)
+
+    def iter_log(self, name: bytes) -> Iterator[LogEntry]:
+        return iter(read_reflog(self.gitdir, name, self.hash_size))
+
+    def reflog_exists(self, name: bytes) -> bool:
+        return reflog_exists(self.gitdir, name)
+
+    def should_write_log(self, name: bytes) -> bool:
+        return should_autocreate_reflog(self.log_mode, name) or self.reflog_exists(name)
+
+    def transaction(self) -> "FilesTransaction":
+        return FilesTransaction(self)
+
+
+class _Upd(QueuedUpdate):
+    """A queued update plus the files backend's per-ref lock state."""
+    __slots__ = ("lock", "write")
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.lock: LooseLock | None = None
+        self.write = False
+
+
+class FilesTransaction:
+    """git's ref transaction on the files backend: queue, prepare, commit/abort."""
+
+    def __init__(self, store: FilesRefStore) -> None:
+        self.store = store
+        self.updates: list[_Upd] = []
+        self.state = "open"
+        self._locks: list[LooseLock] = []
+        self._packed_fd = -1
+        self._packed_deletes: set[bytes] = set()
+
+    def queue(self, update: RefUpdate) -> None:
+        if self.state != "open":
+            raise TransactionError("transaction is not open")
+        # a verify carries no message (git passes NULL); its log-only HEAD
+        # update still writes a reflog line "<old> <zero>", as git does
+        msg = b"" if update.new_value is None and update.new_target is None else update.message
+        self.updates.append(_Upd(update.refname, update.new_value, update.old_value,
+                                 update.new_target, normalize_reflog_message(msg or b""),
+                                 no_deref="no-deref" in update.flags))
+
+    # -- prepare ------------------------------------------------------------------------
+    def prepare(self) -> None:
+        if self.state == "prepared":
+            return
+        if self.state != "open":
+            raise TransactionError("transaction is not open")
+        seen: set[bytes] = set()
+        for n in sorted(u.refname for u in self.updates):
+            if n in seen:
+                self.state = "closed"
+                raise TransactionError(f"multiple updates for ref '{n.decode()}' not allowed")
+            seen.add(n)
+            if not check_refname_format(n, REFNAME_ALLOW_ONELEVEL) and not refname_is_safe(n):
+                self.state = "closed"
+                raise RefnameError(f"refusing to update ref with bad name '{n.decode('utf-8', 'replace')}'")
+        try:
+            self._prepare()
+        except BaseException:
+            self.abort()
+            raise
+        self.state = "prepared"
+
+    def _lock(self, u: _Upd, affected: set[bytes]) -> None:
+        try:
+            u.lock = LooseLock(self.store.gitdir, u.refname)
+        except LockError as e:
+            if self.store.read_ref(u.refname) is None:
+                # a file where a directory should be: report the D/F conflict as git does
+                self._verify_available(u.refname, affected - {u.refname})
+            raise TransactionLockError(f"cannot lock ref '{u.original.decode()}': {e}") from None
+        self._locks.append(u.lock)
+
+    def _exists(self, name: bytes) -> bool:
+        """Is there a ref (loose file of any kind, or packed record) named name?"""
+        lv = read_loose(self.store.gitdir, name, self.store.hash_size)
+        if lv is not None:
+            return True
+        return self.store.packed().get(name) is not None
+
+    def _verify_available(self, refname: bytes, affected: set[bytes]) -> None:
+        """git's refs_verify_refname_available over loose + packed and the transaction."""
+        store = self.store
+        parts = refname.split(b"/")
+        for i in range(1, len(parts)):
+            dirname = b"/".join(parts[:i])
+            if dirname in affected:
+                raise TransactionError(f"cannot process '{dirname.decode()}' and "
+                                       f"'{refname.decode()}' at the same time")
+            if self._exists(dirname):
+                raise TransactionError(f"'{dirname.decode()}' exists; "
+                                       f"cannot create '{refname.decode()}'")
+        sub = refname + b"/"
+        for name in sorted(affected):
+            if name.startswith(sub):
+                raise TransactionError(f"cannot process '{refname.decode()}' and "
+                                       f"'{name.decode()}' at the same time")
+        for name, _good in iter_loose_names(store.gitdir, sub):
+            raise TransactionError(f"'{name.decode()}' exists; cannot create '{refname.decode()}'")
+        for e in store.packed().iter(sub):
+            raise TransactionError(f"'{e.name.decode()}' exists; cannot create '{refname.decode()}'")
+
+    def _check_object(self, u: _Upd, objects: Any) -> None:
+        oid = u.new_value
+        if objects is None or oid is None:
+            return
+        try:
+            typ, _ = objects.read_header(oid)
+        except ReftableError:
+            raise TransactionError(f"trying to write ref '{u.refname.decode()}' with "
+                                   f"nonexistent object {oid.hex()}") from None
+        if typ != "commit" and u.refname.startswith(b"refs/heads/"):
+            raise TransactionError(f"trying to write non-commit object {oid.hex()} "
+                                   f"to branch '{u.refname.decode()}'")
+
+    def _prepare(self) -> None:
+        store = self.store
+        zero = store.zero
+        objects = store.objects if any(
+            u.new_value is not None and u.new_value != zero for u in self.updates) else None
+        affected = {u.refname for u in self.updates}
+        head = store.read_ref(b"HEAD")
+        head_target = head.target if head is not None else None
+        updates = self.updates
+        i = 0
+        while i < len(updates):
+            u = updates[i]
+            i += 1
+            if u.new_value is not None and u.new_value != zero and not u.log_only:
+                self._check_object(u, objects)
+            if (head_target is not None and not u.log_only and not u.via_head
+                    and u.refname == head_target):
+                if b"HEAD" in affected:
+                    raise TransactionError(
+                        f"multiple updates for 'HEAD' (including one via its referent "
+                        f"'{u.refname.decode()}') are not allowed")
+                updates.append(_Upd(b"HEAD", u.new_value, u.old_value, None, u.msg,
+                                    no_deref=True, log_only=True))
+                affected.add(b"HEAD")
+            self._lock(u, affected)
+            ref = store.read_ref(u.refname)
+            expects_existing = u.old_value is not None and u.old_value != zero
+            if ref is None:
+                if self._is_broken_loose(u.refname):
+                    ref = Ref(u.refname, zero)                     # overwritable, as in git
+                elif not expects_existing:
+                    creating = u.new_target is not None or (u.new_value is not None
+                                                            and u.new_value != zero)
+                    if creating and not u.log_only:
+                        self._verify_available(u.refname, affected - {u.refname})
+                    u.current = zero
+                    u.write = creating or u.log_only
+                    continue
+                else:
+                    raise TransactionError(f"cannot lock ref '{u.original.decode()}': unable to "
+                                           f"resolve reference '{u.refname.decode()}'")
+            is_symref = ref.target is not None
+            if is_symref:
+                resolved = store.resolve(u.refname)
+                current = resolved.value if resolved is not None and resolved.value else zero
+                if not u.no_deref:
+                    target = ref.target
+                    assert target is not None
+                    if target in affected:
+                        raise TransactionError(
+                            f"multiple updates for '{target.decode()}' (including one via "
+                            f"symref '{u.refname.decode()}') are not allowed")
+                    updates.append(_Upd(target, u.new_value, u.old_value, u.new_target,
+                                        u.msg, via_head=u.refname == b"HEAD",
+                                        original=u.original))
+                    affected.add(target)
+                    u.log_only = True
+                    u.no_deref = True
+                    u.old_value = None
+            else:
+                current = ref.value or zero
+            if u.old_value is not None and current != u.old_value:
+                raise TransactionError(old_value_mismatch(u.original, current, u.old_value, zero))
+            u.current = current
+            if u.log_only:
+                u.write = True
+            elif u.new_target is not None:
+                u.write = True
+            elif u.new_value is not None and (u.new_value == zero or current != u.new_value
+                                              or is_symref):
+                u.write = True
+        # deleting packed refs: packed-refs.lock, held until commit
+        packed = store.packed()
+        dels = {u.refname for u in updates
+                if u.write and not u.log_only and u.new_target is None and u.new_value == zero
+                and packed.get(u.refname) is not None}
+        if dels:
+            try:
+                self._packed_fd = lock_path(store.packed_path)
+            except LockError as e:
+                raise TransactionLockError(f"unable to lock packed-refs: {e}") from None
+            self._packed_deletes = dels
+
+    def _is_broken_loose(self, name: bytes) -> bool:
+        lv = read_loose(self.store.gitdir, name, self.store.hash_size)
+        return lv is not None and lv.broken
+
+    # -- commit ----------------------------------------------------------------------
+    def commit(self) -> None:
+        if self.state == "open":
+            self.prepare()
+        if self.state != "prepared":
+            raise TransactionError("transaction is not prepared")
+        try:
+            self._commit()
+        finally:
+            self._release()
+            self.state = "closed"
+
+    def _commit(self) -> None:
+        store = self.store
+        zero = store.zero
+        gitdir = store.gitdir
+        work = sorted((u for u in self.updates if u.write), key=lambda x: x.refname)
+        ident: tuple[bytes, bytes, int, int] | None = None
+        deletes: list[_Upd] = []
+        for u in work:
+            is_delete = u.new_target is None and u.new_value == zero
+            if is_delete and not u.log_only:
+                deletes.append(u)
+                continue
+            new_id = u.new_value
+            if new_id is None and u.log_only and u.new_target is None:
+                new_id = zero
+            if u.new_target is not None:
+                resolved = store.resolve(u.new_target)
+                new_id = resolved.value if resolved is not None else None
+            if new_id is not None and (u.log_only or store.should_write_log(u.refname)):
+                if ident is None:
+                    ident = committer_ident(store.config)
+                name, email, when, tz = ident
+                line = format_reflog_line(u.current or zero, new_id, name, email, when, tz, u.msg)
+                append_reflog(gitdir, u.refname, line,
+                              create=should_autocreate_reflog(store.log_mode, u.refname))
+            if u.log_only:
+                continue
+            assert u.lock is not None
+            u.lock.write(format_loose(u.new_value, u.new_target))
+            u.lock.commit()
+        if self._packed_deletes:
+            self._rewrite_packed()
+        for u in deletes:
+            delete_loose(gitdir, u.refname, prune=False)      # still holding its lock
+            delete_reflog(gitdir, u.refname)
+            if u.lock is not None:
+                u.lock.rollback()
+            prune_ref_parents(gitdir, u.refname)              # as git does after unlocking
+
+    def _rewrite_packed(self) -> None:
+        store = self.store
+        packed = store.packed()
+        objects: Any = None
+        keep = []
+        for e in packed:
+            if e.name in self._packed_deletes:
+                continue
+            peeled = e.peeled
+            if peeled is None and not e.knows_peeled and not e.broken:
+                # git peels what the old file did not record, reading the object
+                if objects is None:
+                    objects = store.objects or False
+                if objects is not False:
+                    try:
+                        if objects.read_header(e.oid)[0] == "tag":
+                            peeled = objects.peel(e.oid)
+                    except ReftableError:
+                        peeled = None
+            keep.append((e.name, e.oid, peeled))
+        data = format_packed_refs(keep, sort=False)
+        fd = self._packed_fd
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.close(fd)
+        self._packed_fd = -1
+        os.replace(store.packed_path + ".lock", store.packed_path)
+        self._packed_deletes = set()
+
+    def _release(self) -> None:
+        for lk in self._locks:
+            lk.rollback()                 # no-op for committed ones (the lock is gone)
+        self._locks = []
+        if self._packed_fd >= 0:
+            os.close(self._packed_fd)
+            self._packed_fd = -1
+            try:
+                os.unlink(self.store.packed_path + ".lock")
+            except FileNotFoundError:
+                pass
+
+    def abort(self) -> None:
+        self._release()
+        self.state = "closed"

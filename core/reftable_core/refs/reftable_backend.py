@@ -1,0 +1,519 @@
+"""RefStore and Transaction over a reftable stack (git's refs/reftable-backend.c).
+
+Contract: ReftableRefStore(gitdir, flags, object_format, config, objects)
+implements reftable_core.refs.api.RefStore for $GIT_DIR/reftable. Every read
+goes through the normal read path: stack.reload() (the up-to-date check picked
+by flags.stat_cache) then a merged lookup. transaction() queues RefUpdates;
+prepare() locks tables.list (reloading when outdated), then for each update
+reads the ref (again through the normal read path), checks the old value and
+refname conflicts with git's messages, splits symref updates (HEAD -> branch)
+and adds the log-only HEAD update when HEAD points at an updated branch;
+commit() writes one table: ref records (value_type 2 with the peeled id for
+annotated tags), reflog records (committer ident from GIT_COMMITTER_NAME /
+EMAIL / DATE or user.* config, message normalized as git does, tombstones for
+every reflog entry of a deleted ref), then auto-compacts. Errors raise
+TransactionError (a ReftableError) whose text is git's message.
+"""
+from __future__ import annotations
+
+import bisect
+import calendar
+import getpass
+import os
+import re
+import socket
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..errors import NotExistError, ReftableError
+from ..flags import Flags
+from ..reftable.record import LogRecord, RefRecord
+from .api import LogEntry, QueuedUpdate, Ref, RefUpdate, old_value_mismatch
+from ..reftable.stack import Stack, StackOptions
+
+HASH_SIZES = {"sha1": 20, "sha256": 32}
+
+
+class TransactionError(ReftableError):
+    """A transaction failed; str(e) is git's error text."""
+
+
+def _cfg_bool(v: str | None, default: bool) -> bool:
+    if v is None:
+        return default
+    return v.strip().lower() in ("true", "yes", "on", "1", "")
+
+
+def _cfg_int(v: str | None, default: int) -> int:
+    if v is None:
+        return default
+    try:
+        return int(v.strip())
+    except ValueError:
+        return default
+
+
+def stack_options_from_config(config: dict[str, str], object_format: str) -> StackOptions:
+    """git's reftable.* settings (blockSize, restartInterval, indexObjects,
+    autoCompaction, geometricFactor, lockTimeout) and core.fsync for refs;
+    $GIT_TEST_REFTABLE_AUTOCOMPACTION=false disables auto-compaction as in git."""
+    fsync_cfg = config.get("core.fsync", "")
+    auto = _cfg_bool(config.get("reftable.autocompaction"), True)
+    if os.environ.get("GIT_TEST_REFTABLE_AUTOCOMPACTION", "").lower() in ("false", "0", "no", "off"):
+        auto = False
+    return StackOptions(
+        hash_id=object_format,
+        block_size=_cfg_int(config.get("reftable.blocksize"), 4096),
+        restart_interval=_cfg_int(config.get("reftable.restartinterval"), 16),
+        index_objects=_cfg_bool(config.get("reftable.indexobjects"), True),
+        auto_compact=auto,
+        compaction_factor=_cfg_int(config.get("reftable.geometricfactor"), 2),
+        lock_timeout_ms=_cfg_int(config.get("reftable.locktimeout"), 100),
+        fsync="reference" in fsync_cfg or "all" in fsync_cfg,
+    )
+
+
+# -- committer identity (git's ident.c, the parts update-ref needs) --------------
+
+def parse_date(text: str) -> tuple[int, int]:
+    """(epoch seconds, tz offset in minutes) from git's raw / @raw / ISO-8601 forms."""
+    s = text.strip()
+    m = re.fullmatch(r"@?(\d+)(?:\s+([+-])(\d{2}):?(\d{2}))?", s)
+    if m:
+        tz = 0
+        if m.group(2):
+            tz = int(m.group(3)) * 60 + int(m.group(4))
+            if m.group(2) == "-":
+                tz = -tz
+        return int(m.group(1)), tz
+    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?"
+                     r"\s*(Z|[+-]\d{2}:?\d{2})?", s)
+    if m:
+        y, mo, d, h, mi = (int(m.group(i)) for i in range(1, 6))
+        sec = int(m.group(6) or 0)
+        tzs = m.group(7)
+        tz = 0
+        if tzs and tzs != "Z":
+            digits = tzs[1:].replace(":", "")
+            tz = int(digits[:2]) * 60 + int(digits[2:])
+            if tzs[0] == "-":
+                tz = -tz
+        elif not tzs:
+            tz = _local_tz_minutes()
+        ts = calendar.timegm((y, mo, d, h, mi, sec, 0, 0, 0)) - tz * 60
+        return ts, tz
+    raise ReftableError(f"invalid date format: {text}")
+
+
+def _local_tz_minutes() -> int:
+    lt = time.localtime()
+    return (lt.tm_gmtoff or 0) // 60
+
+
+def committer_ident(config: dict[str, str],
+                    environ: dict[str, str] | None = None) -> tuple[bytes, bytes, int, int]:
+    """(name, email, time, tz minutes) as git_committer_info() would give them."""
+    env = os.environ if environ is None else environ
+    name = env.get("GIT_COMMITTER_NAME") or config.get("user.name")
+    email = env.get("GIT_COMMITTER_EMAIL") or config.get("user.email") or env.get("EMAIL")
+    if not name:
+        try:
+            name = getpass.getuser()
+        except (OSError, KeyError):
+            name = "unknown"
+    if not email:
+        try:
+            user = getpass.getuser()
+        except (OSError, KeyError):
+            user = "unknown"
+        email = f"{user}@{socket.gethostname()}"
+    date = env.get("GIT_COMMITTER_DATE")
+    if date:
+        ts, tz = parse_date(date)
+    else:
+        ts, tz = int(time.time()), _local_tz_minutes()
+    return (name.encode("utf-8", "surrogateescape"), email.encode("utf-8", "surrogateescape"),
+            ts, tz)
+
+
+def minutes_to_hhmm(minutes: int) -> int:
+    """-150 (minutes east of UTC) -> -230, the int16 git keeps in a reftable log."""
+    sign = -1 if minutes < 0 else 1
+    m = abs(minutes)
+    return sign * ((m // 60) * 100 + m % 60)
+
+
+def hhmm_to_minutes(hhmm: int) -> int:
+    sign = -1 if hhmm < 0 else 1
+    v = abs(hhmm)
+    return sign * ((v // 100) * 60 + v % 100)
+
+
+def normalize_reflog_message(msg: bytes) -> bytes:
+    """git's copy_reflog_msg: drop leading space, squeeze whitespace runs, rtrim."""
+    out = bytearray()
+    was_space = True
+    for c in msg:
+        sp = c in b" \t\n\r\v\f"
+        if was_space and sp:
+            continue
+        was_space = sp
+        out.append(0x20 if sp else c)
+    while out and out[-1] == 0x20:
+        out.pop()
+    return bytes(out)
+
+
+def should_autocreate_reflog(mode: str, refname: bytes) -> bool:
+    if mode == "always":
+        return True
+    if mode == "normal":
+        return (refname.startswith((b"refs/heads/", b"refs/remotes/", b"refs/notes/"))
+                or refname == b"HEAD")
+    return False
+
+
+# -- the store ------------------------------------------------------------------
+
+def _to_ref(rec: Any) -> Ref:
+    vt = rec.value_type
+    if vt == 3:
+        return Ref(rec.refname, None, None, rec.target)
+    if vt == 2:
+        return Ref(rec.refname, rec.value, rec.target_value, None)
+    return Ref(rec.refname, rec.value, None, None)
+
+
+class ReftableRefStore:
+    """RefStore over $GIT_DIR/reftable."""
+
+    def __init__(self, gitdir: str, flags: Flags | None = None, object_format: str = "sha1",
+                 config: dict[str, str] | None = None,
+                 objects: Callable[[], Any] | None = None,
+                 options: StackOptions | None = None) -> None:
+        self.gitdir = gitdir
+        self.flags = flags or Flags()
+        self.config = dict(config or {})
+        self.object_format = object_format
+        self.hash_size = HASH_SIZES[object_format]
+        self.zero = bytes(self.hash_size)
+        self.options = options or stack_options_from_config(self.config, object_format)
+        self.stack = Stack(os.path.join(gitdir, "reftable"), self.flags, self.options)
+        self._objects = objects
+        bare = _cfg_bool(self.config.get("core.bare"), False)
+        lau = self.config.get("core.logallrefupdates")
+        if lau is None:
+            self.log_mode = "none" if bare else "normal"
+        elif lau.strip().lower() == "always":
+            self.log_mode = "always"
+        else:
+            self.log_mode = "normal" if _cfg_bool(lau, False) else "none"
+
+    @property
+    def objects(self) -> Any:
+        """The ObjectStore, or None when unavailable."""
+        if self._objects is None:
+            return None
+        try:
+            return self._objects()
+        except ReftableError:
+            return None
+
+    # -- reading ---------------------------------------------------------------
+    def read_record(self, name: bytes) -> Any | None:
+        """The raw ref record of name via the normal read path (reload, then read)."""
+        self.stack.reload()
+        return self.stack.merged.read_ref(name)
+
+    def read_ref(self, name: bytes) -> Ref | None:
+        rec = self.read_record(name)
+        return None if rec is None else _to_ref(rec)
+
+    def resolve(self, name: bytes, depth: int = 5) -> Ref | None:
+        for _ in range(depth + 1):
+            ref = self.read_ref(name)
+            if ref is None:
+                return None
+            if ref.target is None:
+                return ref
+            name = ref.target
+        return None
+
+    def iter_ref_records(self, prefix: bytes = b"") -> Iterator[Any]:
+        """Raw live ref records under refs/ starting with prefix, in name order."""
+        self.stack.reload()
+        start = prefix if prefix.startswith(b"refs/") else b"refs/"
+        if not start.startswith(prefix) and not prefix.startswith(b"refs/"):
+            return
+        it = self.stack.merged.refs()
+        it.seek(start)
+        for rec in it:
+            if not rec.refname.startswith(start):
+                break
+            yield rec
+
+    def ref_record_iter(self, start: bytes) -> Iterator[Any]:
+        """The merged ref iterator positioned at start (after the up-to-date check):
+        raw records, deletions suppressed, running to the end of the stack; the
+        caller stops at its prefix. The hot path of show-ref."""
+        self.stack.reload()
+        it = self.stack.merged.refs()
+        it.seek(start)
+        return iter(it)
+
+    def iter_refs(self, prefix: bytes = b"") -> Iterator[Ref]:
+        for rec in self.iter_ref_records(prefix):
+            yield _to_ref(rec)
+
+    def iter_log(self, name: bytes) -> Iterator[LogEntry]:
+        self.stack.reload()
+        for rec in self.stack.merged.iter_logs(name):
+            yield LogEntry(rec.refname, rec.update_index, rec.old_id or self.zero,
+                           rec.new_id or self.zero, rec.name, rec.email, rec.time,
+                           hhmm_to_minutes(rec.tz_offset), rec.message)
+
+    def reflog_exists(self, name: bytes) -> bool:
+        self.stack.reload()
+        return next(iter(self.stack.merged.iter_logs(name)), None) is not None
+
+    def should_write_log(self, name: bytes) -> bool:
+        if should_autocreate_reflog(self.log_mode, name):
+            return True
+        return self.reflog_exists(name)
+
+    def transaction(self) -> ReftableTransaction:
+        return ReftableTransaction(self)
+
+    def close(self) -> None:
+        self.stack.close()
+
+
+class ReftableTransaction:
+    """git's ref transaction on the reftable backend: queue, prepare, commit/abort."""
+
+    def __init__(self, store: ReftableRefStore) -> None:
+        self.store = store
+        self.updates: list[QueuedUpdate] = []
+        self.queued: list[QueuedUpdate] = []
+        self.state = "open"
+        self._addition: Any = None
+        self._types: dict[bytes, str] = {}
+
+    def queue(self, update: RefUpdate) -> None:
+        if self.state != "open":
+            raise TransactionError("transaction is not open")
+        self.updates.append(QueuedUpdate(update.refname, update.new_value, update.old_value,
+                                      update.new_target,
+                                      normalize_reflog_message(update.message or b""),
+                                      no_deref="no-deref" in update.flags))
+
+    def _hex(self, oid: bytes) -> str:
+        return oid.hex()
+
+    def _verify_available(self, refname: bytes, affected: set[bytes],
+                          affected_sorted: list[bytes]) -> None:
+        """git's refs_verify_refname_available against the store and the transaction."""
+        store = self.store
+        parts = refname.split(b"/")
+        for i in range(1, len(parts)):
+            dirname = b"/".join(parts[:i])
+            rec = store.read_record(dirname)
+            if rec is not None and rec.value_type != 0:
+                raise TransactionError(f"'{dirname.decode()}' exists; "
+                                       f"cannot create '{refname.decode()}'")
+            if dirname in affected:
+                raise TransactionError(f"cannot process '{refname.decode()}' and "
+                                       f"'{dirname.decode()}' at the same time")
+        sub = refname + b"/"
+        it = store.stack.merged.refs()
+        it.seek(sub)
+        rec = next(it, None)
+        if rec is not None and rec.refname.startswith(sub):
+            raise TransactionError(f"'{rec.refname.decode()}' exists; "
+                                   f"cannot create '{refname.decode()}'")
+        j = bisect.bisect_left(affected_sorted, sub)
+        if j < len(affected_sorted) and affected_sorted[j].startswith(sub):
+            raise TransactionError(f"cannot process '{refname.decode()}' and "
+                                   f"'{affected_sorted[j].decode()}' at the same time")
+
+    def _object_type(self, objects: Any, oid: bytes) -> str:
+        """The object's type name (cached for the transaction); NotExistError if missing."""
+        typ = self._types.get(oid)
+        if typ is None:
+            typ = objects.read_header(oid)[0]
+            self._types[oid] = typ
+        return typ
+
+    def _check_object(self, u: QueuedUpdate, objects: Any) -> None:
+        if objects is None:
+            return
+        oid = u.new_value
+        assert oid is not None
+        try:
+            typ = self._object_type(objects, oid)
+        except NotExistError:
+            raise TransactionError(f"trying to write ref '{u.refname.decode()}' with "
+                                   f"nonexistent object {self._hex(oid)}") from None
+        if typ != "commit" and u.refname.startswith(b"refs/heads/"):
+            raise TransactionError(f"trying to write non-commit object {self._hex(oid)} "
+                                   f"to branch '{u.refname.decode()}'")
+
+    def prepare(self) -> None:
+        if self.state == "prepared":
+            return
+        if self.state != "open":
+            raise TransactionError("transaction is not open")
+        store = self.store
+        zero = store.zero
+        names = [u.refname for u in self.updates]
+        seen: set[bytes] = set()
+        for n in sorted(names):
+            if n in seen:
+                self.state = "closed"
+                raise TransactionError(f"multiple updates for ref '{n.decode()}' not allowed")
+            seen.add(n)
+        self._addition = store.stack.new_addition(reload=True)
+        try:
+            self._prepare_locked(zero)
+        except BaseException:
+            self.abort()
+            raise
+        self.state = "prepared"
+
+    def _prepare_locked(self, zero: bytes) -> None:
+        store = self.store
+        objects = store.objects
+        affected = {u.refname for u in self.updates}
+        affected_sorted = sorted(affected)
+        head = store.stack.merged.read_ref(b"HEAD")
+        head_target = head.target if head is not None and head.value_type == 3 else None
+        updates = self.updates
+        i = 0
+        while i < len(updates):
+            u = updates[i]
+            i += 1
+            have_new = u.new_value is not None or u.new_target is not None
+            if (u.new_value is not None and u.new_value != zero and not u.log_only):
+                self._check_object(u, objects)
+            if (head_target is not None and not u.log_only and not u.via_head
+                    and u.refname == head_target):
+                if b"HEAD" in affected:
+                    raise TransactionError(
+                        f"multiple updates for 'HEAD' (including one via its referent "
+                        f"'{u.refname.decode()}') are not allowed")
+                updates.append(QueuedUpdate(b"HEAD", u.new_value, u.old_value, None, u.msg,
+                                         no_deref=True, log_only=True))
+                affected.add(b"HEAD")
+                bisect.insort(affected_sorted, b"HEAD")
+            rec = store.read_record(u.refname)      # the normal read path (up-to-date check)
+            expects_existing = u.old_value is not None and u.old_value != zero
+            if rec is None or rec.value_type == 0:
+                if not expects_existing:
+                    self._verify_available(u.refname, affected, affected_sorted)
+                    if u.new_target is not None or (u.new_value is not None
+                                                     and u.new_value != zero):
+                        u.current = zero
+                        self.queued.append(u)
+                    continue
+                raise TransactionError(f"cannot lock ref '{u.original.decode()}': unable to "
+                                       f"resolve reference '{u.refname.decode()}'")
+            is_symref = rec.value_type == 3
+            if is_symref:
+                resolved = store.resolve(u.refname)
+                current = resolved.value if resolved is not None and resolved.value else zero
+                if not u.no_deref:
+                    target = rec.target
+                    if target in affected:
+                        raise TransactionError(
+                            f"multiple updates for '{target.decode()}' (including one via "
+                            f"symref '{u.refname.decode()}') are not allowed")
+                    updates.append(QueuedUpdate(target, u.new_value, u.old_value, u.new_target,
+                                             u.msg, via_head=u.refname == b"HEAD",
+                                             original=u.original))
+                    affected.add(target)
+                    bisect.insort(affected_sorted, target)
+                    u.log_only = True
+                    u.no_deref = True
+                    u.old_value = None
+            else:
+                current = rec.value or zero
+            if u.old_value is not None and current != u.old_value:
+                raise TransactionError(old_value_mismatch(u.original, current, u.old_value, zero))
+            u.current = current
+            if is_symref or u.log_only or (have_new and u.new_value is not None
+                                            and current != u.new_value):
+                self.queued.append(u)
+
+    def commit(self) -> None:
+        if self.state == "open":
+            self.prepare()
+        if self.state != "prepared":
+            raise TransactionError("transaction is not prepared")
+        try:
+            if self.queued:
+                self._addition.add(self._write_table)
+            self._addition.commit()
+        finally:
+            if self._addition is not None:
+                self._addition.close()
+            self._addition = None
+            self.state = "closed"
+
+    def abort(self) -> None:
+        if self._addition is not None:
+            self._addition.close()
+            self._addition = None
+        self.state = "closed"
+
+    # -- the table ----------------------------------------------------------------
+    def _write_table(self, wr: Any) -> None:
+        store = self.store
+        zero = store.zero
+        ts = self._addition.next_update_index
+        name, email, when, tz = committer_ident(store.config)
+        tz_hhmm = minutes_to_hhmm(tz)     # git stores the zone as the decimal number hhmm
+        objects = store.objects
+        max_msg = store.options.block_size // 2
+        logs: list[LogRecord] = []
+        refs: list[RefRecord] = []
+        for u in sorted(self.queued, key=lambda x: x.refname):
+            is_delete = u.new_target is None and u.new_value == zero
+            if is_delete and not u.log_only:
+                for old in store.stack.merged.iter_logs(u.refname):
+                    logs.append(LogRecord(u.refname, old.update_index, 0))
+            elif u.new_value is not None or u.new_target is not None:
+                new_id = u.new_value
+                create_log = True
+                if u.new_target is not None:
+                    resolved = store.resolve(u.new_target)
+                    if resolved is None or not resolved.value:
+                        create_log = False
+                    else:
+                        new_id = resolved.value
+                if create_log and store.should_write_log(u.refname):
+                    logs.append(LogRecord(u.refname, ts, 1, u.current or zero, new_id,
+                                          name, email, when, tz_hhmm, u.msg[:max_msg]))
+            if u.log_only:
+                continue
+            if u.new_target is not None:
+                refs.append(RefRecord(u.refname, ts, 3, target=u.new_target))
+            elif is_delete:
+                refs.append(RefRecord(u.refname, ts, 0))
+            elif u.new_value is not None:
+                peeled = None
+                if objects is not None:
+                    try:
+                        if self._object_type(objects, u.new_value) == "tag":
+                            peeled = objects.peel(u.new_value)
+                    except ReftableError:
+                        peeled = None
+                if peeled is not None:
+                    refs.append(RefRecord(u.refname, ts, 2, u.new_value, peeled))
+                else:
+                    refs.append(RefRecord(u.refname, ts, 1, u.new_value))
+        for r in refs:
+            wr.add_ref(r)
+        logs.sort(key=lambda r: (r.refname, -r.update_index))
+        for lg in logs:
+            wr.add_log(lg)

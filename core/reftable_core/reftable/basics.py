@@ -1,0 +1,103 @@
+"""Primitive encodings of the reftable format (sans-IO).
+
+git's varint (the +1-biased base-128 form, most significant group first, NOT
+LEB128) and big-endian 16/24/32/64-bit integers. Decoders take (buf, off) and
+return (value, new_off); they raise FormatError on truncation/overflow.
+"""
+from __future__ import annotations
+
+from ..errors import FormatError
+
+Buf = bytes | bytearray | memoryview
+
+_MAX_VARINT_BYTES = 10
+
+
+_ONE_BYTE = [bytes((i,)) for i in range(128)]
+
+
+def put_varint(value: int) -> bytes:
+    """Encode value (0 <= value < 2**64) as git's varint."""
+    if 0 <= value < 0x80:
+        return _ONE_BYTE[value]
+    if value < 0 or value >= 1 << 64:
+        raise ValueError(f"varint out of range: {value}")
+    out = [value & 0x7F]
+    value >>= 7
+    while value:
+        value -= 1
+        out.append(0x80 | (value & 0x7F))
+        value >>= 7
+    out.reverse()
+    return bytes(out)
+
+
+def get_varint(buf: Buf, off: int) -> tuple[int, int]:
+    """Decode git's varint at buf[off:]; return (value, new_off)."""
+    n = len(buf)
+    if off >= n:
+        raise FormatError("truncated varint", offset=off)
+    c = buf[off]
+    off += 1
+    val = c & 0x7F
+    count = 1
+    while c & 0x80:
+        if off >= n:
+            raise FormatError("truncated varint", offset=off)
+        count += 1
+        if count > _MAX_VARINT_BYTES:
+            raise FormatError("varint too long", offset=off)
+        c = buf[off]
+        off += 1
+        val = ((val + 1) << 7) | (c & 0x7F)
+    if val >= 1 << 64:
+        raise FormatError("varint overflows 64 bits", offset=off)
+    return val, off
+
+
+def put_be16(v: int) -> bytes:
+    return v.to_bytes(2, "big")
+
+
+def put_be24(v: int) -> bytes:
+    return v.to_bytes(3, "big")
+
+
+def put_be32(v: int) -> bytes:
+    return v.to_bytes(4, "big")
+
+
+def put_be64(v: int) -> bytes:
+    return v.to_bytes(8, "big")
+
+
+def _get_be(buf: Buf, off: int, width: int) -> tuple[int, int]:
+    end = off + width
+    if off < 0 or end > len(buf):
+        raise FormatError(f"truncated {8 * width}-bit integer", offset=off)
+    return int.from_bytes(buf[off:end], "big"), end
+
+
+def get_be16(buf: Buf, off: int) -> tuple[int, int]:
+    return _get_be(buf, off, 2)
+
+
+def get_be24(buf: Buf, off: int) -> tuple[int, int]:
+    return _get_be(buf, off, 3)
+
+
+def get_be32(buf: Buf, off: int) -> tuple[int, int]:
+    return _get_be(buf, off, 4)
+
+
+def get_be64(buf: Buf, off: int) -> tuple[int, int]:
+    return _get_be(buf, off, 8)
+
+
+def common_prefix_size(a: Buf, b: Buf) -> int:
+    """Length of the common prefix of a and b."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i

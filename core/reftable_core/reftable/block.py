@@ -1,0 +1,706 @@
+"""Reftable blocks: BlockWriter, and the block reader / record iterators.
+
+Contract.
+Writer: BlockWriter(typ, block_size, header_off, restart_interval, hash_size)
+collects prefix-compressed records (a restart point -- prefix length 0 -- every
+restart_interval records, and wherever the key shares nothing with the previous
+one; at most 65535 restarts), add() returns False when the record does not fit
+(the caller flushes and retries in a fresh block; the table writer raises
+EntryTooBigError if it does not fit an empty one), finish() appends the restart table and count and, for
+log blocks, deflates everything after the 4-byte block header.
+Reader: a BlockLoader (chosen from flags.block_type_early_exit) turns
+(source, offset) into a parsed Block -- header, inflated log data, restart
+table -- or None when past the end / of an unwanted type. seek_in_block()
+binary-searches the restart points and scans linearly; record_loop(typ, flags)
+returns the generator function that decodes a block's records sequentially
+(variants chosen by flags.block_key_swap and flags.ref_name_alloc).
+All offsets in a Block are relative to the block start (which, for the block
+at file offset 0, includes the file header). Block.data is always bytes: a
+memoryview from MmapSource is copied once per loaded block (after the
+early-exit type check), because indexing and slicing bytes is markedly faster
+in CPython than doing so on a view; mmap=on still saves the per-read syscall. Errors are FormatError with the
+table name and the absolute file offset.
+"""
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Iterator
+
+from .basics import Buf, get_varint, put_varint
+from .codegen import define
+from ..errors import FormatError, ZlibError
+from ..flags import Flags
+from .record import (
+    BLOCK_TYPE_INDEX,
+    BLOCK_TYPE_LOG,
+    BLOCK_TYPE_REF,
+    BLOCK_TYPES,
+    LogRecord,
+    RefRecord,
+    decode_record,
+    skip_value,
+)
+
+MAX_RESTARTS = 65535
+DEFAULT_BLOCK_SIZE = 4096
+MAX_BLOCK_SIZE = (1 << 24) - 1
+_MAX_U64 = (1 << 64) - 1
+_SMALL_VARINT = [bytes((i,)) for i in range(128)]
+
+
+def varint(v: int) -> bytes:
+    """put_varint with a fast path for values < 128."""
+    return _SMALL_VARINT[v] if v < 128 else put_varint(v)
+
+
+def common_prefix_len(a: bytes, b: bytes) -> int:
+    """Length of the common prefix, in a constant number of big-int operations."""
+    n = min(len(b), len(a))
+    if not n:
+        return 0
+    x = int.from_bytes(a[:n], "big") ^ int.from_bytes(b[:n], "big")
+    if not x:
+        return n
+    return n - 1 - ((x.bit_length() - 1) >> 3)
+
+
+# ============================================================== writer
+class BlockWriter:
+    """Accumulates one block in memory; see the module contract."""
+
+    __slots__ = (
+        "block_size",
+        "buf",
+        "compression_level",
+        "entries",
+        "hash_size",
+        "header_off",
+        "last_key",
+        "restart_interval",
+        "restarts",
+        "typ",
+    )
+
+    # State is exactly (buf, restarts, entries, last_key): bulk writers such as
+    # data_gen/fastwrite.py append to these directly, so nothing is cached beside them.
+
+    def __init__(self, typ: int, block_size: int, header_off: int = 0,
+                 restart_interval: int = 16, hash_size: int = 20,
+                 compression_level: int = 9) -> None:
+        if restart_interval < 1:
+            raise ValueError("restart_interval must be >= 1")
+        self.typ = typ
+        self.block_size = block_size
+        self.header_off = header_off
+        self.restart_interval = restart_interval
+        self.hash_size = hash_size
+        self.compression_level = compression_level
+        # the file header (if any) is filled in by the table writer
+        self.buf = bytearray(header_off)
+        self.buf += bytes((typ, 0, 0, 0))
+        self.restarts: list[int] = []
+        self.entries = 0
+        self.last_key = b""
+
+    def add(self, key: bytes, extra: int, value: bytes) -> bool:
+        """Add one record (key, value type, encoded value).
+
+        Returns False when it does not fit (like git's block_writer_add); the
+        caller flushes the block and retries in a fresh one, where a second
+        failure means EntryTooBigError (raised by the table writer).
+        """
+        if not key:
+            raise ValueError("empty record key")
+        if self.entries % self.restart_interval:
+            lk = self.last_key      # common prefix with the previous key, inline
+            n = len(lk)
+            m = len(key)
+            if m < n:       # (not min(): this is the writer's hot path)
+                n = m
+            x = int.from_bytes(lk[:n], "big") ^ int.from_bytes(key[:n], "big")
+            p = n - 1 - ((x.bit_length() - 1) >> 3) if x else n
+        else:
+            p = 0
+        s = len(key) - p
+        t = (s << 3) | extra
+        if p < 0x80 and t < 0x80:
+            head = None
+            need = 2 + s + len(value)
+        else:
+            head = varint(p) + varint(t)
+            need = len(head) + s + len(value)
+        restarts = self.restarts
+        nrest = len(restarts)
+        restart = not p and nrest < MAX_RESTARTS
+        buf = self.buf
+        if 2 + 3 * (nrest + restart) + need > self.block_size - len(buf):
+            return False
+        if restart:
+            restarts.append(len(buf))
+        if head is None:
+            buf.append(p)
+            buf.append(t)
+        else:
+            buf += head
+        buf += key[p:] if p else key
+        buf += value
+        self.last_key = key
+        self.entries += 1
+        return True
+
+    def finish(self) -> bytes:
+        """Append restarts and count, set block_len, deflate log blocks."""
+        buf = self.buf
+        for r in self.restarts:
+            buf += r.to_bytes(3, "big")
+        buf += len(self.restarts).to_bytes(2, "big")
+        h = self.header_off
+        buf[h + 1:h + 4] = len(buf).to_bytes(3, "big")
+        if self.typ == BLOCK_TYPE_LOG:
+            skip = h + 4
+            return bytes(buf[:skip]) + zlib.compress(bytes(buf[skip:]), self.compression_level)
+        return bytes(buf)
+
+
+# ============================================================== reader
+class Block:
+    """A parsed block. data holds the (inflated) block, offsets relative to its start."""
+
+    __slots__ = (
+        "data",
+        "end",
+        "full_size",
+        "header_off",
+        "name",
+        "off",
+        "restart_count",
+        "restart_start",
+        "typ",
+    )
+
+    def __init__(self, typ: int, data: Buf, off: int, header_off: int, end: int,
+                 restart_count: int, full_size: int, name: str) -> None:
+        self.typ = typ
+        self.data = data
+        self.off = off                  # absolute file offset of the block
+        self.header_off = header_off    # file header size for the first block, else 0
+        self.end = end                  # start of the restart table = end of records
+        self.restart_count = restart_count
+        self.restart_start = end
+        self.full_size = full_size      # bytes to skip to reach the next block
+        self.name = name
+
+    @property
+    def records_start(self) -> int:
+        return self.header_off + 4
+
+    def error(self, msg: str, rel: int | None = None) -> FormatError:
+        return FormatError(msg, self.name, self.off + (rel if rel is not None else 0))
+
+    def restart_offset(self, i: int) -> int:
+        p = self.restart_start + 3 * i
+        d = self.data
+        r = (d[p] << 16) | (d[p + 1] << 8) | d[p + 2]
+        if r < self.header_off + 4 or r >= self.end:
+            raise self.error(f"restart offset {r} outside the block's records", p)
+        return r
+
+    def restart_offsets(self) -> list[int]:
+        return [self.restart_offset(i) for i in range(self.restart_count)]
+
+    def first_key(self) -> bytes:
+        key, _, _ = _decode_key_at(self, self.header_off + 4, b"")
+        return key
+
+
+def _decode_key_at(block: Block, off: int, last: bytes) -> tuple[bytes, int, int]:
+    data = block.data
+    try:
+        p, off = get_varint(data, off)
+        s, off = get_varint(data, off)
+    except FormatError:
+        raise block.error("truncated record key", off) from None
+    nxt = off + (s >> 3)
+    if p > len(last) or nxt > block.end or off > block.end:
+        raise block.error("record key runs past the block or bad prefix length", off)
+    key = bytes(last[:p]) + bytes(data[off:nxt])
+    if not key:
+        raise block.error("empty record key", off)
+    return key, s & 7, nxt
+
+
+BlockLoader = Callable[..., "Block | None"]
+
+
+def _read_header(source, off: int, header_off: int, guess: int,
+                 limit: int) -> tuple[Buf, int]:
+    data = source.read(off, min(guess, limit - off))
+    if len(data) < header_off + 4:
+        raise FormatError("truncated block header", source.name, off)
+    return data, data[header_off]
+
+
+def _setup(source, data: Buf, typ: int, off: int, header_off: int, table_block_size: int,
+           guess: int, limit: int) -> Block:
+    """Everything after the type byte: length, re-read, inflate, restart table."""
+    name = source.name
+    if typ not in BLOCK_TYPES:
+        raise FormatError(f"unknown block type 0x{typ:02x}", name, off + header_off)
+    h = header_off
+    sz = (data[h + 1] << 16) | (data[h + 2] << 8) | data[h + 3]
+    skip = h + 4
+    if sz < skip + 2:
+        raise FormatError(f"block length {sz} too small", name, off + h)
+    if typ == BLOCK_TYPE_LOG:
+        data, full = _inflate(source, data, off, skip, sz, guess, limit)
+    else:
+        if sz > len(data):
+            if off + sz > limit:
+                raise FormatError(f"block length {sz} runs past the end of the table", name, off)
+            data = source.read(off, sz)
+        if table_block_size == 0 or sz > table_block_size:
+            full = sz
+        elif sz < table_block_size and sz < len(data) and data[sz] != 0:
+            full = sz           # unpadded: the next block follows directly
+        else:
+            full = table_block_size
+    if type(data) is not bytes:
+        data = bytes(data[:sz])     # one copy per block: bytes index/slice faster than views
+    count = (data[sz - 2] << 8) | data[sz - 1]
+    end = sz - 2 - 3 * count
+    if count == 0 or end < skip:
+        raise FormatError(f"bad restart count {count}", name, off + sz - 2)
+    if off + full > limit:
+        full = limit - off
+    return Block(typ, data, off, h, end, count, full, name)
+
+
+def _inflate(source, data: Buf, off: int, skip: int, sz: int, guess: int,
+             limit: int) -> tuple[bytes, int]:
+    want = sz - skip
+    d = zlib.decompressobj()
+    chunk = max(guess, sz) + 64
+    pos = off + skip
+    comp = data[skip:]
+    if len(data) < min(chunk, limit - off):
+        comp = source.read(pos, min(chunk, limit - pos))
+    out = []
+    got = 0
+    consumed = 0
+    try:
+        while True:
+            piece = d.decompress(comp, want - got + 1)
+            out.append(piece)
+            got += len(piece)
+            if d.eof or got > want:
+                consumed += len(comp) - len(d.unused_data)
+                break
+            if d.unconsumed_tail:
+                raise ZlibError("log block inflates to more than its stated length",
+                                source.name, off)
+            consumed += len(comp)
+            pos += len(comp)
+            if pos >= limit:
+                break
+            comp = source.read(pos, min(chunk, limit - pos))
+    except zlib.error as e:
+        raise ZlibError(f"log block: {e}", source.name, off) from None
+    if not d.eof or got != want:
+        raise ZlibError(f"log block inflated to {got} bytes, header says {want}",
+                        source.name, off)
+    return bytes(data[:skip]) + b"".join(out), skip + consumed
+
+
+def load_block_early_exit(source, off: int, header_off: int, table_block_size: int,
+                          limit: int, want_type: int = 0) -> Block | None:
+    """flag block_type_early_exit=on: reject an unwanted block after its type byte."""
+    if off >= limit:
+        return None
+    guess = table_block_size or DEFAULT_BLOCK_SIZE
+    data, typ = _read_header(source, off, header_off, guess, limit)
+    if want_type and typ != want_type:
+        return None
+    return _setup(source, data, typ, off, header_off, table_block_size, guess, limit)
+
+
+def load_block_full_setup(source, off: int, header_off: int, table_block_size: int,
+                          limit: int, want_type: int = 0) -> Block | None:
+    """flag block_type_early_exit=off: set the block up fully (inflating log
+    blocks), then reject it if it has an unwanted type."""
+    if off >= limit:
+        return None
+    guess = table_block_size or DEFAULT_BLOCK_SIZE
+    data, typ = _read_header(source, off, header_off, guess, limit)
+    block = _setup(source, data, typ, off, header_off, table_block_size, guess, limit)
+    if want_type and block.typ != want_type:
+        return None
+    return block
+
+
+def block_loader(flags: Flags) -> BlockLoader:
+    return load_block_early_exit if flags.block_type_early_exit else load_block_full_setup
+
+
+# -------------------------------------------------------------- seek
+def seek_in_block(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes]:
+    """Position before the first record with key >= want.
+
+    Binary search for the first restart point whose key is > want (restart
+    records store their whole key), then a linear scan from the restart point
+    before it. Returns (offset of that record or block.end, key of the record
+    before it), ready to start a record loop there.
+    """
+    data = block.data
+    end = block.end
+    rs = block.restart_start
+    lo, hi = 0, block.restart_count
+    try:
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            q = rs + 3 * mid
+            r = (data[q] << 16) | (data[q + 1] << 8) | data[q + 2]
+            if data[r] != 0 or r >= end:
+                raise block.error("restart point is not an uncompressed record", q)
+            s = data[r + 1]
+            if s < 0x80:
+                o = r + 2
+            elif data[r + 2] < 0x80:        # two-byte varint, inline
+                s = (((s & 0x7F) + 1) << 7) | data[r + 2]
+                o = r + 3
+            else:
+                s, o = get_varint(data, r + 1)
+            if data[o:o + (s >> 3)] > want:
+                hi = mid
+            else:
+                lo = mid + 1
+    except IndexError:
+        raise block.error("restart table points outside the block", rs) from None
+    off = block.restart_offset(lo - 1) if lo > 0 else block.header_off + 4
+    # linear scan from that restart point: decode keys, skip values
+    last = b""
+    typ = block.typ
+    start = off
+    try:
+        while off < end:
+            start = off
+            p = data[off]
+            if p < 0x80:
+                off += 1
+            else:
+                p, off = get_varint(data, off)
+            s = data[off]
+            if s < 0x80:
+                off += 1
+            elif data[off + 1] < 0x80:      # two-byte varint, inline
+                s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+                off += 2
+            else:
+                s, off = get_varint(data, off)
+            nxt = off + (s >> 3)
+            if nxt > end or p > len(last):
+                raise block.error("record key runs past the block or bad prefix length", start)
+            key = last[:p] + data[off:nxt]
+            if key >= want:
+                return start, last
+            off = nxt
+            if typ == BLOCK_TYPE_REF:
+                while data[off] >= 0x80:        # skip the update index varint
+                    off += 1
+                off += 1
+                vt = s & 7
+                if vt == 1:
+                    off += hash_size
+                elif vt == 2:
+                    off += 2 * hash_size
+                elif vt == 3:
+                    n, off = get_varint(data, off)
+                    off += n
+                elif vt:
+                    raise block.error(f"unknown ref value type {vt}", start)
+            elif typ == BLOCK_TYPE_INDEX:
+                while data[off] >= 0x80:        # skip the block offset varint
+                    off += 1
+                off += 1
+            else:
+                off = skip_value(typ, data, off, s & 7, hash_size)
+            if off > end:
+                raise block.error("record runs past the block", start)
+            last = key
+    except (IndexError, FormatError) as e:
+        if isinstance(e, FormatError) and e.path is not None:
+            raise
+        raise block.error("truncated record", start) from None
+    return end, last
+
+
+# -------------------------------------------------------------- loops
+# The hot loops are generated from one template per record type so that the
+# flag variants differ only in the lines the flag is about.  Markers:
+#   LAST_INIT  how the iterator's last_key buffer starts (from `last`)
+#   KEY_STORE  what happens to last_key after a record is decoded
+#   NAME       how the record's refname is produced from the key
+_KEY_VARIANTS = {
+    # block_key_swap=on: the freshly decoded key becomes last_key (swap, no copy)
+    True: ("last = bytes(last)", "last = key"),
+    # block_key_swap=off: the key is copied into the iterator's last_key buffer
+    False: ("last = bytearray(last)", "last[:] = key"),
+}
+_NAME_VARIANTS = {
+    # ref_name_alloc=on: a fresh name object per record
+    True: ("pass", "name = NEWNAME"),
+    # ref_name_alloc=off: the previous record's name buffer is resized in place
+    False: ("namebuf = bytearray()", "namebuf[:] = key\n{i}name = bytes(namebuf)"),
+}
+
+_REF_LOOP = '''
+def ref_loop(block, off, last, hash_size, min_ui, next_block):
+    """Yield RefRecords from block (at off, after key last), then from the blocks next_block(block) returns."""
+    RefRec = RefRecord
+    new = object.__new__
+    h2 = 2 * hash_size
+    while True:
+        data = block.data
+        end = block.end
+        block_off = block.off
+        name_of_table = block.name
+        LAST_INIT
+        NAME_INIT
+        try:
+            while off < end:
+                start = off
+                p = data[off]
+                if p < 0x80:
+                    off += 1
+                else:
+                    p, off = get_varint(data, off)
+                s = data[off]
+                if s < 0x80:
+                    off += 1
+                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
+                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+                    off += 2
+                else:
+                    s, off = get_varint(data, off)
+                if p > len(last):
+                    raise FormatError("prefix length exceeds the previous key",
+                                      name_of_table, block_off + start)
+                nxt = off + (s >> 3)
+                key = last[:p] + data[off:nxt]
+                off = nxt
+                u = data[off]
+                if u < 0x80:
+                    off += 1
+                else:
+                    u, off = get_varint(data, off)
+                NAME
+                vt = s & 7
+                if vt == 1:
+                    # the common records are built slot by slot: object.__new__ plus
+                    # six slot stores cost about half of a call to the dataclass __init__
+                    nxt = off + hash_size
+                    rec = new(RefRec)
+                    rec.refname = name
+                    rec.update_index = u + min_ui
+                    rec.value_type = 1
+                    rec.value = data[off:nxt]
+                    rec.target_value = None
+                    rec.target = None
+                elif vt == 2:
+                    nxt = off + h2
+                    rec = new(RefRec)
+                    rec.refname = name
+                    rec.update_index = u + min_ui
+                    rec.value_type = 2
+                    rec.value = data[off:off + hash_size]
+                    rec.target_value = data[off + hash_size:nxt]
+                    rec.target = None
+                elif vt == 3:
+                    n, off = get_varint(data, off)
+                    nxt = off + n
+                    rec = RefRec(name, u + min_ui, 3, None, None, data[off:nxt])
+                elif vt == 0:
+                    nxt = off
+                    rec = RefRec(name, u + min_ui, 0, None, None, None)
+                else:
+                    raise FormatError(f"unknown ref value type {vt}", name_of_table,
+                                      block_off + start)
+                if nxt > end:       # offsets only grow: this also covers the key suffix
+                    raise FormatError("ref record runs past the block",
+                                      name_of_table, block_off + start)
+                off = nxt
+                KEY_STORE
+                yield rec
+        except (IndexError, FormatError) as e:
+            if isinstance(e, FormatError) and e.path is not None:
+                raise
+            raise FormatError(f"truncated ref record", name_of_table, block_off + off) from None
+        # on to the next block of this section (None: stop here)
+        block = next_block(block) if next_block is not None else None
+        if block is None:
+            return
+        off = block.header_off + 4
+        last = b""
+'''
+
+_LOG_LOOP = '''
+def log_loop(block, off, last, hash_size, min_ui, next_block):
+    """Yield LogRecords like ref_loop does RefRecords."""
+    LogRec = LogRecord
+    h2 = 2 * hash_size
+    while True:
+        data = block.data
+        end = block.end
+        block_off = block.off
+        name_of_table = block.name
+        LAST_INIT
+        try:
+            while off < end:
+                start = off
+                p = data[off]
+                if p < 0x80:
+                    off += 1
+                else:
+                    p, off = get_varint(data, off)
+                s, off = get_varint(data, off)
+                nxt = off + (s >> 3)
+                if nxt > end or p > len(last):
+                    raise FormatError("record key runs past the block or bad prefix length",
+                                      name_of_table, block_off + start)
+                key = last[:p] + data[off:nxt]
+                off = nxt
+                kl = len(key)
+                if kl <= 9 or key[kl - 9] != 0:
+                    raise FormatError("malformed log key", name_of_table, block_off + start)
+                refname = bytes(key[:kl - 9])
+                ui = MAX_U64 - int.from_bytes(key[kl - 8:], "big")
+                vt = s & 7
+                if vt == 1:
+                    old = data[off:off + hash_size]
+                    new = data[off + hash_size:off + h2]
+                    off += h2
+                    n, off = get_varint(data, off)
+                    nm = data[off:off + n]
+                    off += n
+                    n, off = get_varint(data, off)
+                    em = data[off:off + n]
+                    off += n
+                    t, off = get_varint(data, off)
+                    tz = (data[off] << 8) | data[off + 1]
+                    if tz & 0x8000:
+                        tz -= 0x10000
+                    off += 2
+                    n, off = get_varint(data, off)
+                    msg = data[off:off + n]
+                    off += n
+                    rec = LogRec(refname, ui, 1, old, new, nm, em, t, tz, msg)
+                elif vt == 0:
+                    rec = LogRec(refname, ui, 0, None, None, b"", b"", 0, 0, b"")
+                else:
+                    raise FormatError(f"unknown log value type {vt}", name_of_table,
+                                      block_off + start)
+                if off > end:
+                    raise FormatError("log record runs past the block", name_of_table,
+                                      block_off + start)
+                KEY_STORE
+                yield rec
+        except (IndexError, FormatError) as e:
+            if isinstance(e, FormatError) and e.path is not None:
+                raise
+            raise FormatError(f"truncated log record", name_of_table, block_off + off) from None
+        # on to the next block of this section (None: stop here)
+        block = next_block(block) if next_block is not None else None
+        if block is None:
+            return
+        off = block.header_off + 4
+        last = b""
+'''
+
+_GENERIC_LOOP = '''
+def generic_loop(block, off, last, hash_size, min_ui, next_block):
+    """Yield obj/index records (cold path)."""
+    typ = TYPE
+    while True:
+        data = block.data
+        end = block.end
+        block_off = block.off
+        name_of_table = block.name
+        LAST_INIT
+        while off < end:
+            start = off
+            try:
+                rec, key, off = decode_record(typ, data, off, bytes(last), hash_size, min_ui)
+            except FormatError as e:
+                raise FormatError(e.msg, name_of_table, block_off + start) from None
+            if off > end:
+                raise FormatError("record runs past the block", name_of_table, block_off + start)
+            KEY_STORE
+            yield rec
+        # on to the next block of this section (None: stop here)
+        block = next_block(block) if next_block is not None else None
+        if block is None:
+            return
+        off = block.header_off + 4
+        last = b""
+'''
+
+
+def _compile(template: str, fname: str, subst: dict[str, str], func: str,
+             extra_ns: dict | None = None) -> Callable[..., Iterator]:
+    src = template
+    for marker, line in subst.items():
+        # keep indentation of the marker line for multi-line replacements
+        idx = src.index(marker)
+        indent = src[src.rindex("\n", 0, idx) + 1:idx]
+        src = src.replace(marker, line.replace("{i}", indent), 1)
+    ns: dict = {"RefRecord": RefRecord, "LogRecord": LogRecord, "get_varint": get_varint,
+                "FormatError": FormatError, "MAX_U64": _MAX_U64,
+                "decode_record": decode_record}
+    if extra_ns:
+        ns.update(extra_ns)
+    return define(src, f"<reftable_core.reftable.block {fname}>", func, ns)
+
+
+_LOOPS: dict[tuple, Callable[..., Iterator]] = {}
+
+
+def record_loop(typ: int, flags: Flags) -> Callable[..., Iterator]:
+    """The sequential decoder for blocks of type typ under flags.
+
+    Signature: loop(block, off, last_key, hash_size, min_update_index,
+    next_block) -> iterator of records, starting at block offset off (after a
+    record whose key is last_key) and continuing with next_block(block) until
+    that returns None (next_block None: this block only).
+    """
+    swap = flags.block_key_swap
+    alloc = flags.ref_name_alloc if typ == BLOCK_TYPE_REF else True
+    k = (typ, swap, alloc)
+    fn = _LOOPS.get(k)
+    if fn is None:
+        init, store = _KEY_VARIANTS[swap]
+        tag = f"swap={'on' if swap else 'off'}"
+        if typ == BLOCK_TYPE_REF:
+            ninit, nstore = _NAME_VARIANTS[alloc]
+            # the decoded key is already a fresh bytes object when the buffers are
+            # swapped; with copying the key lives in a bytearray
+            nstore = nstore.replace("NEWNAME", "key" if swap else "bytes(key)")
+            fn = _compile(_REF_LOOP, f"ref_loop {tag} alloc={'on' if alloc else 'off'}",
+                          {"LAST_INIT": init, "KEY_STORE": store, "NAME_INIT": ninit,
+                           "NAME": nstore}, "ref_loop")
+        elif typ == BLOCK_TYPE_LOG:
+            fn = _compile(_LOG_LOOP, f"log_loop {tag}",
+                          {"LAST_INIT": init, "KEY_STORE": store}, "log_loop")
+        else:
+            fn = _compile(_GENERIC_LOOP, f"loop {chr(typ)} {tag}",
+                          {"LAST_INIT": init, "KEY_STORE": store, "TYPE": str(typ)},
+                          "generic_loop")
+        _LOOPS[k] = fn
+    return fn
+
+
+def iter_block(block: Block, hash_size: int, flags: Flags = Flags(),
+               min_update_index: int = 0, off: int | None = None,
+               last: bytes = b"") -> Iterator:
+    """Iterate a block's records from off (default: its first record)."""
+    loop = record_loop(block.typ, flags)
+    start = block.header_off + 4 if off is None else off
+    return loop(block, start, last, hash_size, min_update_index, None)

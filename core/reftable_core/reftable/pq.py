@@ -1,0 +1,167 @@
+"""Binary-heap priority queue of merged-iterator entries (git's reftable/pq.c).
+
+Contract: an entry is a tuple (record, subiter_index). The queue orders entries
+by record key; on equal keys the entry from the NEWER table (higher index) comes
+first, so the merged iterator sees the newest version of a key first. The
+less-than function is chosen once, at construction (flag pq_cmp):
+  off: builds both keys with rec.key() (new bytes per comparison) and compares them
+       (git before 000 4/7);
+  on:  compares key fields directly, no key built (git after 000 4/7).
+Records are duck-typed: ref records have .refname, log records .refname and
+.update_index (a log key sorts by refname, then by update_index descending).
+The merged iterator (merged.py) seeds a MergedIterPQueue, then runs this same
+add/remove algorithm with these same comparisons expanded inline in its
+generated merge loops; tests compare the two.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..flags import Flags
+
+Entry = tuple[Any, int]
+Less = Callable[[Entry, Entry], bool]
+
+REF = "ref"
+LOG = "log"
+
+
+# -- field-wise key comparison (git's reftable_record_cmp) --------------------------
+
+def ref_key_cmp(a: Any, b: Any) -> int:
+    """Compare two ref records by key (refname) without building keys."""
+    an = a.refname
+    bn = b.refname
+    return (an > bn) - (an < bn)
+
+
+def log_key_cmp(a: Any, b: Any) -> int:
+    """Compare two log records by key: refname, then update_index reversed."""
+    an = a.refname
+    bn = b.refname
+    if an != bn:
+        return 1 if an > bn else -1
+    au = a.update_index
+    bu = b.update_index
+    return (bu > au) - (bu < au)
+
+
+# -- less-than functions for heap entries ---------------------------------------
+
+def _ref_less_fields(a: Entry, b: Entry) -> bool:
+    an = a[0].refname
+    bn = b[0].refname
+    if an == bn:
+        return a[1] > b[1]
+    return an < bn
+
+
+def _log_less_fields(a: Entry, b: Entry) -> bool:
+    ra = a[0]
+    rb = b[0]
+    an = ra.refname
+    bn = rb.refname
+    if an == bn:
+        au = ra.update_index
+        bu = rb.update_index
+        if au == bu:
+            return a[1] > b[1]
+        return au > bu
+    return an < bn
+
+
+# The "off" less-thans format both keys into new buffers, as git's pq_less did with
+# two fresh strbufs. A ref key is its refname: bytes(refname) would return the same
+# object in CPython, so the ref key is copied into a new bytearray explicitly.
+
+def _ref_less_keys(a: Entry, b: Entry) -> bool:
+    ak = bytearray(a[0].refname)
+    bk = bytearray(b[0].refname)
+    if ak == bk:
+        return a[1] > b[1]
+    return ak < bk
+
+
+def _log_less_keys(a: Entry, b: Entry) -> bool:
+    ak = a[0].key()
+    bk = b[0].key()
+    if ak == bk:
+        return a[1] > b[1]
+    return ak < bk
+
+
+def make_less(kind: str, flags: Flags) -> Less:
+    """The heap's less-than for records of kind "ref" or "log" under flags.pq_cmp."""
+    if kind not in (REF, LOG):
+        raise ValueError(f"unknown record kind {kind!r}")
+    if not flags.pq_cmp:
+        return _ref_less_keys if kind == REF else _log_less_keys
+    return _ref_less_fields if kind == REF else _log_less_fields
+
+
+class MergedIterPQueue:
+    """A binary min-heap of (record, index) entries ordered by `less`."""
+
+    __slots__ = ("heap", "less")
+
+    def __init__(self, less: Less) -> None:
+        self.heap: list[Entry] = []
+        self.less = less
+
+    def __len__(self) -> int:
+        return len(self.heap)
+
+    def is_empty(self) -> bool:
+        return not self.heap
+
+    def top(self) -> Entry:
+        return self.heap[0]
+
+    def add(self, entry: Entry) -> None:
+        heap = self.heap
+        less = self.less
+        heap.append(entry)
+        i = len(heap) - 1
+        while i > 0:
+            j = (i - 1) >> 1
+            parent = heap[j]
+            if less(parent, entry):
+                break
+            heap[i] = parent
+            i = j
+        heap[i] = entry
+
+    def remove(self) -> Entry:
+        heap = self.heap
+        top = heap[0]
+        last = heap.pop()
+        n = len(heap)
+        if not n:
+            return top
+        less = self.less
+        i = 0
+        while True:
+            j = 2 * i + 1
+            if j >= n:
+                break
+            child = heap[j]
+            k = j + 1
+            if k < n and less(heap[k], child):
+                j = k
+                child = heap[k]
+            if not less(child, last):
+                break
+            heap[i] = child
+            i = j
+        heap[i] = last
+        return top
+
+    def check_invariant(self) -> bool:
+        """True when every parent is not greater than its children (for tests)."""
+        heap = self.heap
+        less = self.less
+        for i in range(1, len(heap)):
+            if less(heap[i], heap[(i - 1) >> 1]):
+                return False
+        return True

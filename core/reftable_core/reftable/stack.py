@@ -1,0 +1,719 @@
+"""The reftable stack: $GIT_DIR/reftable with tables.list (git's reftable/stack.c).
+
+Contract: Stack(reftable_dir, flags, options) loads the tables named in
+tables.list (oldest first) into a MergedTable (.merged). reload() re-reads the
+list when it changed; a table that vanished under a concurrent compaction makes
+the load retry until a deadline (3 s, as git). The up-to-date check is picked by
+flags.stat_cache: off = read tables.list and compare names on every check (git
+before 004 3/4); on = compare (dev, ino, size, mtime_ns, ctime_ns) of
+tables.list with the values cached at load time (the fd stays open so the inode
+cannot be recycled) and re-read only when they differ.
+
+Writing: new_addition() takes tables.list.lock (O_CREAT|O_EXCL, retried until
+options.lock_timeout_ms, else LockError naming the lock file), checks the stack
+is up to date (else OutdatedError, or reloads when asked), writes each table to a
+temp file in the directory, renames it to git's name
+0x<min:012x>-0x<max:012x>-<random:08x>.ref, then commit() writes the new list into
+the lock file, fsyncs when options.fsync, and renames it over tables.list.
+After a commit the stack auto-compacts with git's geometric rule (factor 2);
+compact_all() merges everything; clean() removes tables not in the list.
+Table files are read through open fds / mmaps, so a reader keeps working when a
+concurrent compaction deletes the files it has open.
+"""
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from .blocksource import open_file_source
+from ..errors import APIError, LockError, NotExistError, OutdatedError, ReftableError
+from ..flags import Flags
+from .merged import MergedTable
+
+TABLES_LIST = "tables.list"
+LOCK_SUFFIX = ".lock"
+TEMP_MARK = ".temp."
+DEFAULT_GEOMETRIC_FACTOR = 2
+
+# header and footer sizes per format version (v1: SHA-1, v2: SHA-256)
+_HEADER_SIZE = {1: 24, 2: 28}
+_FOOTER_SIZE = {1: 68, 2: 72}
+
+
+@dataclass(frozen=True)
+class StackOptions:
+    hash_id: str | None = "sha1"        # None: take it from the tables (read-only use)
+    block_size: int = 4096
+    restart_interval: int = 16
+    index_objects: bool = True
+    auto_compact: bool = True
+    compaction_factor: int = DEFAULT_GEOMETRIC_FACTOR
+    lock_timeout_ms: int = 100          # git's reftable.lockTimeout default
+    fsync: bool = False
+    reload_deadline_s: float = 3.0
+    default_permissions: int | None = None
+
+
+def format_name(min_update_index: int, max_update_index: int, rnd: int | None = None) -> str:
+    """git's table base name (without .ref): 0x%012x-0x%012x-%08x."""
+    if rnd is None:
+        rnd = int.from_bytes(os.urandom(4), "big")
+    return "0x%012x-0x%012x-%08x" % (min_update_index, max_update_index, rnd)
+
+
+def is_table_name(name: str) -> bool:
+    return name.endswith(".ref")
+
+
+@dataclass(frozen=True)
+class Segment:
+    start: int = 0
+    end: int = 0        # exclusive
+    bytes: int = 0
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+
+def suggest_compaction_segment(sizes: list[int], factor: int = DEFAULT_GEOMETRIC_FACTOR) -> Segment:
+    """git's geometric compaction rule: the range of tables to merge (maybe empty).
+
+    Walking from the newest table back, the segment ends at the first table whose
+    predecessor is smaller than factor times its size; it extends back over every
+    earlier table that is smaller than factor times the bytes accumulated so far.
+    """
+    factor = factor or DEFAULT_GEOMETRIC_FACTOR
+    n = len(sizes)
+    if n <= 1:
+        return Segment()
+    start = end = total = 0
+    i = n - 1
+    while i > 0:
+        if sizes[i - 1] < sizes[i] * factor:
+            end = i + 1
+            total = sizes[i]
+            break
+        i -= 1
+    if not end:
+        return Segment()
+    seg_bytes = 0
+    while i > 0:
+        curr = total
+        total += sizes[i - 1]
+        if sizes[i - 1] < curr * factor:
+            start = i - 1
+            seg_bytes = total
+        i -= 1
+    if not seg_bytes:
+        return Segment()
+    return Segment(start, end, seg_bytes)
+
+
+# -- lock files -----------------------------------------------------------------
+
+def acquire_lock(path: str, timeout_ms: int, mode: int = 0o666) -> int:
+    """Create path with O_CREAT|O_EXCL, retrying with backoff for timeout_ms.
+
+    Returns the open fd; raises LockError naming the lock file on timeout.
+    """
+    deadline = time.monotonic() + max(timeout_ms, 0) / 1000.0
+    delay_ms = 1.0
+    rng = random.Random()
+    while True:
+        try:
+            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+        except FileExistsError:
+            pass
+        except OSError as e:
+            raise ReftableError(f"cannot create lock file {path}: {e.strerror}") from None
+        now = time.monotonic()
+        if now >= deadline:
+            raise LockError(f"Unable to create '{path}': File exists. Another process "
+                            f"seems to be running (timeout {timeout_ms} ms)")
+        wait = min(delay_ms * (0.75 + 0.5 * rng.random()), (deadline - now) * 1000.0)
+        time.sleep(max(wait, 0.0) / 1000.0)
+        delay_ms = min(delay_ms * 2, 1000.0)
+
+
+def _release_lock(path: str, fd: int) -> None:
+    if fd >= 0:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _read_names_fd(fd: int) -> list[str]:
+    chunks = []
+    off = 0
+    while True:
+        b = os.pread(fd, 65536, off)
+        if not b:
+            break
+        chunks.append(b)
+        off += len(b)
+    return _parse_names(b"".join(chunks))
+
+
+def _parse_names(data: bytes) -> list[str]:
+    return [line.decode("utf-8", "surrogateescape") for line in data.split(b"\n") if line]
+
+
+def read_names(path: str) -> list[str]:
+    """The table names in a tables.list file ([] when it does not exist)."""
+    try:
+        with open(path, "rb") as f:
+            return _parse_names(f.read())
+    except FileNotFoundError:
+        return []
+
+
+def _stat_key(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+# -- tables ---------------------------------------------------------------------
+
+class _Table:
+    """One open table of the stack: its name, reader and size for compaction."""
+
+    __slots__ = ("file_size", "name", "reader")
+
+    def __init__(self, name: str, reader: Any, file_size: int) -> None:
+        self.name = name
+        self.reader = reader
+        self.file_size = file_size
+
+    def close(self) -> None:
+        close = getattr(self.reader, "close", None)
+        if close is not None:
+            close()
+
+
+def open_table(path: str, name: str, flags: Flags) -> tuple[Any, int]:
+    """Open one table file: (TableReader, file size). NotExistError when missing."""
+    from .table import TableReader  # the table layer; imported lazily
+
+    source = open_file_source(path, flags)
+    try:
+        reader = TableReader(source, flags, name)
+    except BaseException:
+        source.close()
+        raise
+    return reader, source.size()
+
+
+def _version_of(hash_id: Any) -> int:
+    return 2 if hash_id in ("sha256", 2, b"s256") else 1
+
+
+class Stack:
+    """A reftable stack directory: tables.list plus the tables it names."""
+
+    def __init__(self, reftable_dir: str | os.PathLike[str], flags: Flags | None = None,
+                 options: StackOptions | None = None, create: bool = True) -> None:
+        self.dir = os.fspath(reftable_dir)
+        self.flags = flags or Flags()
+        self.opts = options or StackOptions()
+        self.list_file = os.path.join(self.dir, TABLES_LIST)
+        self.lock_file = self.list_file + LOCK_SUFFIX
+        self.tables: list[_Table] = []
+        self.merged = MergedTable([], self.flags, hash_id=self.opts.hash_id)
+        self._list_fd = -1
+        self._list_stat: tuple[int, int, int, int, int] | None = None
+        self._is_uptodate: Callable[[], bool] = (
+            self._uptodate_stat if self.flags.stat_cache else self._uptodate_names)
+        self.stats = {"reloads": 0, "list_reads": 0, "compactions": 0, "compaction_failures": 0}
+        if not os.path.isdir(self.dir):
+            if not create:
+                raise NotExistError(f"{self.dir}: no such reftable stack directory")
+            os.makedirs(self.dir, exist_ok=True)
+        self.reload_maybe_reuse(reuse=True)
+
+    # -- reading ---------------------------------------------------------------
+    @property
+    def names(self) -> list[str]:
+        return [t.name for t in self.tables]
+
+    @property
+    def readers(self) -> list[Any]:
+        return [t.reader for t in self.tables]
+
+    def next_update_index(self) -> int:
+        if self.tables:
+            return self.tables[-1].reader.max_update_index + 1
+        return 1
+
+    def table_path(self, name: str) -> str:
+        return os.path.join(self.dir, name)
+
+    def _reload_once(self, names: list[str], reuse: bool) -> None:
+        cur = {t.name: t for t in self.tables} if reuse else {}
+        new: list[_Table] = []
+        opened: list[_Table] = []
+        try:
+            for name in names:
+                t = cur.pop(name, None)
+                if t is None:
+                    reader, size = open_table(self.table_path(name), name, self.flags)
+                    t = _Table(name, reader, size)
+                    opened.append(t)
+                new.append(t)
+            merged = MergedTable([t.reader for t in new], self.flags, hash_id=self.opts.hash_id)
+        except BaseException:
+            for t in opened:
+                t.close()
+            raise
+        old = self.tables
+        kept = {id(t) for t in new}
+        self.tables = new
+        self.merged = merged
+        for t in old:
+            if id(t) not in kept:
+                t.close()
+
+    def reload_maybe_reuse(self, reuse: bool = True) -> None:
+        """Load tables.list, retrying while a listed table vanishes under us."""
+        self.stats["reloads"] += 1
+        deadline = time.monotonic() + self.opts.reload_deadline_s
+        tries = 0
+        delay_ms = 0.0
+        rng = random.Random()
+        if self._list_fd >= 0:
+            os.close(self._list_fd)
+            self._list_fd = -1
+            self._list_stat = None
+        while True:
+            tries += 1
+            if tries > 3 and time.monotonic() >= deadline:
+                raise NotExistError(f"{self.dir}: tables kept vanishing while reloading the stack")
+            fd = -1
+            try:
+                fd = os.open(self.list_file, os.O_RDONLY | os.O_CLOEXEC)
+            except FileNotFoundError:
+                names: list[str] = []
+            else:
+                names = _read_names_fd(fd)
+            self.stats["list_reads"] += 1
+            try:
+                self._reload_once(names, reuse)
+            except NotExistError:
+                if fd >= 0:
+                    os.close(fd)
+                after = read_names(self.list_file)
+                if after == names:
+                    raise
+                delay_ms = delay_ms + delay_ms * rng.random() + 1
+                time.sleep(delay_ms / 1000.0)
+                continue
+            except BaseException:
+                if fd >= 0:
+                    os.close(fd)
+                raise
+            break
+        if fd >= 0:
+            if self.flags.stat_cache:
+                self._list_stat = _stat_key(os.fstat(fd))
+                self._list_fd = fd
+            else:
+                os.close(fd)
+
+    def _uptodate_names(self) -> bool:
+        """git before 004 3/4: read tables.list and compare the names."""
+        self.stats["list_reads"] += 1
+        names = read_names(self.list_file)
+        tables = self.tables
+        if len(names) != len(tables):
+            return False
+        for t, n in zip(tables, names):
+            if t.name != n:
+                return False
+        return True
+
+    def _uptodate_stat(self) -> bool:
+        """git after 004 3/4: compare stat info of tables.list, read it only on change."""
+        if self._list_fd >= 0:
+            try:
+                st = os.stat(self.list_file)
+            except FileNotFoundError:
+                return not self.tables
+            if _stat_key(st) == self._list_stat:
+                return True
+        return self._uptodate_names()
+
+    def is_up_to_date(self) -> bool:
+        return self._is_uptodate()
+
+    def reload(self) -> bool:
+        """Reload when tables.list changed; True when it did."""
+        if self._is_uptodate():
+            return False
+        self.reload_maybe_reuse(reuse=True)
+        return True
+
+    def read_ref(self, name: bytes) -> Any | None:
+        return self.merged.read_ref(name)
+
+    def close(self) -> None:
+        for t in self.tables:
+            t.close()
+        self.tables = []
+        self.merged = MergedTable([], self.flags, hash_id=self.opts.hash_id)
+        if self._list_fd >= 0:
+            os.close(self._list_fd)
+            self._list_fd = -1
+
+    def __enter__(self) -> Stack:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing ---------------------------------------------------------------
+    def new_addition(self, reload: bool = False) -> Addition:
+        """Lock the stack for adding tables (reload when outdated if reload=True)."""
+        return Addition(self, reload)
+
+    def add(self, write: Callable[[Any], None]) -> None:
+        """Add one table written by write(writer) in its own addition."""
+        try:
+            add = Addition(self, reload=False)
+        except OutdatedError:
+            try:
+                self.reload()      # as git: the caller may retry on a fresh stack
+            except ReftableError:
+                pass
+            raise
+        try:
+            add.add(write)
+            add.commit()
+        finally:
+            add.close()
+
+    def _new_writer(self, out: BinaryIO, min_ui: int, max_ui: int) -> Any:
+        from .writer import TableWriter, WriterOptions
+
+        if self.opts.hash_id is None:
+            raise APIError("a stack opened without a hash id is read-only")
+        return TableWriter(out, WriterOptions(
+            block_size=self.opts.block_size, restart_interval=self.opts.restart_interval,
+            index_objects=self.opts.index_objects, hash_id=self.opts.hash_id,
+            min_update_index=min_ui, max_update_index=max_ui))
+
+    def write_temp_table(self, write: Callable[[Any], None], min_ui: int,
+                         max_ui: int) -> str | None:
+        """Write a table to a temp file in the stack dir; its path, or None if empty."""
+        import tempfile
+
+        base = format_name(min_ui, max_ui)
+        fd, tmp = tempfile.mkstemp(prefix=base + TEMP_MARK, dir=self.dir)
+        try:
+            if self.opts.default_permissions is not None:
+                os.chmod(tmp, self.opts.default_permissions)
+            with os.fdopen(fd, "wb") as f:
+                fd = -1
+                wr = self._new_writer(f, min_ui, max_ui)
+                write(wr)
+                st = wr.close()
+                if st.ref.entries + st.log.entries + st.obj.entries == 0:
+                    os.unlink(tmp)
+                    return None
+                if self.opts.fsync:
+                    f.flush()
+                    os.fsync(f.fileno())
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+        return tmp
+
+    def _write_list(self, lock_fd: int, names: list[str]) -> None:
+        data = "".join(n + "\n" for n in names).encode("utf-8", "surrogateescape")
+        os.ftruncate(lock_fd, 0)
+        os.pwrite(lock_fd, data, 0)
+        if self.opts.fsync:
+            os.fsync(lock_fd)
+        os.close(lock_fd)
+        os.rename(self.lock_file, self.list_file)
+
+    # -- compaction -----------------------------------------------------------
+    def table_sizes_for_compaction(self) -> list[int]:
+        version = _version_of(self.opts.hash_id)
+        overhead = _HEADER_SIZE[version] - 1 + _FOOTER_SIZE[version]
+        return [t.file_size - overhead for t in self.tables]
+
+    def auto_compact(self) -> bool:
+        """Compact the segment git's geometric rule suggests; True if it compacted."""
+        seg = suggest_compaction_segment(self.table_sizes_for_compaction(),
+                                         self.opts.compaction_factor)
+        if len(seg) > 0:
+            return self.compact_range(seg.start, seg.end - 1, best_effort=True)
+        return False
+
+    def compact_all(self) -> bool:
+        last = len(self.tables) - 1 if self.tables else 0
+        return self.compact_range(0, last)
+
+    def compact_range(self, first: int, last: int, best_effort: bool = False) -> bool:
+        """Merge tables[first..last] into one table (git's stack_compact_range)."""
+        if first >= last:
+            return False
+        self.stats["compactions"] += 1
+        list_fd = acquire_lock(self.lock_file, self.opts.lock_timeout_ms)
+        table_locks: list[str] = []
+        new_tmp: str | None = None
+        list_locked = True
+        try:
+            if not self._is_uptodate():
+                raise OutdatedError(f"{self.list_file} changed before compaction")
+            # lock tables from last to first; with best_effort keep what we got
+            for i in range(last, first - 1, -1):
+                lock = self.table_path(self.tables[i].name) + LOCK_SUFFIX
+                try:
+                    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+                except FileExistsError:
+                    if best_effort and last - i >= 2:
+                        first = i + 1
+                        break
+                    raise LockError(f"Unable to create '{lock}': File exists") from None
+                os.close(fd)
+                table_locks.append(lock)
+            _release_lock(self.lock_file, list_fd)
+            list_locked = False
+
+            sub = self.tables[first:last + 1]
+            new_tmp = self._write_compacted(sub, keep_deletions=first != 0)
+
+            list_fd = acquire_lock(self.lock_file, self.opts.lock_timeout_ms)
+            list_locked = True
+            names = self.names
+            first_to_replace, last_to_replace = first, last
+            if not self._uptodate_names():
+                names = read_names(self.list_file)
+                want = [t.name for t in sub]
+                try:
+                    off = names.index(want[0])
+                except ValueError:
+                    raise OutdatedError("compacted tables vanished from tables.list") from None
+                if names[off:off + len(want)] != want:
+                    raise OutdatedError("compacted tables changed in tables.list")
+                first_to_replace, last_to_replace = off, off + len(want) - 1
+            new_names = names[:first_to_replace]
+            new_path = None
+            if new_tmp is not None:
+                new_name = format_name(sub[0].reader.min_update_index,
+                                       sub[-1].reader.max_update_index) + ".ref"
+                new_path = self.table_path(new_name)
+                os.rename(new_tmp, new_path)
+                new_tmp = None
+                new_names.append(new_name)
+            new_names.extend(names[last_to_replace + 1:])
+            try:
+                self._write_list(list_fd, new_names)
+            except BaseException:
+                if new_path is not None:
+                    os.unlink(new_path)
+                raise
+            list_locked = False
+            self.reload_maybe_reuse(reuse=True)
+            for lock in table_locks:
+                try:
+                    os.unlink(lock[:-len(LOCK_SUFFIX)])
+                except FileNotFoundError:
+                    pass
+            return True
+        except LockError:
+            self.stats["compaction_failures"] += 1
+            raise
+        finally:
+            if list_locked:
+                _release_lock(self.lock_file, list_fd)
+            for lock in table_locks:
+                try:
+                    os.unlink(lock)
+                except FileNotFoundError:
+                    pass
+            if new_tmp is not None:
+                try:
+                    os.unlink(new_tmp)
+                except FileNotFoundError:
+                    pass
+
+    def _write_compacted(self, sub: list[_Table], keep_deletions: bool) -> str | None:
+        mt = MergedTable([t.reader for t in sub], self.flags, hash_id=self.opts.hash_id,
+                         suppress_deletions=False)
+        min_ui = sub[0].reader.min_update_index
+        max_ui = sub[-1].reader.max_update_index
+
+        def write(wr: Any) -> None:
+            it = mt.refs()
+            it.seek(b"")
+            add_ref = wr.add_ref
+            for rec in it:
+                if not keep_deletions and rec.value_type == 0:
+                    continue
+                add_ref(rec)
+            it = mt.logs()
+            it.seek(b"")
+            add_log = wr.add_log
+            for rec in it:
+                if not keep_deletions and rec.value_type == 0:
+                    continue
+                add_log(rec)
+
+        return self.write_temp_table(write, min_ui, max_ui)
+
+    # -- cleaning -------------------------------------------------------------
+    def clean(self, stale_temp_age_s: float = 3600.0, stale_lock_age_s: float | None = None,
+              all_unlisted: bool = False) -> list[str]:
+        """Remove tables not in tables.list (and stale temp files); the removed names.
+
+        Takes tables.list.lock like git and, like git, removes only unlisted
+        tables whose max update index is <= the stack's (all_unlisted: any
+        unlisted table). stale_lock_age_s: first break a tables.list.lock older
+        than that many seconds; that lock was left by a killed writer, whose
+        table is newer than the stack, so all unlisted tables go then.
+        """
+        if stale_lock_age_s is not None:
+            try:
+                st = os.stat(self.lock_file)
+                if time.time() - st.st_mtime >= stale_lock_age_s:
+                    os.unlink(self.lock_file)
+                    all_unlisted = True
+            except FileNotFoundError:
+                pass
+        add = Addition(self, reload=True)
+        removed: list[str] = []
+        try:
+            self.reload()
+            live = set(self.names)
+            max_ui = self.merged.max_update_index
+            now = time.time()
+            for entry in os.scandir(self.dir):
+                name = entry.name
+                if TEMP_MARK in name:
+                    try:
+                        if now - entry.stat().st_mtime >= stale_temp_age_s:
+                            os.unlink(entry.path)
+                            removed.append(name)
+                    except FileNotFoundError:
+                        pass
+                    continue
+                if not is_table_name(name) or name in live:
+                    continue
+                try:
+                    reader, _ = open_table(entry.path, name, self.flags)
+                except ReftableError:
+                    continue
+                try:
+                    stale = all_unlisted or reader.max_update_index <= max_ui
+                finally:
+                    close = getattr(reader, "close", None)
+                    if close is not None:
+                        close()
+                if stale:
+                    try:
+                        os.unlink(entry.path)
+                        removed.append(name)
+                    except FileNotFoundError:
+                        pass
+        finally:
+            add.close()
+        return removed
+
+    def iter_files(self) -> Iterator[str]:
+        """Paths of the tables in stack order (oldest first)."""
+        for t in self.tables:
+            yield self.table_path(t.name)
+
+
+class Addition:
+    """A locked addition of tables to a stack (git's reftable_addition)."""
+
+    def __init__(self, stack: Stack, reload: bool = False) -> None:
+        self.stack = stack
+        self.new_tables: list[str] = []
+        self._lock_fd = acquire_lock(stack.lock_file, stack.opts.lock_timeout_ms)
+        self._locked = True
+        try:
+            if stack.opts.default_permissions is not None:
+                os.chmod(stack.lock_file, stack.opts.default_permissions)
+            if not stack.is_up_to_date():
+                if not reload:
+                    raise OutdatedError(f"{stack.list_file} changed since the stack was loaded")
+                stack.reload_maybe_reuse(reuse=True)
+            self.next_update_index = stack.next_update_index()
+        except BaseException:
+            self.close()
+            raise
+
+    def add(self, write: Callable[[Any], None], min_update_index: int | None = None,
+            max_update_index: int | None = None) -> str | None:
+        """Write one new table with write(writer); its name (None if empty)."""
+        if not self._locked:
+            raise APIError("addition already closed")
+        lo = self.next_update_index if min_update_index is None else min_update_index
+        hi = lo if max_update_index is None else max_update_index
+        if lo < self.next_update_index or hi < lo:
+            raise APIError(f"update index range {lo}..{hi} below next {self.next_update_index}")
+        st = self.stack
+        tmp = st.write_temp_table(write, lo, hi)
+        if tmp is None:
+            return None
+        name = format_name(lo, hi) + ".ref"
+        try:
+            os.rename(tmp, st.table_path(name))
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        self.new_tables.append(name)
+        self.next_update_index = hi + 1
+        return name
+
+    def commit(self) -> None:
+        """Publish the new tables in tables.list, reload, then auto-compact."""
+        st = self.stack
+        if self.new_tables:
+            st._write_list(self._lock_fd, st.names + self.new_tables)
+            self._lock_fd = -1
+            self._locked = False
+            self.new_tables = []
+            st.reload_maybe_reuse(reuse=True)
+            if st.opts.auto_compact:
+                try:
+                    st.auto_compact()
+                except (LockError, OutdatedError):
+                    pass     # a concurrent writer holds parts of the stack: benign
+        self.close()
+
+    def close(self) -> None:
+        """Roll back: delete uncommitted new tables and release the lock."""
+        st = self.stack
+        for name in self.new_tables:
+            try:
+                os.unlink(st.table_path(name))
+            except FileNotFoundError:
+                pass
+        self.new_tables = []
+        if self._locked:
+            _release_lock(st.lock_file, self._lock_fd)
+            self._lock_fd = -1
+            self._locked = False
+
+    def __enter__(self) -> Addition:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

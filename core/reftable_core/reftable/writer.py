@@ -1,0 +1,669 @@
+"""TableWriter: write one reftable file, laid out the way git writes it.
+
+Contract: TableWriter(out, options) takes a binary file object or a path; call
+add_ref() for refs in strictly increasing refname order, then add_log() for logs
+in strictly increasing log-key order (refname, update_index descending), then
+close() -> WriterStats. Misuse (out of order, refs after logs, update_index
+outside [min_update_index, max_update_index], bad ids) raises APIError; a record
+that does not fit an empty block raises EntryTooBigError.
+Layout (as git's reftable/writer.c): the header shares the first block; ref
+blocks, index and obj blocks are padded to block_size (unless unpadded), the
+padding of the block before the log section and before the footer is dropped;
+a section with more than 3 blocks (1 when unpadded) gets an index, and index
+levels are added until the top level has at most that many blocks; obj blocks
+(object id abbreviated to the shortest unique prefix, at least 2 bytes) are
+written when index_objects is on and the ref section got an index; log blocks
+are zlib-deflated (level 9 like git) and unpadded; footer with CRC-32.
+Log messages are normalized like git (trailing newlines stripped, one "\\n"
+appended, multi-line rejected) unless exact_log_message.
+write_table(path, refs, logs, options) sorts and writes in one call.
+"""
+from __future__ import annotations
+
+import os
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from .block import MAX_RESTARTS, BlockWriter, common_prefix_len, varint
+from ..errors import APIError, EntryTooBigError
+from .record import (
+    BLOCK_TYPE_INDEX,
+    BLOCK_TYPE_LOG,
+    BLOCK_TYPE_OBJ,
+    BLOCK_TYPE_REF,
+    HASH_IDS,
+    LOG_DELETION,
+    LOG_UPDATE,
+    REF_DELETION,
+    REF_SYMREF,
+    REF_VAL1,
+    REF_VAL2,
+    LogRecord,
+    ObjRecord,
+    RefRecord,
+    encode_obj_value,
+    obj_value_type,
+)
+
+_MAX_U64 = (1 << 64) - 1
+
+
+@dataclass
+class WriterOptions:
+    block_size: int = 4096
+    restart_interval: int = 16
+    index_objects: bool = True
+    hash_id: str = "sha1"
+    min_update_index: int = 0
+    max_update_index: int = 0
+    unpadded: bool = False
+    exact_log_message: bool = False
+    compression_level: int = 9
+
+
+@dataclass
+class SectionStats:
+    blocks: int = 0
+    entries: int = 0
+    restarts: int = 0
+    offset: int = 0
+    index_blocks: int = 0
+    index_offset: int = 0
+    max_index_level: int = 0
+
+
+@dataclass
+class WriterStats:
+    ref: SectionStats = field(default_factory=SectionStats)
+    obj: SectionStats = field(default_factory=SectionStats)
+    log: SectionStats = field(default_factory=SectionStats)
+    index_blocks: int = 0
+    blocks: int = 0
+    object_id_len: int = 0
+    size: int = 0
+
+
+class TableWriter:
+    """Streaming writer for one reftable (see the module contract)."""
+
+    def __init__(self, out: BinaryIO | str | os.PathLike[str],
+                 options: WriterOptions | None = None) -> None:
+        o = options or WriterOptions()
+        if o.hash_id not in HASH_IDS:
+            raise APIError(f"unknown hash id {o.hash_id!r}")
+        if not 0 < o.block_size < (1 << 24):
+            raise APIError(f"block size {o.block_size} outside 1..16777215")
+        if not 1 <= o.restart_interval <= 65535:
+            raise APIError(f"restart interval {o.restart_interval} outside 1..65535")
+        if not 0 <= o.min_update_index <= o.max_update_index <= _MAX_U64:
+            raise APIError("need 0 <= min_update_index <= max_update_index < 2**64")
+        self.options = o
+        if isinstance(out, (str, os.PathLike)):
+            self._out: BinaryIO = open(out, "wb")
+            self._own = True
+        else:
+            self._out = out
+            self._own = False
+        self._write = self._out.write
+        fid, self.hash_size = HASH_IDS[o.hash_id]
+        self.version = 1 if o.hash_id == "sha1" else 2
+        self._header = (b"REFT" + bytes((self.version,)) + o.block_size.to_bytes(3, "big")
+                        + o.min_update_index.to_bytes(8, "big")
+                        + o.max_update_index.to_bytes(8, "big")
+                        + (fid if self.version == 2 else b""))
+        self._threshold = 1 if o.unpadded else 3
+        self._next = 0               # file offset of the current block (padding included)
+        self._pending = 0            # padding owed before the next write
+        self._index: list[tuple[bytes, int]] = []
+        self._last_key = b""
+        self._obj: dict[bytes, list[int]] | None = {} if o.index_objects else None
+        self.stats = WriterStats()
+        self._section = BLOCK_TYPE_REF     # block type of the section being written
+        self._phase = "ref"                # "ref" -> "log" -> "closed"
+        self._bw: BlockWriter | None = self._new_block(BLOCK_TYPE_REF)
+        self._closed = False
+        self._min = o.min_update_index
+        self._max = o.max_update_index
+        self._one_ui = -1               # add_log() caches
+        self._one_suffix = b""
+        self._one_ident: tuple = ()
+        self._one_ident_enc = b""
+
+    # ------------------------------------------------------------ blocks
+    def _new_block(self, typ: int) -> BlockWriter:
+        o = self.options
+        return BlockWriter(typ, o.block_size, len(self._header) if self._next == 0 else 0,
+                           o.restart_interval, self.hash_size, o.compression_level)
+
+    def _stats_for(self, typ: int) -> SectionStats:
+        if typ == BLOCK_TYPE_REF:
+            return self.stats.ref
+        if typ == BLOCK_TYPE_LOG:
+            return self.stats.log
+        if typ == BLOCK_TYPE_OBJ:
+            return self.stats.obj
+        return _IDX_DUMMY
+
+    def _flush(self) -> None:
+        bw = self._bw
+        if bw is None or bw.entries == 0:
+            return
+        typ = bw.typ
+        if self._next == 0:
+            bw.buf[:len(self._header)] = self._header
+        data = bw.finish()
+        padding = 0
+        if not self.options.unpadded and typ != BLOCK_TYPE_LOG:
+            padding = self.options.block_size - len(data)
+        st = self._stats_for(typ)
+        if typ == BLOCK_TYPE_INDEX:
+            self.stats.index_blocks += 1
+        else:
+            if st.blocks == 0:
+                st.offset = self._next
+            st.blocks += 1
+            st.entries += bw.entries
+            st.restarts += len(bw.restarts)
+        self.stats.blocks += 1
+        if self._pending:
+            self._write(bytes(self._pending))
+        self._write(data)
+        self._pending = padding
+        self._index.append((bw.last_key, self._next))
+        self._next += len(data) + padding
+        self._bw = None
+
+    def _add(self, key: bytes, extra: int, value: bytes) -> None:
+        """Slow path: no block yet, or the current block is full."""
+        bw = self._bw
+        if bw is None:
+            bw = self._bw = self._new_block(self._section)
+        if bw.add(key, extra, value):
+            return
+        self._flush()
+        bw = self._bw = self._new_block(self._section)
+        if not bw.add(key, extra, value):
+            raise EntryTooBigError(
+                f"record {key[:80]!r} ({len(key) + len(value)} bytes) does not fit "
+                f"a block of {self.options.block_size} bytes")
+
+    def _finish_section(self) -> tuple[int, int]:
+        """Flush the last block and write the index levels; (index_offset, levels)."""
+        typ = self._bw.typ if self._bw is not None else self._section
+        self._flush()
+        index_start = 0
+        levels = 0
+        before = self.stats.index_blocks
+        while len(self._index) > self._threshold:
+            levels += 1
+            index_start = self._next
+            idx = self._index
+            self._index = []
+            self._bw = self._new_block(BLOCK_TYPE_INDEX)
+            for last_key, off in idx:
+                value = varint(off)
+                if not self._bw.add(last_key, 0, value):
+                    self._flush()
+                    self._bw = self._new_block(BLOCK_TYPE_INDEX)
+                    if not self._bw.add(last_key, 0, value):
+                        raise EntryTooBigError(f"index key {last_key[:80]!r} does not fit "
+                                               f"a block of {self.options.block_size} bytes")
+            self._flush()
+        self._index = []
+        st = self._stats_for(typ)
+        st.index_blocks = self.stats.index_blocks - before
+        st.index_offset = index_start
+        st.max_index_level = levels
+        self._last_key = b""
+        self._bw = None
+        return index_start, levels
+
+    def _finish_ref_section(self) -> None:
+        self._finish_section()
+        if self._obj is not None and self.stats.ref.index_blocks > 0:
+            self._write_objs()
+        self._obj = None
+
+    def _write_objs(self) -> None:
+        objs = self._obj
+        assert objs is not None
+        oids = sorted(objs)
+        maxc = 1
+        for a, b in zip(oids, oids[1:]):
+            c = common_prefix_len(a, b)
+            maxc = max(maxc, c)
+        n = maxc + 1
+        self.stats.object_id_len = n
+        self._section = BLOCK_TYPE_OBJ
+        self._bw = self._new_block(BLOCK_TYPE_OBJ)
+        for oid in oids:
+            rec = ObjRecord(oid[:n], objs[oid])
+            key, vt, val = rec.hash_prefix, obj_value_type(rec), encode_obj_value(rec)
+            if self._bw.add(key, vt, val):
+                continue
+            self._flush()
+            self._bw = self._new_block(BLOCK_TYPE_OBJ)
+            if self._bw.add(key, vt, val):
+                continue
+            # too many positions even for an empty block: "scan all refs" form
+            if not self._bw.add(key, 0, varint(0)):
+                raise EntryTooBigError(f"obj key {key.hex()} does not fit a block")
+        self._finish_section()
+
+    # ------------------------------------------------------------ records
+    # add_refs()/add_logs() are the bulk path: one loop over the records with
+    # everything in local variables. add_ref()/add_log() are the same steps for
+    # one record without the loop set-up (both are checked by the same tests).
+    def add_ref(self, rec: RefRecord) -> None:
+        """Add one ref; refnames must strictly increase."""
+        if self._phase != "ref":
+            raise APIError("refs must be added before logs" if self._phase == "log"
+                           else "writer is closed")
+        name = rec.refname
+        if type(name) is not bytes:
+            name = bytes(name)
+        if not name > self._last_key:
+            raise APIError(f"ref {name!r} added out of order (after {self._last_key!r})")
+        ui = rec.update_index
+        if ui < self._min or ui > self._max:
+            raise APIError(f"update_index {ui} outside [{self._min}, {self._max}]")
+        vt = rec.value_type
+        ui_enc = varint(ui - self._min)
+        if vt == REF_VAL1:
+            v = rec.value
+            if v is None or len(v) != self.hash_size:
+                raise APIError(f"ref {name!r}: value must be {self.hash_size} bytes")
+            value = ui_enc + v
+        else:
+            value = self._other_ref_value(rec, name, vt, ui_enc)
+        bw = self._bw
+        if bw is None or not bw.add(name, vt, value):
+            self._add(name, vt, value)
+        self._last_key = name
+        objs = self._obj
+        if objs is not None and vt in (REF_VAL1, REF_VAL2):
+            off = self._next
+            for oid in ((rec.value,) if vt == REF_VAL1 else (rec.value, rec.target_value)):
+                lst = objs.get(oid)
+                if lst is None:
+                    objs[oid] = [off]
+                elif lst[-1] != off:
+                    lst.append(off)
+
+    def add_refs(self, recs: Iterable[RefRecord]) -> None:
+        """Add refs in strictly increasing refname order."""
+        if self._phase != "ref":
+            raise APIError("refs must be added before logs" if self._phase == "log"
+                           else "writer is closed")
+        hs = self.hash_size
+        lo, hi = self._min, self._max
+        objs = self._obj
+        last = self._last_key
+        bw = self._bw
+        if bw is None:
+            bw = self._bw = self._new_block(self._section)
+        block_off = self._next
+        ri = self.options.restart_interval
+        bs = self.options.block_size
+        buf, restarts, entries = bw.buf, bw.restarts, bw.entries
+        nrest = len(restarts)
+        room = bs - len(buf) - 2 - 3 * nrest     # free bytes, restart count reserved
+        ui_seen = -1
+        ui_enc = b""
+        try:
+            for rec in recs:
+                name = rec.refname
+                if type(name) is not bytes:
+                    name = bytes(name)
+                if not name > last:
+                    raise APIError(f"ref {name!r} added out of order (after {last!r})")
+                ui = rec.update_index
+                if ui != ui_seen:
+                    if ui < lo or ui > hi:
+                        raise APIError(f"update_index {ui} outside [{lo}, {hi}]")
+                    ui_seen = ui
+                    ui_enc = varint(ui - lo)
+                vt = rec.value_type
+                if vt == REF_VAL1:
+                    v = rec.value
+                    if v is None or len(v) != hs:
+                        raise APIError(f"ref {name!r}: value must be {hs} bytes")
+                    value = ui_enc + v
+                else:
+                    value = self._other_ref_value(rec, name, vt, ui_enc)
+                # append to the current block: BlockWriter.add, inline
+                if entries % ri:
+                    n = len(last)
+                    m = len(name)
+                    if m < n:
+                        n = m
+                    x = int.from_bytes(last[:n], "big") ^ int.from_bytes(name[:n], "big")
+                    p = n - 1 - ((x.bit_length() - 1) >> 3) if x else n
+                else:
+                    p = 0
+                sl = len(name) - p
+                t = (sl << 3) | vt
+                if p < 0x80 and t < 0x80:
+                    head = None
+                    need = 2 + sl + len(value)
+                else:
+                    head = varint(p) + varint(t)
+                    need = len(head) + sl + len(value)
+                restart = not p and nrest < MAX_RESTARTS
+                if restart:
+                    need += 3
+                if need > room:
+                    # the block is full: flush it, start a new one (or EntryTooBig)
+                    bw.entries = entries
+                    bw.last_key = last
+                    self._add(name, vt, value)
+                    bw = self._bw
+                    buf, restarts, entries = bw.buf, bw.restarts, bw.entries
+                    nrest = len(restarts)
+                    room = bs - len(buf) - 2 - 3 * nrest
+                    block_off = self._next
+                else:
+                    room -= need
+                    if restart:
+                        restarts.append(len(buf))
+                        nrest += 1
+                    if head is None:
+                        buf.append(p)
+                        buf.append(t)
+                    else:
+                        buf += head
+                    buf += name[p:] if p else name
+                    buf += value
+                    entries += 1
+                last = name
+                if objs is not None and vt:
+                    if vt == REF_VAL1:
+                        lst = objs.get(v)
+                        if lst is None:
+                            objs[v] = [block_off]
+                        elif lst[-1] != block_off:
+                            lst.append(block_off)
+                    elif vt == REF_VAL2:
+                        for oid in (rec.value, rec.target_value):
+                            lst = objs.get(oid)
+                            if lst is None:
+                                objs[oid] = [block_off]
+                            elif lst[-1] != block_off:
+                                lst.append(block_off)
+        finally:
+            self._last_key = last
+            bw.entries = entries
+            if entries:
+                bw.last_key = last
+
+    def _other_ref_value(self, rec: RefRecord, name: bytes, vt: int, ui_enc: bytes) -> bytes:
+        hs = self.hash_size
+        if vt == REF_VAL2:
+            v, t = rec.value, rec.target_value
+            if v is None or len(v) != hs or t is None or len(t) != hs:
+                raise APIError(f"ref {name!r}: value and target_value must be {hs} bytes")
+            return ui_enc + v + t
+        if vt == REF_SYMREF:
+            t = rec.target
+            if not t:
+                raise APIError(f"symref {name!r} without target")
+            return ui_enc + varint(len(t)) + t
+        if vt == REF_DELETION:
+            return ui_enc
+        raise APIError(f"ref {name!r}: bad value type {vt}")
+
+    def add_log(self, rec: LogRecord) -> None:
+        """Add one log record; keys (refname, newest first) must strictly increase."""
+        if self._phase != "log":
+            self._start_logs()
+        ui = rec.update_index
+        if not 0 <= ui <= _MAX_U64:     # no [min, max] check for logs, like git
+            raise APIError(f"log update_index {ui} out of range")
+        name = rec.refname
+        if type(name) is not bytes:
+            name = bytes(name)
+        if not name or b"\0" in name:
+            raise APIError(f"bad log refname {name!r}")
+        if ui != self._one_ui:
+            self._one_ui = ui
+            self._one_suffix = b"\0" + (_MAX_U64 - ui).to_bytes(8, "big")
+        key = name + self._one_suffix
+        if not key > self._last_key:
+            raise APIError(f"log {name!r}@{ui} added out of order")
+        vt = rec.value_type
+        if vt == LOG_UPDATE:
+            value = self._log_value(rec, name, ui)
+        elif vt == LOG_DELETION:
+            value = b""
+        else:
+            raise APIError(f"log {name!r}: bad value type {vt}")
+        bw = self._bw
+        if bw is None or not bw.add(key, vt, value):
+            self._add(key, vt, value)
+        self._last_key = key
+
+    def _log_value(self, rec: LogRecord, name: bytes, ui: int) -> bytes:
+        msg = rec.message
+        if not self.options.exact_log_message:
+            msg = msg.rstrip(b"\n")
+            if b"\n" in msg:
+                raise APIError(f"log {name!r}@{ui}: multi-line message")
+            msg += b"\n"
+        hs = self.hash_size
+        old = rec.old_id if rec.old_id is not None else bytes(hs)
+        new = rec.new_id if rec.new_id is not None else bytes(hs)
+        if len(old) != hs or len(new) != hs:
+            raise APIError(f"log ids must be {hs} bytes")
+        ident = (rec.name, rec.email, rec.time, rec.tz_offset)
+        if ident != self._one_ident:        # rarely changes: reuse the encoding
+            self._one_ident_enc = _ident_bytes(*ident)
+            self._one_ident = ident
+        return b"".join((old, new, self._one_ident_enc, varint(len(msg)), msg))
+
+    def _start_logs(self) -> None:
+        if self._phase == "ref":
+            self._finish_ref_section()
+            # the log section starts right after the last block: drop its padding
+            self._next -= self._pending
+            self._pending = 0
+            self._section = BLOCK_TYPE_LOG
+            self._phase = "log"
+        elif self._phase != "log":
+            raise APIError("writer is closed")
+
+    def add_logs(self, recs: Iterable[LogRecord]) -> None:
+        """Add logs in strictly increasing key order (refname, newest first)."""
+        if self._phase != "log":
+            self._start_logs()
+        hs = self.hash_size
+        zero = bytes(hs)
+        exact = self.options.exact_log_message
+        last = self._last_key
+        bw = self._bw
+        if bw is None:
+            bw = self._bw = self._new_block(self._section)
+        ri = self.options.restart_interval
+        bs = self.options.block_size
+        buf, restarts, entries = bw.buf, bw.restarts, bw.entries
+        nrest = len(restarts)
+        room = bs - len(buf) - 2 - 3 * nrest     # free bytes, restart count reserved
+        ui_seen = -1
+        suffix = b""
+        # a bulk import usually repeats one identity, time and message: their
+        # encodings are reused while the very same objects come in
+        id_name = id_email = msg_in = None
+        id_time = id_tz = -1
+        ident_enc = tail = b""
+        try:
+            for rec in recs:
+                ui = rec.update_index
+                # like git's writer, no [min, max] check for logs: a reflog deletion
+                # carries the update index of the entry it deletes
+                if ui != ui_seen:
+                    if not 0 <= ui <= _MAX_U64:
+                        raise APIError(f"log update_index {ui} out of range")
+                    ui_seen = ui
+                    suffix = b"\0" + (_MAX_U64 - ui).to_bytes(8, "big")
+                name = rec.refname
+                if type(name) is not bytes:
+                    name = bytes(name)
+                if not name or b"\0" in name:
+                    raise APIError(f"bad log refname {name!r}")
+                key = name + suffix
+                if not key > last:
+                    raise APIError(f"log {name!r}@{ui} added out of order")
+                vt = rec.value_type
+                if vt == LOG_UPDATE:
+                    old = rec.old_id
+                    new = rec.new_id
+                    if old is None:
+                        old = zero
+                    if new is None:
+                        new = zero
+                    if len(old) != hs or len(new) != hs:
+                        raise APIError(f"log ids must be {hs} bytes")
+                    nm, em, tm, tz = rec.name, rec.email, rec.time, rec.tz_offset
+                    if nm is not id_name or em is not id_email or tm != id_time \
+                            or tz != id_tz:
+                        ident_enc = _ident_bytes(nm, em, tm, tz)
+                        id_name, id_email, id_time, id_tz = nm, em, tm, tz
+                        msg_in = None
+                    msg = rec.message
+                    if msg is not msg_in:
+                        raw = msg
+                        if not exact:
+                            msg = msg.rstrip(b"\n")
+                            if b"\n" in msg:
+                                raise APIError(f"log {name!r}@{ui}: multi-line message")
+                            msg += b"\n"
+                        tail = ident_enc + varint(len(msg)) + msg
+                        msg_in = raw
+                    value = old + new + tail
+                elif vt == LOG_DELETION:
+                    value = b""
+                else:
+                    raise APIError(f"log {name!r}: bad value type {vt}")
+                # append to the current block: BlockWriter.add, inline
+                if entries % ri:
+                    n = len(last)
+                    m = len(key)
+                    if m < n:
+                        n = m
+                    x = int.from_bytes(last[:n], "big") ^ int.from_bytes(key[:n], "big")
+                    p = n - 1 - ((x.bit_length() - 1) >> 3) if x else n
+                else:
+                    p = 0
+                sl = len(key) - p
+                t = (sl << 3) | vt
+                if p < 0x80 and t < 0x80:
+                    head = None
+                    need = 2 + sl + len(value)
+                else:
+                    head = varint(p) + varint(t)
+                    need = len(head) + sl + len(value)
+                restart = not p and nrest < MAX_RESTARTS
+                if restart:
+                    need += 3
+                if need > room:
+                    # the block is full: flush it, start a new one (or EntryTooBig)
+                    bw.entries = entries
+                    bw.last_key = last
+                    self._add(key, vt, value)
+                    bw = self._bw
+                    buf, restarts, entries = bw.buf, bw.restarts, bw.entries
+                    nrest = len(restarts)
+                    room = bs - len(buf) - 2 - 3 * nrest
+                else:
+                    room -= need
+                    if restart:
+                        restarts.append(len(buf))
+                        nrest += 1
+                    if head is None:
+                        buf.append(p)
+                        buf.append(t)
+                    else:
+                        buf += head
+                    buf += key[p:] if p else key
+                    buf += value
+                    entries += 1
+                last = key
+        finally:
+            self._last_key = last
+            bw.entries = entries
+            if entries:
+                bw.last_key = last
+
+    # ------------------------------------------------------------ close
+    def close(self) -> WriterStats:
+        if self._closed:
+            return self.stats
+        try:
+            if self._phase == "ref":
+                self._finish_ref_section()
+            elif self._phase == "log":
+                self._finish_section()
+            self._phase = "closed"
+            self._pending = 0
+            if self._next == 0:
+                self._write(self._header)
+                self._next = len(self._header)
+            st = self.stats
+            footer = (self._header + st.ref.index_offset.to_bytes(8, "big")
+                      + ((st.obj.offset << 5) | st.object_id_len).to_bytes(8, "big")
+                      + st.obj.index_offset.to_bytes(8, "big")
+                      + st.log.offset.to_bytes(8, "big")
+                      + st.log.index_offset.to_bytes(8, "big"))
+            footer += zlib.crc32(footer).to_bytes(4, "big")
+            self._write(footer)
+            st.size = self._next + len(footer)
+            if hasattr(self._out, "flush"):
+                self._out.flush()
+        finally:
+            self._closed = True
+            if self._own:
+                self._out.close()
+        return self.stats
+
+    def __enter__(self) -> TableWriter:
+        return self
+
+    def __exit__(self, exc_type, *rest: object) -> None:
+        if exc_type is None:
+            self.close()
+        elif self._own:
+            self._out.close()
+
+
+_IDX_DUMMY = SectionStats()
+
+
+def _ident_bytes(name: bytes, email: bytes, time: int, tz: int) -> bytes:
+    if not -32768 <= tz <= 32767:
+        raise APIError(f"tz_offset out of range: {tz}")
+    return b"".join((varint(len(name)), name, varint(len(email)), email, varint(time),
+                     (tz & 0xFFFF).to_bytes(2, "big")))
+
+
+def write_table(path: str | os.PathLike[str] | BinaryIO, refs: Iterable[RefRecord] = (),
+                logs: Iterable[LogRecord] = (),
+                options: WriterOptions | None = None) -> WriterStats:
+    """Sort refs and logs, fill in update-index limits when options is None, write."""
+    refs = sorted(refs, key=lambda r: r.refname)
+    logs = sorted(logs, key=lambda r: (r.refname, -r.update_index))
+    if options is None:
+        uis = [r.update_index for r in refs] + [r.update_index for r in logs]
+        options = WriterOptions(min_update_index=min(uis, default=0),
+                                max_update_index=max(uis, default=0))
+    w = TableWriter(path, options)
+    try:
+        for r in refs:
+            w.add_ref(r)
+        for lg in logs:
+            w.add_log(lg)
+    except BaseException:
+        if w._own:
+            w._out.close()
+        raise
+    return w.close()

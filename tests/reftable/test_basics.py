@@ -1,0 +1,79 @@
+"""basics: git's varint (+1-biased, MSB first) and big-endian ints."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from reftable_core.reftable.basics import (
+    common_prefix_size,
+    get_be16,
+    get_be24,
+    get_be32,
+    get_be64,
+    get_varint,
+    put_be16,
+    put_be24,
+    put_be32,
+    put_be64,
+    put_varint,
+)
+from reftable_core.reftable.block import common_prefix_len, varint
+from reftable_core.errors import FormatError, ReftableError
+from tests.helpers.table_strategies import relaxed
+
+
+@pytest.mark.parametrize("value,encoded", [
+    (0, b"\x00"), (1, b"\x01"), (127, b"\x7f"),
+    (128, b"\x80\x00"),            # the +1 bias: not LEB128 (which would be 80 01)
+    (129, b"\x80\x01"), (255, b"\x80\x7f"), (256, b"\x81\x00"),
+    (16511, b"\xff\x7f"), (16512, b"\x80\x80\x00"),
+    ((1 << 64) - 1, b"\x80\xfe\xfe\xfe\xfe\xfe\xfe\xfe\xfe\x7f"),
+])
+def test_varint_known_encodings(value: int, encoded: bytes) -> None:
+    assert put_varint(value) == encoded
+    assert get_varint(encoded, 0) == (value, len(encoded))
+    assert varint(value) == encoded
+
+
+@relaxed
+@given(st.integers(min_value=0, max_value=(1 << 64) - 1), st.binary(max_size=4))
+def test_varint_round_trip(value: int, tail: bytes) -> None:
+    enc = put_varint(value)
+    assert get_varint(b"xy" + enc + tail, 2) == (value, 2 + len(enc))
+
+
+@pytest.mark.parametrize("bad", [b"", b"\x80", b"\xff\xff", b"\x80" * 11 + b"\x00",
+                                 b"\x80\xfe\xfe\xfe\xfe\xfe\xfe\xfe\xfe\xff\x00"])
+def test_varint_bad_input_raises_format_error(bad: bytes) -> None:
+    with pytest.raises(FormatError):
+        get_varint(bad, 0)
+
+
+def test_varint_range() -> None:
+    with pytest.raises(ValueError):
+        put_varint(-1)
+    with pytest.raises(ValueError):
+        put_varint(1 << 64)
+
+
+@relaxed
+@given(st.integers(0, (1 << 64) - 1))
+def test_be_ints(v: int) -> None:
+    for put, get, bits in ((put_be16, get_be16, 16), (put_be24, get_be24, 24),
+                           (put_be32, get_be32, 32), (put_be64, get_be64, 64)):
+        x = v & ((1 << bits) - 1)
+        b = put(x)
+        assert len(b) == bits // 8
+        assert b == x.to_bytes(bits // 8, "big")
+        assert get(b"!" + b, 1) == (x, 1 + bits // 8)
+        with pytest.raises(ReftableError):
+            get(b[:-1], 0)
+
+
+@relaxed
+@given(st.binary(max_size=40), st.binary(max_size=40))
+def test_common_prefix(a: bytes, b: bytes) -> None:
+    n = common_prefix_size(a, b)
+    assert a[:n] == b[:n]
+    assert n == min(len(a), len(b)) or a[n] != b[n]
+    assert common_prefix_len(a, b) == n
