@@ -8,7 +8,8 @@ from tests.helpers.fake_tables import FakeTable, FLog, FRef
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reftable_core.flags import Flags, baseline
-from reftable_core.reftable.merged import MergedTable, log_key
+from reftable_core.reftable.merged import MergedTable
+from reftable_core.reftable.record import log_key
 
 COMBOS = [Flags(merged_cmp=m, same_subiter_skip=s, pq_cmp=p, single_subiter_bypass=b)
           for m, s, p, b in itertools.product((False, True), repeat=4)]

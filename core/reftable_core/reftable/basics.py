@@ -10,6 +10,7 @@ from ..errors import FormatError
 
 Buf = bytes | bytearray | memoryview
 
+MAX_U64 = (1 << 64) - 1      # the largest update index; log keys store MAX_U64 - index
 _MAX_VARINT_BYTES = 10
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable, Iterator
 
-from .basics import Buf, get_varint, put_varint
+from .basics import MAX_U64, Buf, get_varint, put_varint
 from .codegen import define
 from ..errors import FormatError, ZlibError
 from ..flags import Flags
@@ -44,7 +44,6 @@ from .record import (
 MAX_RESTARTS = 65535
 DEFAULT_BLOCK_SIZE = 4096
 MAX_BLOCK_SIZE = (1 << 24) - 1
-_MAX_U64 = (1 << 64) - 1
 _SMALL_VARINT = [bytes((i,)) for i in range(128)]
 
 
@@ -653,7 +652,7 @@ def _compile(template: str, fname: str, subst: dict[str, str], func: str,
         indent = src[src.rindex("\n", 0, idx) + 1:idx]
         src = src.replace(marker, line.replace("{i}", indent), 1)
     ns: dict = {"RefRecord": RefRecord, "LogRecord": LogRecord, "get_varint": get_varint,
-                "FormatError": FormatError, "MAX_U64": _MAX_U64,
+                "FormatError": FormatError, "MAX_U64": MAX_U64,
                 "decode_record": decode_record}
     if extra_ns:
         ns.update(extra_ns)

@@ -27,18 +27,12 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from .basics import MAX_U64
 from .codegen import define
 from ..errors import FormatError
 from ..flags import Flags
 from .pq import LOG, REF, MergedIterPQueue, make_less
-
-MAX_U64 = (1 << 64) - 1
-
-
-def log_key(refname: bytes, update_index: int = MAX_U64) -> bytes:
-    """The key of a log record: refname, NUL, 64-bit big-endian reversed update index."""
-    return refname + b"\0" + (MAX_U64 - update_index).to_bytes(8, "big")
-
+from .record import log_key
 
 # -- the merge loops: "next entry, dropping shadowed records" ------------------------
 # One template; a generator is generated per record kind and per value of the four

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .basics import Buf, get_varint, put_varint
+from .basics import MAX_U64, Buf, get_varint, put_varint
 from ..errors import FormatError
 
 BLOCK_TYPE_REF = ord("r")
@@ -38,7 +38,6 @@ LOG_UPDATE = 1
 HASH_IDS: dict[str, tuple[bytes, int]] = {"sha1": (b"sha1", 20), "sha256": (b"s256", 32)}
 FORMAT_IDS: dict[bytes, str] = {v[0]: k for k, v in HASH_IDS.items()}
 
-_MAX_U64 = (1 << 64) - 1
 
 
 def hash_size(hash_id: str) -> int:
@@ -115,15 +114,15 @@ def format_git_tz(stored: int) -> str:
     return f"{'-' if stored < 0 else '+'}{abs(stored):04d}"
 
 
-def log_key(refname: bytes, update_index: int) -> bytes:
+def log_key(refname: bytes, update_index: int = MAX_U64) -> bytes:
     """refname NUL reverse_int64(update_index): newest entry first."""
-    return bytes(refname) + b"\0" + (_MAX_U64 - update_index).to_bytes(8, "big")
+    return bytes(refname) + b"\0" + (MAX_U64 - update_index).to_bytes(8, "big")
 
 
 def split_log_key(key: bytes) -> tuple[bytes, int]:
     if len(key) <= 9 or key[-9] != 0:
         raise FormatError("malformed log key")
-    return key[:-9], _MAX_U64 - int.from_bytes(key[-8:], "big")
+    return key[:-9], MAX_U64 - int.from_bytes(key[-8:], "big")
 
 
 # ---------------------------------------------------------------- comparison

@@ -22,7 +22,7 @@ import os
 import zlib
 from collections.abc import Iterator
 
-from .basics import get_be24, get_be32, get_be64
+from .basics import MAX_U64, get_be24, get_be32, get_be64
 from .block import Block, block_loader, record_loop, seek_in_block
 from .blocksource import BlockSource, open_file_source
 from ..errors import FormatError, ReftableError
@@ -43,7 +43,6 @@ from .record import (
 MAGIC = b"REFT"
 HEADER_SIZE = {1: 24, 2: 28}
 FOOTER_SIZE = {1: 68, 2: 72}
-_MAX_U64 = (1 << 64) - 1
 
 
 class RecordIterator:
@@ -301,7 +300,7 @@ class TableReader:
     def logs_for(self, refname: bytes) -> Iterator[LogRecord]:
         """Log records of one ref, newest first."""
         refname = bytes(refname)
-        for rec in self._seek(BLOCK_TYPE_LOG, log_key(refname, _MAX_U64)):
+        for rec in self._seek(BLOCK_TYPE_LOG, log_key(refname, MAX_U64)):
             if rec.refname != refname:
                 return
             yield rec

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
+from .basics import MAX_U64
 from .block import MAX_RESTARTS, BlockWriter, common_prefix_len, varint
 from ..errors import APIError, EntryTooBigError
 from .record import (
@@ -47,7 +48,6 @@ from .record import (
     obj_value_type,
 )
 
-_MAX_U64 = (1 << 64) - 1
 
 
 @dataclass
@@ -97,7 +97,7 @@ class TableWriter:
             raise APIError(f"block size {o.block_size} outside 1..16777215")
         if not 1 <= o.restart_interval <= 65535:
             raise APIError(f"restart interval {o.restart_interval} outside 1..65535")
-        if not 0 <= o.min_update_index <= o.max_update_index <= _MAX_U64:
+        if not 0 <= o.min_update_index <= o.max_update_index <= MAX_U64:
             raise APIError("need 0 <= min_update_index <= max_update_index < 2**64")
         self.options = o
         if isinstance(out, (str, os.PathLike)):
@@ -419,7 +419,7 @@ class TableWriter:
         if self._phase != "log":
             self._start_logs()
         ui = rec.update_index
-        if not 0 <= ui <= _MAX_U64:     # no [min, max] check for logs, like git
+        if not 0 <= ui <= MAX_U64:     # no [min, max] check for logs, like git
             raise APIError(f"log update_index {ui} out of range")
         name = rec.refname
         if type(name) is not bytes:
@@ -428,7 +428,7 @@ class TableWriter:
             raise APIError(f"bad log refname {name!r}")
         if ui != self._one_ui:
             self._one_ui = ui
-            self._one_suffix = b"\0" + (_MAX_U64 - ui).to_bytes(8, "big")
+            self._one_suffix = b"\0" + (MAX_U64 - ui).to_bytes(8, "big")
         key = name + self._one_suffix
         if not key > self._last_key:
             raise APIError(f"log {name!r}@{ui} added out of order")
@@ -502,10 +502,10 @@ class TableWriter:
                 # like git's writer, no [min, max] check for logs: a reflog deletion
                 # carries the update index of the entry it deletes
                 if ui != ui_seen:
-                    if not 0 <= ui <= _MAX_U64:
+                    if not 0 <= ui <= MAX_U64:
                         raise APIError(f"log update_index {ui} out of range")
                     ui_seen = ui
-                    suffix = b"\0" + (_MAX_U64 - ui).to_bytes(8, "big")
+                    suffix = b"\0" + (MAX_U64 - ui).to_bytes(8, "big")
                 name = rec.refname
                 if type(name) is not bytes:
                     name = bytes(name)
