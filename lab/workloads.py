@@ -131,7 +131,7 @@ class _Sink:
 @workload("show_ref")
 def show_ref_inprocess(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
     """`show-ref <pattern>` in-process: open the repo, iterate every ref, print the match."""
-    from lab.commands.refs import _show_ref
+    from lab.commands.show_ref import show_ref
     argv = ["--git-dir", str(gitdir), *params.get("show_ref_args", []),
             _probe(gitdir, params, params.get("probe_kind", "middle"))]
     sink = _Sink()
@@ -139,7 +139,7 @@ def show_ref_inprocess(gitdir: Path, params: dict[str, Any], flags: Flags) -> Ti
 
     def run() -> None:
         try:
-            status = _show_ref(list(argv), flags, sink)
+            status = show_ref(list(argv), flags, sink)
         except Exception as e:            # Die (--verify of a missing ref) carries its status
             status = getattr(e, "status", None)
             if status is None:
@@ -286,7 +286,7 @@ def dulwich_packed_load(gitdir: Path, params: dict[str, Any], flags: Flags) -> T
 
 def _walk(kind: str) -> Factory:
     def factory(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
-        from reftable_core.odb.walk import log_raw, log_S
+        from lab.commands.odb import log_raw, log_S
         ref = params.get("ref", "refs/heads/main")
         needle = params.get("needle", "foo")
         if "limit" in params:

@@ -108,12 +108,12 @@ NOTEBOOKS = {
          ("odb-log-S", ["all-on", "delta_cache_lru=blob_first", "git"])],
         {"fixed:256": "delta_cache_index=fixed:256", "blob_first": "delta_cache_lru=blob_first"},
         "from reftable_core.odb import open_object_store\nfrom reftable_core.odb.walk import "
-        "walk_log_raw, resolve_start\nimport data_gen\n"
+        "walk_log_raw\nfrom lab.commands.odb import walk_start\nimport data_gen\n"
         "ds = data_gen.build('history-depth50', commits=300, files=300, root=DATASETS)\n"
         "for spec in ('delta_cache_index=fixed:256', 'delta_cache_index=hashmap'):\n"
         "    f = Flags().with_spec(spec)\n"
         "    with open_object_store(ds.gitdir, None, f) as store:\n"
-        "        start = resolve_start(ds.gitdir, 'refs/heads/main', f, store.hash_len)\n"
+        "        start = walk_start(ds.gitdir, 'refs/heads/main', store, f)\n"
         "        n = sum(len(ch) for _, ch in walk_log_raw(store, start))\n"
         "        print(spec, n, 'changes', store.stats.as_dict())"),
     "04-seed003-block-type-early-exit.ipynb": seed_notebook(

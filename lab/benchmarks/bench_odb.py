@@ -157,11 +157,13 @@ def run_walk(gitdir: str | os.PathLike[str], workload: str, flags: Any, needle: 
              ref: str = "main") -> dict[str, Any]:
     """One timed walk with reftable_core.odb; returns seconds, result size and cache stats."""
     from reftable_core.odb.store import open_object_store
-    from reftable_core.odb.walk import resolve_start, walk_log_raw, walk_log_S
+    from reftable_core.odb.walk import walk_log_raw, walk_log_S
+
+    from lab.commands.odb import walk_start
     t0 = time.perf_counter()
     c0 = time.process_time()
     with open_object_store(gitdir, None, flags) as store:
-        start = resolve_start(gitdir, ref, flags, store.hash_len)
+        start = walk_start(gitdir, ref, store, flags)
         if workload == "log-raw":
             n = sum(len(ch) for _, ch in walk_log_raw(store, start))
         else:

@@ -128,8 +128,8 @@ class _Sink:
 
 def show_ref_once(gitdir: Path, probe: str, flags: Flags) -> None:
     """`reftable-lab show-ref <probe>` in-process (output discarded)."""
-    from lab.commands.refs import _show_ref
-    status = _show_ref(["--git-dir", str(gitdir), probe], flags, _Sink())
+    from lab.commands.show_ref import show_ref
+    status = show_ref(["--git-dir", str(gitdir), probe], flags, _Sink())
     if status != 0:
         raise RuntimeError(f"show-ref {probe} exited {status}")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-pytest.importorskip("lab.commands.refs")
+pytest.importorskip("lab.commands.show_ref")
 
 
 def lab(git, args: list[str], input: bytes | None = None, flags: str | None = None

@@ -10,17 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reftable_core.flags import Flags, baseline
 from reftable_core.odb.store import open_object_store
-from reftable_core.odb.walk import (
-    format_raw,
-    log_raw,
-    log_S,
-    resolve_start,
-    walk_log_raw,
-    walk_log_S,
-)
+from reftable_core.odb.walk import format_raw, walk_log_raw, walk_log_S
 
 from lab.benchmarks.bench_odb import make_history
 from lab.cli import main as cli_main
+from lab.commands.odb import log_raw, log_S, walk_start
 from lab.gitbin import GitRunner, hermetic_env
 
 NEEDLES = ["foo bar", "omega", "thud\nalpha", "zeta zeta"]
@@ -90,11 +84,11 @@ def test_cli(mgit: GitRunner, repo: Path, capsys: pytest.CaptureFixture[str]) ->
 
 def test_resolve_start(mgit: GitRunner, repo: Path) -> None:
     main = bytes.fromhex(mgit.out(["rev-parse", "main"], cwd=repo).decode().strip())
-    hl = len(main)
-    for name in ("HEAD", "main", "refs/heads/main", "heads/main"):
-        assert resolve_start(repo, name, None, hl) == main
-    mgit.run(["pack-refs", "--all"], cwd=repo)
-    assert resolve_start(repo, "main", None, hl) == main
+    with open_object_store(repo) as store:
+        for name in ("HEAD", "main", "refs/heads/main", "heads/main"):
+            assert walk_start(repo, name, store) == main
+        mgit.run(["pack-refs", "--all"], cwd=repo)
+        assert walk_start(repo, "main", store) == main
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +108,7 @@ FLAG_GRID = [
 
 def _walk_all(repo: Path, flags: Flags) -> tuple[list, list, dict]:
     with open_object_store(repo, None, flags) as store:
-        start = resolve_start(repo, "main", flags, store.hash_len)
+        start = walk_start(repo, "main", store, flags)
         raw = list(walk_log_raw(store, start))
         s = [list(walk_log_S(store, start, b"omega"))]
         return raw, s, store.stats.as_dict()

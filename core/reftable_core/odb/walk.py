@@ -1,28 +1,31 @@
 """Walks mirroring seed 002's workloads: `git log --raw` and `git log -S<needle>`.
 
 Contract:
-  log_raw(gitdir, start_ref, flags) -> iterator of (commit_id, [Change, ...])
-      first-parent walk from start_ref; each commit's tree is diffed recursively
-      against its first parent's tree (the root commit against the empty tree, as
-      log.showRoot=true does); reads commits and trees only.
-  log_S(gitdir, start_ref, needle, flags) -> iterator of matching commit ids
+  walk_log_raw(store, start) -> iterator of (commit_id, [Change, ...])
+      first-parent walk from the commit-ish start (an id); each commit's tree is
+      diffed recursively against its first parent's tree (the root commit against
+      the empty tree, as log.showRoot=true does); reads commits and trees only.
+  walk_log_S(store, start, needle) -> iterator of matching commit ids
       the same walk, plus for every changed path the blobs on both sides; a commit
       matches when the needle's (non-overlapping) occurrence count differs between
       the two sides of any changed path (git's pickaxe -S, no rename detection).
-The store-level variants walk_log_raw(store, oid) / walk_log_S(store, oid, needle)
-let a caller keep the store (and its delta cache counters). Changes come in
-git's diff-tree order; format_raw() renders one as `git log --raw --no-abbrev`.
-Rename detection is not done: compare with git's `--no-renames`.
+  resolve_start(store, start_ref, resolve_ref) -> the id a walk starts from:
+      start_ref is any revision odb.revision takes (None: HEAD); NotExistError
+      when unknown.
+This module reads no refs: resolve_ref (name -> oid or None) comes from the
+caller's ref store (the lab builds it from reftable_core.repo.open_repo(...).refs).
+Changes come in git's diff-tree order; format_raw() renders one as
+`git log --raw --no-abbrev`. Rename detection is not done: compare with git's
+`--no-renames`.
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import NamedTuple
 
 from ..errors import FormatError, NotExistError
-from ..flags import Flags
-from .store import ObjectStore, open_object_store
+from .revision import RefResolver, parse_commit, resolve_revision
+from .store import ObjectStore
 
 S_IFMT = 0o170000
 S_IFDIR = 0o040000
@@ -68,28 +71,6 @@ def parse_tree(data: bytes, hash_len: int) -> list[tuple[bytes, int, bytes, bool
         isdir = mode & S_IFMT == S_IFDIR
         out.append((name + b"/" if isdir else name, canon_mode(mode), data[nul + 1:pos], isdir))
     return out
-
-
-def parse_commit(data: bytes) -> tuple[bytes, list[bytes]]:
-    """(tree id, [parent ids]) from a commit object's header."""
-    tree = None
-    parents = []
-    pos = 0
-    while True:
-        nl = data.find(b"\n", pos)
-        if nl < 0 or nl == pos:
-            break
-        line = data[pos:nl]
-        if line.startswith(b"tree "):
-            tree = bytes.fromhex(line[5:].decode("ascii"))
-        elif line.startswith(b"parent "):
-            parents.append(bytes.fromhex(line[7:].decode("ascii")))
-        elif tree is not None and not line.startswith(b"parent "):
-            break
-        pos = nl + 1
-    if tree is None:
-        raise FormatError("commit without a tree line")
-    return tree, parents
 
 
 class TreeDiff:
@@ -204,80 +185,17 @@ def format_raw(ch: Change, hash_len: int) -> str:
             f"{ch.status}\t{ch.path.decode('utf-8', 'surrogateescape')}")
 
 
-# -- start refs ----------------------------------------------------------------
-def _read_text(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
-            return f.read()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
-
-
-def _files_ref(gitdir: str, name: str, depth: int = 0) -> bytes | None:
-    if depth > 5:
-        raise FormatError(f"symref loop at {name}")
-    text = _read_text(os.path.join(gitdir, name))
-    if text is not None and text.strip():
-        text = text.strip()
-        if text.startswith("ref: "):
-            return _files_ref(gitdir, text[5:].strip(), depth + 1)
-        try:
-            return bytes.fromhex(text)
-        except ValueError:
-            pass
-    packed = _read_text(os.path.join(gitdir, "packed-refs"))
-    if packed:
-        for line in packed.splitlines():
-            if line and line[0] not in "#^":
-                h, _, ref = line.partition(" ")
-                if ref == name:
-                    return bytes.fromhex(h)
-    return None
-
-
-def resolve_start(gitdir: str | os.PathLike[str], start_ref: str | bytes | None,
-                  flags: Flags | None = None, hash_len: int = 20) -> bytes:
-    """A commit-ish: hex id, full ref, or short name (HEAD, branch, tag)."""
-    gitdir = os.fspath(gitdir)
-    if isinstance(start_ref, bytes) and len(start_ref) == hash_len:
+# -- the start of a walk ---------------------------------------------------------
+def resolve_start(store: ObjectStore, start_ref: str | bytes | None,
+                  resolve_ref: RefResolver) -> bytes:
+    """The commit-ish a walk starts from: a raw id, or any revision resolve_revision
+    takes (hex id, ref name by git's dwim rules, abbreviated id, suffixes); None
+    means HEAD. resolve_ref maps a full ref name to its id (the caller's ref store)."""
+    if isinstance(start_ref, bytes) and len(start_ref) == store.hash_len:
         return start_ref
     name = (start_ref.decode() if isinstance(start_ref, bytes) else start_ref) or "HEAD"
-    if len(name) == 2 * hash_len:
-        try:
-            return bytes.fromhex(name)
-        except ValueError:
-            pass
-    candidates = [name] if name.startswith("refs/") or name == "HEAD" else [
-        name, f"refs/{name}", f"refs/tags/{name}", f"refs/heads/{name}",
-        f"refs/remotes/{name}"]
-    try:       # the reftable-aware repo layer, when another helper has written it
-        from .. import repo as _repo  # type: ignore[attr-defined]
-        r = _repo.open_repo(gitdir, flags or Flags())
-        refs = r.refs
-        for c in candidates:
-            ref = refs.resolve(c.encode())
-            if ref is not None and ref.value is not None:
-                return ref.value
-    except (ImportError, AttributeError):
-        pass
-    for c in candidates:
-        v = _files_ref(gitdir, c)
-        if v is not None:
-            return v
-    raise NotExistError(f"unknown revision {name!r}")
-
-
-def log_raw(gitdir: str | os.PathLike[str], start_ref: str | bytes | None = None,
-            flags: Flags | None = None) -> Iterator[tuple[bytes, list[Change]]]:
-    with open_object_store(gitdir, None, flags) as store:
-        start = resolve_start(gitdir, start_ref, flags, store.hash_len)
-        yield from walk_log_raw(store, start)
-
-
-def log_S(gitdir: str | os.PathLike[str], start_ref: str | bytes | None, needle: bytes | str,
-          flags: Flags | None = None) -> Iterator[bytes]:
-    if isinstance(needle, str):
-        needle = needle.encode()
-    with open_object_store(gitdir, None, flags) as store:
-        start = resolve_start(gitdir, start_ref, flags, store.hash_len)
-        yield from walk_log_S(store, start, needle)
+    oid = resolve_revision(name.encode("utf-8", "surrogateescape"), resolve_ref,
+                           lambda: store, store.hash_len)
+    if oid is None:
+        raise NotExistError(f"unknown revision {name!r}")
+    return oid

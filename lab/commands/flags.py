@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Callable
+from collections.abc import Callable
 
 from reftable_core.flags import FLAG_INFO, Flags, baseline, format_value
 

@@ -4,18 +4,32 @@ log-raw prints what `git log --raw --no-abbrev --format=%H --first-parent -m --n
 prints (no rename detection: that is the documented equivalent we match; paths
 are printed unquoted). log-S prints the commits `git log -S<STRING> --format=%H
 --first-parent --no-renames` prints. --stats writes the delta base cache counters
-(and the wall time) to stderr.
+(and the wall time) to stderr. The start revision (default HEAD) is resolved by
+reftable_core.odb.revision against the repository's ref store (repo.open_repo).
+For other lab callers: walk_start(gitdir, rev, store, flags) is that resolution;
+log_raw(gitdir, rev, flags) / log_S(gitdir, rev, needle, flags) are the whole
+walks on gitdir (what the commands print, as ids and Changes).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from reftable_core.flags import Flags
-from reftable_core.odb.store import open_object_store
-from reftable_core.odb.walk import format_raw, resolve_start, walk_log_raw, walk_log_S
+from reftable_core.odb.store import ObjectStore, open_object_store
+from reftable_core.odb.walk import (
+    Change,
+    format_raw,
+    resolve_start,
+    walk_log_raw,
+    walk_log_S,
+)
+from reftable_core.repo import open_repo
+
+from .gitlike import ref_resolver
 
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
@@ -46,7 +60,31 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
     q.set_defaults(func=run_cat_file)
 
 
-def _stats(store, t0: float, args: argparse.Namespace) -> None:
+def walk_start(gitdir: str | os.PathLike[str], rev: str | bytes | None, store: ObjectStore,
+               flags: Flags | None = None) -> bytes:
+    """The id a walk of store starts from: rev resolved with gitdir's refs."""
+    repo = open_repo(gitdir, flags)
+    try:
+        return resolve_start(store, rev, ref_resolver(repo.refs))
+    finally:
+        repo.close()
+
+
+def log_raw(gitdir: str | os.PathLike[str], rev: str | bytes | None = None,
+            flags: Flags | None = None) -> Iterator[tuple[bytes, list[Change]]]:
+    with open_object_store(gitdir, None, flags) as store:
+        yield from walk_log_raw(store, walk_start(gitdir, rev, store, flags))
+
+
+def log_S(gitdir: str | os.PathLike[str], rev: str | bytes | None, needle: bytes | str,
+          flags: Flags | None = None) -> Iterator[bytes]:
+    if isinstance(needle, str):
+        needle = needle.encode()
+    with open_object_store(gitdir, None, flags) as store:
+        yield from walk_log_S(store, walk_start(gitdir, rev, store, flags), needle)
+
+
+def _stats(store: ObjectStore, t0: float, args: argparse.Namespace) -> None:
     if args.stats:
         s = store.stats
         print(f"strategy={s.strategy} limit={s.limit} lookups={s.lookups} hits={s.hits} "
@@ -59,7 +97,7 @@ def run_log_raw(args: argparse.Namespace, flags: Flags) -> int:
     t0 = time.perf_counter()
     out = sys.stdout
     with open_object_store(args.git_dir, None, flags) as store:
-        start = resolve_start(args.git_dir, args.ref, flags, store.hash_len)
+        start = walk_start(args.git_dir, args.ref, store, flags)
         hl = store.hash_len
         for oid, changes in walk_log_raw(store, start):
             if changes:
@@ -75,7 +113,7 @@ def run_log_S(args: argparse.Namespace, flags: Flags) -> int:
     t0 = time.perf_counter()
     needle = args.needle.encode("utf-8", "surrogateescape")
     with open_object_store(args.git_dir, None, flags) as store:
-        start = resolve_start(args.git_dir, args.ref, flags, store.hash_len)
+        start = walk_start(args.git_dir, args.ref, store, flags)
         for oid in walk_log_S(store, start, needle):
             sys.stdout.write(oid.hex() + "\n")
         sys.stdout.flush()

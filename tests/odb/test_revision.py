@@ -1,0 +1,170 @@
+"""odb.revision against `git rev-parse`: full and abbreviated ids, git's dwim rules,
+~N ^N ^{} ^{commit} ^{tree}; unknown names, bad suffixes and ambiguous prefixes
+give None; the object store is only asked for when the revision needs it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from reftable_core.errors import ReftableError
+from reftable_core.odb.revision import (
+    DWIM_RULES,
+    apply_suffixes,
+    parse_commit,
+    resolve_revision,
+)
+from reftable_core.odb.store import ObjectStore, open_object_store
+
+from lab.gitbin import GitRunner, hermetic_env
+
+
+@pytest.fixture(scope="module")
+def mgit(git_path: str, tmp_path_factory: pytest.TempPathFactory) -> GitRunner:
+    return GitRunner(git_path, hermetic_env(tmp_path_factory.mktemp("home")))
+
+
+@pytest.fixture(scope="module", params=["sha1", "sha256"])
+def repo(request, mgit: GitRunner, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """main: c1 - c2 - c3 - m (merge of side: c2 - s1) - c5; an annotated tag of c3,
+    a tag of that tag, a lightweight tag, a remote with its HEAD symref."""
+    d = tmp_path_factory.mktemp(f"rev-{request.param}") / "repo"
+    mgit.run(["init", "-q", f"--object-format={request.param}", "-b", "main", str(d)])
+    run = lambda *a: mgit.run(list(a), cwd=d)
+    for i in (1, 2):
+        (d / "f").write_text(f"{i}\n")
+        run("add", "f")
+        run("commit", "-q", "-m", f"c{i}")
+    run("checkout", "-q", "-b", "side")
+    (d / "g").write_text("side\n")
+    run("add", "g")
+    run("commit", "-q", "-m", "s1")
+    run("checkout", "-q", "main")
+    (d / "f").write_text("3\n")
+    run("commit", "-q", "-am", "c3")
+    run("tag", "-a", "-m", "v1", "v1")
+    run("tag", "-a", "-m", "v1-outer", "v1-outer", "v1")
+    run("merge", "-q", "--no-ff", "-m", "m", "side")
+    (d / "f").write_text("5\n")
+    run("commit", "-q", "-am", "c5")
+    run("tag", "light", "main~1")
+    run("update-ref", "refs/remotes/origin/main", "main~2")
+    run("symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main")
+    return d
+
+
+def _refs(mgit: GitRunner, repo: Path) -> dict[bytes, bytes]:
+    """Every ref (and HEAD) -> the id it resolves to, as git sees them."""
+    out = mgit.out(["for-each-ref", "--format=%(refname) %(objectname)"], cwd=repo).decode()
+    refs = {}
+    for line in out.splitlines():
+        name, oid = line.split()
+        refs[name.encode()] = bytes.fromhex(oid)
+    refs[b"HEAD"] = refs[b"refs/heads/main"]
+    return refs
+
+
+def _rev_parse(mgit: GitRunner, repo: Path, rev: str) -> bytes:
+    return bytes.fromhex(mgit.out(["rev-parse", "--verify", "-q", rev], cwd=repo).decode().strip())
+
+
+REVS = ["HEAD", "main", "heads/main", "refs/heads/main", "side", "v1", "tags/v1", "v1-outer",
+        "light", "origin", "origin/main", "main~0", "main~", "main~1", "main~2", "main~~",
+        "main~4", "main^", "main^1", "main^0", "main~1^2~1", "main~1^2", "v1^{}",
+        "v1-outer^{}", "v1^{commit}", "v1-outer^{commit}", "main^{tree}", "v1^{tree}",
+        "v1~1", "v1^", "light^2", "HEAD~1^{tree}"]
+
+
+@pytest.mark.parametrize("rev", REVS)
+def test_matches_git_rev_parse(mgit: GitRunner, repo: Path, rev: str) -> None:
+    refs = _refs(mgit, repo)
+    with open_object_store(repo / ".git") as store:
+        got = resolve_revision(rev.encode(), refs.get, lambda: store, store.hash_len)
+        assert got == _rev_parse(mgit, repo, rev)
+
+
+def test_full_and_abbreviated_ids(mgit: GitRunner, repo: Path) -> None:
+    refs = _refs(mgit, repo)
+    with open_object_store(repo / ".git") as store:
+        hl = store.hash_len
+        oids = sorted(o.hex() for o in store.iter_oids())
+        for rev in ("main", "main~2", "side", "v1"):
+            full = _rev_parse(mgit, repo, rev).hex()
+            assert resolve_revision(full.encode(), {}.get, lambda: store, hl) == bytes.fromhex(full)
+            short = mgit.out(["rev-parse", "--short=4", rev], cwd=repo).decode().strip()
+            assert resolve_revision(short.encode(), {}.get, lambda: store, hl) == bytes.fromhex(full)
+            assert resolve_revision(short.upper().encode(), {}.get, lambda: store, hl) \
+                == bytes.fromhex(full)
+            assert resolve_revision(short.encode() + b"~0", refs.get, lambda: store, hl) \
+                == bytes.fromhex(full)
+        assert resolve_revision(oids[0][:3].encode(), {}.get, lambda: store, hl) is None
+
+
+class _Oids:
+    """Just enough of an ObjectStore for abbreviated ids."""
+
+    def __init__(self, *hexes: str) -> None:
+        self.oids = [bytes.fromhex(h) for h in hexes]
+
+    def iter_oids(self) -> list[bytes]:
+        return self.oids
+
+
+def test_ambiguous_abbreviation() -> None:
+    a, b = "abcd12" + "0" * 34, "abcd34" + "0" * 34
+    store = _Oids(a, b)
+    assert resolve_revision(b"abcd", {}.get, lambda: store, 20) is None     # type: ignore
+    assert resolve_revision(b"abcd1", {}.get, lambda: store, 20) == bytes.fromhex(a)  # type: ignore
+    assert resolve_revision(b"ABCD3", {}.get, lambda: store, 20) == bytes.fromhex(b)  # type: ignore
+    assert resolve_revision(b"abcd5", {}.get, lambda: store, 20) is None    # type: ignore
+    # a ref name wins over an abbreviated id
+    refs = {b"refs/heads/abcd1": bytes.fromhex(b)}
+    assert resolve_revision(b"abcd1", refs.get, lambda: store, 20) == bytes.fromhex(b)  # type: ignore
+
+
+@pytest.mark.parametrize("rev", ["nope", "main~9", "main^2", "main~1^3", "v1^{blob}",
+                                 "main^{tree}~1", "light^{tree}^{commit}", "zzzz", "~1",
+                                 "main^{}x"])
+def test_unresolvable_gives_none(mgit: GitRunner, repo: Path, rev: str) -> None:
+    refs = _refs(mgit, repo)
+    with open_object_store(repo / ".git") as store:
+        assert resolve_revision(rev.encode(), refs.get, lambda: store, store.hash_len) is None
+
+
+def test_dwim_rules_order() -> None:
+    """A name is tried as each rule in git's order; the first hit wins."""
+    asked: list[bytes] = []
+    table = {b"refs/tags/x": b"\1" * 20, b"refs/heads/x": b"\2" * 20,
+             b"refs/remotes/r/HEAD": b"\3" * 20}
+
+    def resolve(name: bytes) -> bytes | None:
+        asked.append(name)
+        return table.get(name)
+
+    def no_objects() -> ObjectStore | None:
+        raise AssertionError("a ref name must not open the object store")
+
+    assert resolve_revision(b"x", resolve, no_objects, 20) == b"\1" * 20
+    assert asked == [b"x", b"refs/x", b"refs/tags/x"]
+    assert resolve_revision(b"r", resolve, no_objects, 20) == b"\3" * 20
+    assert asked[3:] == [rule % b"r" for rule in DWIM_RULES]
+    assert resolve_revision(b"ab" * 20, resolve, no_objects, 20) == bytes.fromhex("ab" * 20)
+    assert resolve_revision(b"", resolve, no_objects, 20) is None
+
+
+def test_no_object_store() -> None:
+    """Without an object store, abbreviated ids and suffixes resolve to nothing."""
+    refs = {b"refs/heads/m": b"\7" * 20}
+    assert resolve_revision(b"m~1", refs.get, lambda: None, 20) is None
+    assert resolve_revision(b"abcdef", refs.get, lambda: None, 20) is None
+    with pytest.raises(ReftableError):
+        apply_suffixes(None, b"\7" * 20, b"^{}")
+
+
+def test_parse_commit() -> None:
+    t, p1, p2 = "1" * 40, "2" * 40, "3" * 40
+    data = (f"tree {t}\nparent {p1}\nparent {p2}\nauthor A <a> 0 +0000\n\nmsg\n"
+            f"parent {'4' * 40}\n").encode()
+    assert parse_commit(data) == (bytes.fromhex(t), [bytes.fromhex(p1), bytes.fromhex(p2)])
+    assert parse_commit(f"tree {t}\n\n".encode()) == (bytes.fromhex(t), [])
+    with pytest.raises(ReftableError):
+        parse_commit(b"author A <a> 0 +0000\n\n")
