@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TextIO
 
 from reftable_core.flags import Flags
-from reftable_core.reftable.record import BLOCK_TYPE_INDEX, LogRecord, RefRecord
+from reftable_core.reftable.block import Block, iter_block
+from reftable_core.reftable.record import BLOCK_TYPE_INDEX, IndexRecord, LogRecord, RefRecord
+from reftable_core.reftable.stack import Stack, StackOptions
 from reftable_core.reftable.table import TableReader
 
 
@@ -124,8 +126,7 @@ def dump_table(reader: TableReader, out: TextIO) -> None:
             w(f"index{{{kind} at={b.off} {show(rec.last_key)} -> {rec.offset}}}\n")
 
 
-def _block_records(reader: TableReader, block):
-    from reftable_core.reftable.block import iter_block
+def _block_records(reader: TableReader, block: Block) -> Iterator[IndexRecord]:
     return iter_block(block, reader.hash_size, reader.flags, reader.min_update_index)
 
 
@@ -138,7 +139,6 @@ def dump_stack(path: str, flags: Flags, out: TextIO) -> None:
         table <name> min_update_index=<n> max_update_index=<n> size=<bytes>
         ref{...} / log{...} lines as for --table
     """
-    from reftable_core.reftable.stack import Stack, StackOptions
     st = Stack(path, flags, StackOptions(hash_id=None), create=False)
     try:
         w = out.write

@@ -10,9 +10,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 from reftable_core.flags import Flags
+
+import data_gen
 
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
@@ -56,8 +58,7 @@ PARAM_OPTS = ("refs", "tables", "seed", "object_format", "ref_format", "via_git"
 
 
 def _list() -> int:
-    from data_gen import list_presets
-    for name, desc, seed, defaults in list_presets():
+    for name, desc, seed, defaults in data_gen.list_presets():
         print(f"{name}\n  {desc}\n  seed thread: {seed}")
         opts = " ".join(f"--{k.replace('_', '-')}={v}" for k, v in defaults.items())
         print(f"  parameters: {opts}\n")
@@ -65,7 +66,6 @@ def _list() -> int:
 
 
 def run(args: argparse.Namespace, flags: Flags) -> int:
-    import data_gen
     if args.list:
         return _list()
     if not args.preset:
