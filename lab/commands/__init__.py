@@ -1,0 +1,4 @@
+"""The reftable-lab subcommands, one module per command (lab.cli.COMMANDS maps
+names to modules): show_ref, update_ref, dump, gen, bench, odb, flags. Shared by
+the commands that mimic git: parseopt (git's option rules), gitlike (die,
+repository opening, ref resolver), quote (C-style quoting)."""

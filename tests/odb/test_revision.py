@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from reftable_core.errors import ReftableError
+from reftable_core.errors import NotExistError, ReftableError
 from reftable_core.odb.revision import (
     DWIM_RULES,
     apply_suffixes,
@@ -14,6 +14,7 @@ from reftable_core.odb.revision import (
     resolve_revision,
 )
 from reftable_core.odb.store import ObjectStore, open_object_store
+from reftable_core.odb.walk import resolve_start
 
 from lab.gitbin import GitRunner, hermetic_env
 
@@ -168,3 +169,16 @@ def test_parse_commit() -> None:
     assert parse_commit(f"tree {t}\n\n".encode()) == (bytes.fromhex(t), [])
     with pytest.raises(ReftableError):
         parse_commit(b"author A <a> 0 +0000\n\n")
+
+
+def test_walk_start_from_a_resolver(mgit: GitRunner, repo: Path) -> None:
+    """walk.resolve_start: None is HEAD, a raw id is itself, unknown names raise."""
+    refs = _refs(mgit, repo)
+    with open_object_store(repo / ".git") as store:
+        head = refs[b"HEAD"]
+        assert resolve_start(store, None, refs.get) == head
+        assert resolve_start(store, head, refs.get) == head
+        assert resolve_start(store, "main~1^2", refs.get) == _rev_parse(mgit, repo, "main~1^2")
+        assert resolve_start(store, b"v1^{}", refs.get) == _rev_parse(mgit, repo, "v1^{}")
+        with pytest.raises(NotExistError):
+            resolve_start(store, "nope", refs.get)
