@@ -16,7 +16,8 @@ from tests.helpers.labrun import run_lab
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reftable_core.errors import APIError
-from reftable_core.flags import BOOL_FLAGS, ENV_VAR, FLAG_INFO, Flags, baseline, format_value, resolve
+from reftable_core.flags import (BOOL_FLAGS, ENV_VAR, FLAG_INFO, Flags, baseline, format_value,
+                                 resolve)
 from reftable_core.reftable.record import LogRecord, RefRecord
 from reftable_core.refs.api import RefUpdate
 from reftable_core.repo import open_repo

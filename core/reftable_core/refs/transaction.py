@@ -19,7 +19,7 @@ New updates are built with type(u), so a backend's QueuedUpdate subclass carries
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 
 from ..errors import ReftableError, TransactionError
 
@@ -68,7 +68,10 @@ def reject_duplicates(names: Iterable[bytes],
             check(n)
 
 
-def head_log_update(u: QueuedUpdate, affected: set[bytes]) -> QueuedUpdate:
+U = TypeVar("U", bound="QueuedUpdate")
+
+
+def head_log_update(u: U, affected: set[bytes]) -> U:
     if b"HEAD" in affected:
         raise TransactionError(
             f"multiple updates for 'HEAD' (including one via its referent "
@@ -78,7 +81,7 @@ def head_log_update(u: QueuedUpdate, affected: set[bytes]) -> QueuedUpdate:
                    log_only=True)
 
 
-def deref_symref(u: QueuedUpdate, target: bytes, affected: set[bytes]) -> QueuedUpdate:
+def deref_symref(u: U, target: bytes, affected: set[bytes]) -> U:
     if target in affected:
         raise TransactionError(
             f"multiple updates for '{target.decode()}' (including one via "
