@@ -13,7 +13,6 @@ packed-refs writer) or, with via_git, by git itself (`update-ref --stdin`,
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -349,22 +348,20 @@ def build_packed_refs(ctx: Context) -> dict[str, Any]:
         ctx.git.run(["--git-dir", str(gd), "pack-refs", "--all"])
     else:
         try:
+            from reftable_core.lockfile import LockFile
             from reftable_core.refs import packed
         except ImportError as e:
             raise DataGenError(f"reftable_core.refs.packed is not available yet ({e}); "
                                "use --via-git") from None
         path = str(gd / "packed-refs")
-        fd = packed.lock_path(path)
-        try:
+        with LockFile(path) as lock:
             header = packed.PACKED_REFS_HEADER
             mid = n // 2
             seen = 0
             for ns, vs, ps in v.chunks():
                 data = format_packed_chunk(packed, ns, vs, ps, header)
                 header = b""
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
+                lock.write(data)
                 if not probe:
                     probe.append(ns[0])
                 if seen <= mid < seen + len(ns):
@@ -374,13 +371,7 @@ def build_packed_refs(ctx: Context) -> dict[str, Any]:
                 bar.update(len(ns))
             if n:
                 probe.append(last)
-            os.close(fd)
-            fd = -1
-            os.rename(path + ".lock", path)
-        finally:
-            if fd >= 0:
-                os.close(fd)
-                os.unlink(path + ".lock")
+            lock.commit()
     bar.close()
     ctx.phase("names + packed-refs" if not p["via_git"] else "git update-ref + pack-refs")
     return {"probe_refs": pick_probe_names(probe), "tip": v.tip.hex(), "ref_count": n + 1,

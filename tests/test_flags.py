@@ -16,7 +16,8 @@ from tests.helpers.labrun import run_lab
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reftable_core.errors import APIError
-from reftable_core.flags import BOOL_FLAGS, ENV_VAR, Flags, baseline, resolve
+from reftable_core.flags import (BOOL_FLAGS, ENV_VAR, FLAG_INFO, Flags, baseline, format_value,
+                                 resolve)
 from reftable_core.reftable.record import LogRecord, RefRecord
 from reftable_core.refs.api import RefUpdate
 from reftable_core.repo import open_repo
@@ -243,3 +244,18 @@ def test_baseline_turns_every_optimization_off() -> None:
             assert getattr(default, f.name) is True, f.name
         elif f.name != "delta_cache_limit":
             assert getattr(base, f.name) != getattr(default, f.name), f.name
+
+
+def test_flag_metadata_lives_on_the_fields() -> None:
+    """One list: FLAG_INFO, baseline() and the parsers all come from the field metadata."""
+    import dataclasses
+    fields = dataclasses.fields(Flags)
+    assert list(FLAG_INFO) == [f.name for f in fields]
+    base = baseline()
+    for f in fields:
+        info = FLAG_INFO[f.name]
+        assert (info.values, info.off, info.on, info.seed, info.layer) == tuple(
+            f.metadata[k] for k in ("values", "off", "on", "seed", "layer")), f.name
+        assert getattr(base, f.name) == f.metadata["before"], f.name
+        text = format_value(getattr(Flags(), f.name))
+        assert Flags.parse(f"{f.name}={text}") == Flags(), f.name

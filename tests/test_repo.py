@@ -5,19 +5,7 @@ from pathlib import Path
 
 import pytest
 from reftable_core.errors import NotExistError, ReftableError
-from reftable_core.repo import find_gitdir, open_repo, parse_config
-
-
-def test_parse_config() -> None:
-    cfg = parse_config('[core]\n\tbare = false\n\tlogAllRefUpdates\n[extensions]\n'
-                       '  refStorage = reftable ; comment\n  objectFormat = "sha256"\n'
-                       '[remote "origin"]\n\turl = x # c\n[user]\n  name = "A \\"B\\" C"\n')
-    assert cfg["core.bare"] == "false"
-    assert cfg["core.logallrefupdates"] == "true"
-    assert cfg["extensions.refstorage"] == "reftable"
-    assert cfg["extensions.objectformat"] == "sha256"
-    assert cfg["remote.origin.url"] == "x"
-    assert cfg["user.name"] == 'A "B" C'
+from reftable_core.repo import find_gitdir, open_repo
 
 
 @pytest.mark.parametrize("ref_format,object_format", [("reftable", "sha1"), ("files", "sha1"),

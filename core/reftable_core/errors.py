@@ -1,6 +1,7 @@
 """Error hierarchy for reftable_core.
 
-Contract: every failure the core reports is a ReftableError subclass. A corrupt
+Contract: every failure the core reports is a ReftableError subclass, each
+defined here once (both ref backends raise the same TransactionError). A corrupt
 or truncated file raises FormatError naming the file (or "<bytes>") and the byte
 offset; decoding code never lets IndexError/struct.error/zlib.error escape.
 """
@@ -56,3 +57,15 @@ class EntryTooBigError(ReftableError):
 
 class OutdatedError(ReftableError):
     """The stack changed on disk since it was loaded (a concurrent writer)."""
+
+
+class ConfigError(ReftableError):
+    """A git config value is malformed (git dies with the same text)."""
+
+
+class TransactionError(ReftableError):
+    """A ref transaction failed; str(e) is git's error text. Raised by both backends."""
+
+
+class TransactionLockError(TransactionError, LockError):
+    """A transaction could not take a lock (<ref>.lock, packed-refs.lock)."""

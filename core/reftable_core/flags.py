@@ -5,13 +5,18 @@ each layer picks an implementation from it when an object is built, so hot
 loops never test a flag. Flags() is "git today" (every optimization on);
 baseline() is "git before the patches" (every optimization off). Text form:
 "mmap=off,pq_cmp=on,packed_reader=getdelim,delta_cache_limit=16m".
+
+Each flag is written once, as a field whose metadata holds its baseline value,
+its text parser and its description (values, off/before, on/after, seed,
+layer); FLAG_INFO (name -> FlagInfo, in field order), BOOL_FLAGS, baseline()
+and the parsers are derived from the fields.
 """
 from __future__ import annotations
 
 import dataclasses
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from .errors import APIError
@@ -25,6 +30,46 @@ DELTA_CACHE_LRU = ("blob_first", "single")
 DEFAULT_DELTA_CACHE_LIMIT = 96 * 1024 * 1024
 
 
+def format_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    return str(v)
+
+
+def parse_size(text: str) -> int:
+    m = re.fullmatch(r"(\d+)\s*([kmg]?)(i?b?)", text.strip().lower())
+    if not m:
+        raise APIError(f"bad size {text!r}: expected e.g. 16m, 512k, 1g or bytes")
+    mult = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2)]
+    return int(m.group(1)) * mult
+
+
+def _parse_bool(text: str) -> bool:
+    t = text.lower()
+    if t in ("on", "true", "1", "yes"):
+        return True
+    if t in ("off", "false", "0", "no"):
+        return False
+    raise APIError(f"bad boolean flag value {text!r}: expected on or off")
+
+
+def _choice(values: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in values:
+            raise APIError(f"bad value {text!r}: expected one of {', '.join(values)}")
+        return text
+    return parse
+
+
+def _parse_cache_index(text: str) -> str:
+    if text == "hashmap":
+        return text
+    m = re.fullmatch(r"fixed:(\d+)", text)
+    if not m or int(m.group(1)) < 1:
+        raise APIError(f"bad delta_cache_index {text!r}: expected hashmap or fixed:N (N >= 1)")
+    return f"fixed:{int(m.group(1))}"
+
+
 @dataclass(frozen=True)
 class FlagInfo:
     name: str
@@ -35,77 +80,79 @@ class FlagInfo:
     layer: str           # where it acts
 
 
-FLAG_INFO: dict[str, FlagInfo] = {
-    i.name: i
-    for i in [
-        FlagInfo("merged_cmp", "on|off",
-                 "dropping shadowed records formats both keys into new buffers and compares them",
-                 "compares records by key fields, no key built", "000 2/7", "merged"),
-        FlagInfo("same_subiter_skip", "on|off",
-                 "always compares with the queue top",
-                 "stops when the top comes from the same sub-iterator", "000 3/7", "merged"),
-        FlagInfo("pq_cmp", "on|off",
-                 "the queue's less-than formats both keys into new buffers",
-                 "compares by key fields", "000 4/7", "pq"),
-        FlagInfo("single_subiter_bypass", "on|off",
-                 "every record goes through the priority queue, even with one sub-iterator left",
-                 "once the queue is empty, the last sub-iterator's records are returned directly"
-                 " (reftable/merged: circumvent pqueue with single subiter)",
-                 "git 2.45 (no seed)", "merged"),
-        FlagInfo("block_key_swap", "on|off",
-                 "the block iterator copies key into last_key per record",
-                 "swaps the two buffers", "000 5/7", "block"),
-        FlagInfo("ref_name_alloc", "on|off",
-                 "decoding reuses/resizes the previous name buffer",
-                 "fresh allocation", "000 6/7", "record"),
-        FlagInfo("block_type_early_exit", "on|off",
-                 "a block of an unwanted type is fully set up before it is rejected",
-                 "rejected after its type byte", "003", "block/table"),
-        FlagInfo("stat_cache", "on|off",
-                 "every up-to-date check re-reads tables.list",
-                 "stat of tables.list compared; re-read only on change", "004 3/4", "stack"),
-        FlagInfo("mmap", "on|off",
-                 "every block read is a pread into a fresh buffer",
-                 "slices of one mmap per table", "004 4/4", "blocksource"),
-        FlagInfo("packed_reader", "|".join(PACKED_READERS),
-                 "fgetc: one character at a time through stdio",
-                 "mmap: scan the mapped file for newlines", "001", "packed"),
-        FlagInfo("packed_lookup", "|".join(PACKED_LOOKUPS),
-                 "parse_all: load every ref, then look up",
-                 "bsearch: binary search on the mapped file", "001 (discussion)", "packed"),
-        FlagInfo("refname_safety", "|".join(REFNAME_SAFETY),
-                 "normalize: allocate a normalized copy per refname",
-                 "skip_sane: safety check only for refnames failing the format check",
-                 "001 6/6, v2 8/9", "refname"),
-        FlagInfo("delta_cache_index", "fixed:N|hashmap",
-                 "fixed:256: N slots keyed by (pack, offset), a collision evicts",
-                 "hashmap: a real hash map", "002 6/7", "odb.delta_cache"),
-        FlagInfo("delta_cache_lru", "|".join(DELTA_CACHE_LRU),
-                 "blob_first: evict blobs first (walking the whole list), then others",
-                 "single: one LRU list", "002 5/7", "odb.delta_cache"),
-        FlagInfo("delta_cache_limit", "bytes (k/m/g suffixes)",
-                 "96m (core.deltaBaseCacheLimit default)", "96m", "002", "odb.delta_cache"),
-    ]
-}
+_INFO_KEYS = ("values", "off", "on", "seed", "layer")
+
+
+def _flag(default: Any, before: Any, parse: Callable[[str], Any], values: str, off: str,
+          on: str, seed: str, layer: str) -> Any:
+    """A Flags field: its default (git today), its value in baseline() (git before
+    the patch), its text parser and the FlagInfo text, kept in the field's metadata."""
+    return field(default=default, metadata={
+        "before": before, "parse": parse, "values": values, "off": off, "on": on,
+        "seed": seed, "layer": layer})
+
+
+def _switch(off: str, on: str, seed: str, layer: str) -> Any:
+    """An on|off flag: on by default, off in baseline()."""
+    return _flag(True, False, _parse_bool, "on|off", off, on, seed, layer)
 
 
 @dataclass(frozen=True)
 class Flags:
-    merged_cmp: bool = True
-    same_subiter_skip: bool = True
-    pq_cmp: bool = True
-    single_subiter_bypass: bool = True
-    block_key_swap: bool = True
-    ref_name_alloc: bool = True
-    block_type_early_exit: bool = True
-    stat_cache: bool = True
-    mmap: bool = True
-    packed_reader: str = "mmap"
-    packed_lookup: str = "bsearch"
-    refname_safety: str = "skip_sane"
-    delta_cache_index: str = "hashmap"
-    delta_cache_lru: str = "single"
-    delta_cache_limit: int = DEFAULT_DELTA_CACHE_LIMIT
+    merged_cmp: bool = _switch(
+        "dropping shadowed records formats both keys into new buffers and compares them",
+        "compares records by key fields, no key built", "000 2/7", "merged")
+    same_subiter_skip: bool = _switch(
+        "always compares with the queue top",
+        "stops when the top comes from the same sub-iterator", "000 3/7", "merged")
+    pq_cmp: bool = _switch(
+        "the queue's less-than formats both keys into new buffers",
+        "compares by key fields", "000 4/7", "pq")
+    single_subiter_bypass: bool = _switch(
+        "every record goes through the priority queue, even with one sub-iterator left",
+        "once the queue is empty, the last sub-iterator's records are returned directly"
+        " (reftable/merged: circumvent pqueue with single subiter)",
+        "git 2.45 (no seed)", "merged")
+    block_key_swap: bool = _switch(
+        "the block iterator copies key into last_key per record",
+        "swaps the two buffers", "000 5/7", "block")
+    ref_name_alloc: bool = _switch(
+        "decoding reuses/resizes the previous name buffer",
+        "fresh allocation", "000 6/7", "record")
+    block_type_early_exit: bool = _switch(
+        "a block of an unwanted type is fully set up before it is rejected",
+        "rejected after its type byte", "003", "block/table")
+    stat_cache: bool = _switch(
+        "every up-to-date check re-reads tables.list",
+        "stat of tables.list compared; re-read only on change", "004 3/4", "stack")
+    mmap: bool = _switch(
+        "every block read is a pread into a fresh buffer",
+        "slices of one mmap per table", "004 4/4", "blocksource")
+    packed_reader: str = _flag(
+        "mmap", "fgetc", _choice(PACKED_READERS), "|".join(PACKED_READERS),
+        "fgetc: one character at a time through stdio",
+        "mmap: scan the mapped file for newlines", "001", "packed")
+    packed_lookup: str = _flag(
+        "bsearch", "parse_all", _choice(PACKED_LOOKUPS), "|".join(PACKED_LOOKUPS),
+        "parse_all: load every ref, then look up",
+        "bsearch: binary search on the mapped file", "001 (discussion)", "packed")
+    refname_safety: str = _flag(
+        "skip_sane", "normalize", _choice(REFNAME_SAFETY), "|".join(REFNAME_SAFETY),
+        "normalize: allocate a normalized copy per refname",
+        "skip_sane: safety check only for refnames failing the format check",
+        "001 6/6, v2 8/9", "refname")
+    delta_cache_index: str = _flag(
+        "hashmap", "fixed:256", _parse_cache_index, "fixed:N|hashmap",
+        "fixed:256: N slots keyed by (pack, offset), a collision evicts",
+        "hashmap: a real hash map", "002 6/7", "odb.delta_cache")
+    delta_cache_lru: str = _flag(
+        "single", "blob_first", _choice(DELTA_CACHE_LRU), "|".join(DELTA_CACHE_LRU),
+        "blob_first: evict blobs first (walking the whole list), then others",
+        "single: one LRU list", "002 5/7", "odb.delta_cache")
+    delta_cache_limit: int = _flag(
+        DEFAULT_DELTA_CACHE_LIMIT, DEFAULT_DELTA_CACHE_LIMIT, parse_size,
+        "bytes (k/m/g suffixes)",
+        "96m (core.deltaBaseCacheLimit default)", "96m", "002", "odb.delta_cache")
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -155,22 +202,20 @@ class Flags:
         return self.to_spec()
 
 
-def baseline() -> Flags:
-    """Every optimization off: git before the patches. Every on|off flag is off
-    (derived from FLAG_INFO, so a new flag cannot be forgotten here); the
-    multi-valued ones take their "before" value."""
-    return Flags(
-        **{name: False for name in BOOL_FLAGS},
-        packed_reader="fgetc",
-        packed_lookup="parse_all",
-        refname_safety="normalize",
-        delta_cache_index="fixed:256",
-        delta_cache_lru="blob_first",
-        delta_cache_limit=DEFAULT_DELTA_CACHE_LIMIT,
-    )
+_FIELDS = dataclasses.fields(Flags)
 
-
+# the public views of the field metadata (FlagInfo per flag, in field order)
+FLAG_INFO: dict[str, FlagInfo] = {
+    f.name: FlagInfo(f.name, *(f.metadata[k] for k in _INFO_KEYS)) for f in _FIELDS}
 BOOL_FLAGS = tuple(n for n in FLAG_INFO if FLAG_INFO[n].values == "on|off")
+_PARSERS: dict[str, Callable[[str], Any]] = {f.name: f.metadata["parse"] for f in _FIELDS}
+_BEFORE: dict[str, Any] = {f.name: f.metadata["before"] for f in _FIELDS}
+
+
+def baseline() -> Flags:
+    """Every optimization off: git before the patches (each field's "before" value,
+    so a new flag cannot be forgotten here)."""
+    return Flags(**_BEFORE)
 
 
 def from_env(environ: Mapping[str, str] | None = None, base: Flags | None = None) -> Flags:
@@ -188,57 +233,6 @@ def resolve(spec: str | None = None, use_baseline: bool = False,
     if spec:
         flags = flags.with_spec(spec)
     return flags
-
-
-def format_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "on" if v else "off"
-    return str(v)
-
-
-def parse_size(text: str) -> int:
-    m = re.fullmatch(r"(\d+)\s*([kmg]?)(i?b?)", text.strip().lower())
-    if not m:
-        raise APIError(f"bad size {text!r}: expected e.g. 16m, 512k, 1g or bytes")
-    mult = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2)]
-    return int(m.group(1)) * mult
-
-
-def _parse_bool(text: str) -> bool:
-    t = text.lower()
-    if t in ("on", "true", "1", "yes"):
-        return True
-    if t in ("off", "false", "0", "no"):
-        return False
-    raise APIError(f"bad boolean flag value {text!r}: expected on or off")
-
-
-def _choice(values: tuple[str, ...]) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        if text not in values:
-            raise APIError(f"bad value {text!r}: expected one of {', '.join(values)}")
-        return text
-    return parse
-
-
-def _parse_cache_index(text: str) -> str:
-    if text == "hashmap":
-        return text
-    m = re.fullmatch(r"fixed:(\d+)", text)
-    if not m or int(m.group(1)) < 1:
-        raise APIError(f"bad delta_cache_index {text!r}: expected hashmap or fixed:N (N >= 1)")
-    return f"fixed:{int(m.group(1))}"
-
-
-_PARSERS: dict[str, Callable[[str], Any]] = {
-    **{n: _parse_bool for n in BOOL_FLAGS},
-    "packed_reader": _choice(PACKED_READERS),
-    "packed_lookup": _choice(PACKED_LOOKUPS),
-    "refname_safety": _choice(REFNAME_SAFETY),
-    "delta_cache_index": _parse_cache_index,
-    "delta_cache_lru": _choice(DELTA_CACHE_LRU),
-    "delta_cache_limit": parse_size,
-}
 
 
 def _validate(name: str, value: Any) -> None:

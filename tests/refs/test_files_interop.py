@@ -77,7 +77,7 @@ def test_git_reads_what_we_wrote(git, make_repo) -> None:
     gitdir = repo / ".git"
     rp = lambda r: bytes.fromhex(git.out(["rev-parse", r], cwd=repo).decode().strip())  # noqa: E731
     head, one, tag = rp("HEAD"), rp("HEAD~2"), rp("refs/tags/v2")
-    store = FilesRefStore(str(gitdir), 20)
+    store = FilesRefStore(str(gitdir), 20, objects=lambda: open_object_store(str(gitdir)))
     tx = store.transaction()
     for u in [RefUpdate(b"refs/heads/new", new_value=head, old_value=bytes(20), message=b"create"),
               RefUpdate(b"refs/heads/feature/f0", new_value=one, message=b"rewind packed"),

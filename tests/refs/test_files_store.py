@@ -10,7 +10,8 @@ import pytest
 from reftable_core.errors import LockError, ReftableError, RefnameError
 from reftable_core.refs.files_backend import FilesRefStore
 from reftable_core.flags import PACKED_LOOKUPS, PACKED_READERS, REFNAME_SAFETY, Flags
-from reftable_core.refs.loose import read_reflog, write_loose
+from reftable_core.refs.loose import write_loose
+from reftable_core.refs.reflog import read_reflog
 from reftable_core.refs.packed import PACKED_REFS_HEADER, write_packed_refs
 from reftable_core.refs.api import Ref, RefStore, RefUpdate
 

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from reftable_core.errors import LockError
-from reftable_core.refs.loose import (LooseLock, LooseValue, append_reflog, delete_loose,
-                                 delete_reflog, format_reflog_line, iter_loose_names,
-                                 parse_loose_contents, read_loose, read_reflog, write_loose)
+from reftable_core.refs.loose import (LooseLock, LooseValue, delete_loose, iter_loose_names,
+                                      parse_loose_contents, read_loose, write_loose)
+from reftable_core.refs.reflog import (append_reflog, delete_reflog, format_reflog_line,
+                                       read_reflog)
 
 A = bytes(range(20))
 B = bytes(range(1, 21))

@@ -9,14 +9,8 @@ import pytest
 from reftable_core.errors import APIError, LockError, NotExistError, OutdatedError
 from reftable_core.flags import Flags, baseline
 from reftable_core.reftable.record import LogRecord, RefRecord
-from reftable_core.reftable.stack import (
-    Segment,
-    Stack,
-    StackOptions,
-    format_name,
-    read_names,
-    suggest_compaction_segment,
-)
+from reftable_core.reftable.compact import Segment, suggest_compaction_segment
+from reftable_core.reftable.stack import Stack, StackOptions, format_name, read_names
 
 NAME_RE = re.compile(r"^0x[0-9a-f]{12}-0x[0-9a-f]{12}-[0-9a-f]{8}\.ref$")
 OID = bytes(range(20))

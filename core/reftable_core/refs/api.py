@@ -2,12 +2,18 @@
 
 Contract: both backends (reftable stack, files = loose + packed-refs) implement
 RefStore; the CLI (show-ref, update-ref) and the lab only talk to this. Object
-ids are raw bytes (20 for SHA-1, 32 for SHA-256). Refnames are bytes.
+ids are raw bytes (20 for SHA-1, 32 for SHA-256). Refnames are bytes. Both
+stores also give their refs as reftable RefRecords (iter_ref_records), the
+one record shape the CLI's hot loops read; ref_from_record turns one into a Ref.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Iterator, Protocol, runtime_checkable
+
+from ..reftable.record import HASH_IDS, REF_SYMREF, REF_VAL2, RefRecord
+
+HASH_SIZES: dict[str, int] = {name: size for name, (_, size) in HASH_IDS.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,41 +76,26 @@ class RefStore(Protocol):
         """Every live ref under refs/ starting with prefix, sorted by name."""
         ...
 
+    def iter_ref_records(self, prefix: bytes = b"") -> Iterator[RefRecord]:
+        """The refs of iter_refs(prefix) as ref records: value_type 1 (value), 2
+        (value and target_value, the peeled id, when the store knows it) or 3
+        (symref target, unresolved). The show-ref loop reads these directly."""
+        ...
+
     def iter_log(self, name: bytes) -> Iterator[LogEntry]:
         """Reflog entries of name, newest first."""
         ...
 
     def transaction(self) -> Transaction: ...
 
-
-def old_value_mismatch(refname: bytes, current: bytes, expected: bytes, zero: bytes) -> str:
-    """git's message when a queued update's old value does not match the ref."""
-    name = refname.decode()
-    if expected == zero:
-        return f"cannot lock ref '{name}': reference already exists"
-    if current == zero:
-        return f"cannot lock ref '{name}': reference is missing but expected {expected.hex()}"
-    return f"cannot lock ref '{name}': is at {current.hex()} but expected {expected.hex()}"
+    def close(self) -> None: ...
 
 
-class QueuedUpdate:
-    """A RefUpdate as a transaction works on it (git's ref_update after queueing):
-    the symref it came through, whether it only writes a log, the value read at
-    prepare time. Shared by both backends' transactions."""
-    __slots__ = ("current", "log_only", "msg", "new_target", "new_value", "no_deref",
-                 "old_value", "original", "refname", "via_head")
-
-    def __init__(self, refname: bytes, new_value: bytes | None, old_value: bytes | None,
-                 new_target: bytes | None, msg: bytes, no_deref: bool = False,
-                 log_only: bool = False, via_head: bool = False,
-                 original: bytes | None = None) -> None:
-        self.refname = refname
-        self.new_value = new_value
-        self.old_value = old_value
-        self.new_target = new_target
-        self.msg = msg
-        self.no_deref = no_deref
-        self.log_only = log_only
-        self.via_head = via_head
-        self.current = b""
-        self.original = original or refname
+def ref_from_record(rec: RefRecord) -> Ref:
+    """The Ref for a live ref record (value types 1, 2 and 3)."""
+    vt = rec.value_type
+    if vt == REF_SYMREF:
+        return Ref(rec.refname, None, None, rec.target)
+    if vt == REF_VAL2:
+        return Ref(rec.refname, rec.value, rec.target_value, None)
+    return Ref(rec.refname, rec.value, None, None)

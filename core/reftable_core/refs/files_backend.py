@@ -1,7 +1,10 @@
 """FilesRefStore: the "files" ref backend (loose refs + packed-refs), git's refs/files-backend.c.
 
 Contract: FilesRefStore(gitdir, hash_size, flags, config=None, objects=None)
-implements reftable_core.refs.api.RefStore.
+implements reftable_core.refs.api.RefStore. config defaults to $GIT_DIR/config;
+objects is a callable giving the ObjectStore for the checks git makes when
+writing (object exists, commit on a branch, peeling for packed-refs); without
+it those checks are skipped.
   read_ref(name)   the loose file if there is one (symref, object id; unparseable
                    contents: None), else the packed-refs record (broken names: None).
   resolve(name)    follows symrefs up to depth levels.
@@ -9,6 +12,7 @@ implements reftable_core.refs.api.RefStore.
                    loose one winning; broken refs (bad contents, bad names) are
                    skipped as git skips them. Symrefs come back unresolved
                    (Ref.target set), peeled ids only when packed-refs records them.
+                   iter_ref_records(pre) gives the same refs as RefRecords.
   iter_log(name)   logs/<name>, newest first.
   transaction()    git's semantics: prepare() takes <ref>.lock for every ref
                    (LockError text when one is held), checks old values and D/F
@@ -27,63 +31,21 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Iterator
 
-from ..errors import LockError, ReftableError, RefnameError
+from ..config import read_config
+from ..errors import LockError, RefnameError, ReftableError, TransactionError, TransactionLockError
 from ..flags import Flags
-from .loose import (LooseLock, append_reflog, delete_loose, delete_reflog, format_loose,
-                    format_reflog_line, iter_loose_names, prune_ref_parents, read_loose,
-                    read_reflog, reflog_exists)
-from .packed import PackedEntry, PackedRefs, format_packed_refs, lock_path
+from ..lockfile import LockFile
+from ..reftable.record import REF_SYMREF, REF_VAL1, REF_VAL2, RefRecord
+from .api import LogEntry, Ref, RefUpdate, ref_from_record
+from .loose import (LooseLock, delete_loose, format_loose, iter_loose_names, prune_ref_parents,
+                    read_loose)
+from .packed import PackedEntry, PackedRefs, format_packed_refs
+from .reflog import (append_reflog, committer_ident, delete_reflog, format_reflog_line, log_mode,
+                     normalize_reflog_message, read_reflog, reflog_exists,
+                     should_autocreate_reflog)
 from .refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, refname_is_safe
-from .api import LogEntry, QueuedUpdate, Ref, RefUpdate, old_value_mismatch
-
-class TransactionError(ReftableError):
-    """A transaction failed; str(e) is git's error text."""
-
-
-class TransactionLockError(TransactionError, LockError):
-    """A transaction could not take a lock (<ref>.lock or packed-refs.lock exists)."""
-
-
-# Identity, reflog message and reflog-creation rules are shared with the reftable
-# backend (reftable_store); imported when first needed, so that a read-only
-# command (show-ref) does not pay for importing the reftable layers.
-def _shared() -> Any:
-    from . import reftable_backend
-    return reftable_backend
-
-
-def normalize_reflog_message(msg: bytes) -> bytes:
-    return _shared().normalize_reflog_message(msg)
-
-
-def should_autocreate_reflog(mode: str, refname: bytes) -> bool:
-    if mode == "always":
-        return True
-    return mode == "normal" and (refname == b"HEAD" or refname.startswith(
-        (b"refs/heads/", b"refs/remotes/", b"refs/notes/")))
-
-
-def committer_ident(config: dict[str, str]) -> tuple[bytes, bytes, int, int]:
-    return _shared().committer_ident(config)
-
-
-def _read_config(gitdir: str) -> dict[str, str]:
-    try:
-        from ..repo import parse_config
-    except ImportError:                  # pragma: no cover
-        return {}
-    try:
-        with open(os.path.join(gitdir, "config"), "r", encoding="utf-8",
-                  errors="surrogateescape") as f:
-            return parse_config(f.read())
-    except FileNotFoundError:
-        return {}
-
-
-def _cfg_bool(v: str | None, default: bool) -> bool:
-    if v is None:
-        return default
-    return v.strip().lower() in ("true", "yes", "on", "1", "")
+from .transaction import (QueuedUpdate, check_new_object, check_old_value, deref_symref,
+                          head_log_update, reject_duplicates, unresolvable)
 
 
 class FilesRefStore:
@@ -96,35 +58,22 @@ class FilesRefStore:
         self.hash_size = hash_size
         self.zero = bytes(hash_size)
         self.flags = flags or Flags()
-        self.config = dict(config) if config is not None else _read_config(self.gitdir)
+        self.config = dict(config) if config is not None else read_config(self.gitdir)
         self.packed_path = os.path.join(self.gitdir, "packed-refs")
         self._packed: PackedRefs | None = None
         self._packed_stat: tuple[int, int, int, int] | None = None
         self._objects_fn = objects
         self._objects: Any = None
-        bare = _cfg_bool(self.config.get("core.bare"), False)
-        lau = self.config.get("core.logallrefupdates")
-        if lau is None:
-            self.log_mode = "none" if bare else "normal"
-        elif lau.strip().lower() == "always":
-            self.log_mode = "always"
-        else:
-            self.log_mode = "normal" if _cfg_bool(lau, False) else "none"
+        self.log_mode = log_mode(self.config)
 
     # -- objects (only for the checks git makes when writing) -------------------------
     @property
     def objects(self) -> Any:
-        if self._objects is None:
+        """The ObjectStore from the objects callable given, or None (no object checks)."""
+        if self._objects is None and self._objects_fn is not None:
             try:
-                if self._objects_fn is not None:
-                    self._objects = self._objects_fn()
-                elif not os.path.isdir(os.path.join(self.gitdir, "objects")):
-                    return None
-                else:
-                    from ..odb import open_object_store
-                    fmt = "sha256" if self.hash_size == 32 else "sha1"
-                    self._objects = open_object_store(self.gitdir, fmt, self.flags)
-            except (ImportError, ReftableError):
+                self._objects = self._objects_fn()
+            except ReftableError:
                 return None
         return self._objects
 
@@ -147,11 +96,7 @@ class FilesRefStore:
         if self._packed is not None:
             self._packed.close()
             self._packed = None
-        if self._objects is not None:
-            close = getattr(self._objects, "close", None)
-            if close is not None:
-                close()
-            self._objects = None
+        self._objects = None               # owned by whoever gave the objects callable
 
     # -- reading ---------------------------------------------------------------------
     def _check_readable_name(self, name: bytes) -> bool:
@@ -183,6 +128,9 @@ class FilesRefStore:
         return None
 
     def iter_refs(self, prefix: bytes = b"") -> Iterator[Ref]:
+        return map(ref_from_record, self.iter_ref_records(prefix))
+
+    def iter_ref_records(self, prefix: bytes = b"") -> Iterator[RefRecord]:
         if not (prefix.startswith(b"refs/") or b"refs/".startswith(prefix)):
             return
         packed_prefix = prefix if prefix.startswith(b"refs/") else b"refs/"
@@ -203,15 +151,18 @@ class FilesRefStore:
                 if lv is None or lv.broken:
                     continue
                 if lv.target is not None:
-                    yield Ref(name, None, None, lv.target)
+                    yield RefRecord(name, 0, REF_SYMREF, target=lv.target)
                 else:
-                    yield Ref(name, lv.oid, None, None)
+                    yield RefRecord(name, 0, REF_VAL1, lv.oid)
             else:
                 e = pe
                 pe = next(packed, None)
                 if e.broken:
                     continue
-                yield Ref(e.name, e.oid, e.peeled, None)
+                if e.peeled is None:
+                    yield RefRecord(e.name, 0, REF_VAL1, e.oid)
+                else:
+                    yield RefRecord(e.name, 0, REF_VAL2, e.oid, e.peeled)
 
     def iter_log(self, name: bytes) -> Iterator[LogEntry]:
         return iter(read_reflog(self.gitdir, name, self.hash_size))
@@ -224,6 +175,12 @@ class FilesRefStore:
 
     def transaction(self) -> "FilesTransaction":
         return FilesTransaction(self)
+
+
+def _check_update_name(name: bytes) -> None:
+    if not check_refname_format(name, REFNAME_ALLOW_ONELEVEL) and not refname_is_safe(name):
+        raise RefnameError(f"refusing to update ref with bad name "
+                           f"'{name.decode('utf-8', 'replace')}'")
 
 
 class _Upd(QueuedUpdate):
@@ -244,8 +201,9 @@ class FilesTransaction:
         self.updates: list[_Upd] = []
         self.state = "open"
         self._locks: list[LooseLock] = []
-        self._packed_fd = -1
+        self._packed_lock: LockFile | None = None
         self._packed_deletes: set[bytes] = set()
+        self._types: dict[bytes, str] = {}
 
     def queue(self, update: RefUpdate) -> None:
         if self.state != "open":
@@ -263,15 +221,11 @@ class FilesTransaction:
             return
         if self.state != "open":
             raise TransactionError("transaction is not open")
-        seen: set[bytes] = set()
-        for n in sorted(u.refname for u in self.updates):
-            if n in seen:
-                self.state = "closed"
-                raise TransactionError(f"multiple updates for ref '{n.decode()}' not allowed")
-            seen.add(n)
-            if not check_refname_format(n, REFNAME_ALLOW_ONELEVEL) and not refname_is_safe(n):
-                self.state = "closed"
-                raise RefnameError(f"refusing to update ref with bad name '{n.decode('utf-8', 'replace')}'")
+        try:
+            reject_duplicates((u.refname for u in self.updates), _check_update_name)
+        except ReftableError:
+            self.state = "closed"
+            raise
         try:
             self._prepare()
         except BaseException:
@@ -318,19 +272,6 @@ class FilesTransaction:
         for e in store.packed().iter(sub):
             raise TransactionError(f"'{e.name.decode()}' exists; cannot create '{refname.decode()}'")
 
-    def _check_object(self, u: _Upd, objects: Any) -> None:
-        oid = u.new_value
-        if objects is None or oid is None:
-            return
-        try:
-            typ, _ = objects.read_header(oid)
-        except ReftableError:
-            raise TransactionError(f"trying to write ref '{u.refname.decode()}' with "
-                                   f"nonexistent object {oid.hex()}") from None
-        if typ != "commit" and u.refname.startswith(b"refs/heads/"):
-            raise TransactionError(f"trying to write non-commit object {oid.hex()} "
-                                   f"to branch '{u.refname.decode()}'")
-
     def _prepare(self) -> None:
         store = self.store
         zero = store.zero
@@ -345,16 +286,10 @@ class FilesTransaction:
             u = updates[i]
             i += 1
             if u.new_value is not None and u.new_value != zero and not u.log_only:
-                self._check_object(u, objects)
+                check_new_object(u, objects, self._types)
             if (head_target is not None and not u.log_only and not u.via_head
                     and u.refname == head_target):
-                if b"HEAD" in affected:
-                    raise TransactionError(
-                        f"multiple updates for 'HEAD' (including one via its referent "
-                        f"'{u.refname.decode()}') are not allowed")
-                updates.append(_Upd(b"HEAD", u.new_value, u.old_value, None, u.msg,
-                                    no_deref=True, log_only=True))
-                affected.add(b"HEAD")
+                updates.append(head_log_update(u, affected))
             self._lock(u, affected)
             ref = store.read_ref(u.refname)
             expects_existing = u.old_value is not None and u.old_value != zero
@@ -370,30 +305,17 @@ class FilesTransaction:
                     u.write = creating or u.log_only
                     continue
                 else:
-                    raise TransactionError(f"cannot lock ref '{u.original.decode()}': unable to "
-                                           f"resolve reference '{u.refname.decode()}'")
+                    raise unresolvable(u)
             is_symref = ref.target is not None
             if is_symref:
                 resolved = store.resolve(u.refname)
                 current = resolved.value if resolved is not None and resolved.value else zero
                 if not u.no_deref:
-                    target = ref.target
-                    assert target is not None
-                    if target in affected:
-                        raise TransactionError(
-                            f"multiple updates for '{target.decode()}' (including one via "
-                            f"symref '{u.refname.decode()}') are not allowed")
-                    updates.append(_Upd(target, u.new_value, u.old_value, u.new_target,
-                                        u.msg, via_head=u.refname == b"HEAD",
-                                        original=u.original))
-                    affected.add(target)
-                    u.log_only = True
-                    u.no_deref = True
-                    u.old_value = None
+                    assert ref.target is not None
+                    updates.append(deref_symref(u, ref.target, affected))
             else:
                 current = ref.value or zero
-            if u.old_value is not None and current != u.old_value:
-                raise TransactionError(old_value_mismatch(u.original, current, u.old_value, zero))
+            check_old_value(u, current, zero)
             u.current = current
             if u.log_only:
                 u.write = True
@@ -409,7 +331,7 @@ class FilesTransaction:
                 and packed.get(u.refname) is not None}
         if dels:
             try:
-                self._packed_fd = lock_path(store.packed_path)
+                self._packed_lock = LockFile(store.packed_path)
             except LockError as e:
                 raise TransactionLockError(f"unable to lock packed-refs: {e}") from None
             self._packed_deletes = dels
@@ -489,28 +411,19 @@ class FilesTransaction:
                     except ReftableError:
                         peeled = None
             keep.append((e.name, e.oid, peeled))
-        data = format_packed_refs(keep, sort=False)
-        fd = self._packed_fd
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
-        os.close(fd)
-        self._packed_fd = -1
-        os.replace(store.packed_path + ".lock", store.packed_path)
+        assert self._packed_lock is not None
+        self._packed_lock.write(format_packed_refs(keep, sort=False))
+        self._packed_lock.commit()
+        self._packed_lock = None
         self._packed_deletes = set()
 
     def _release(self) -> None:
         for lk in self._locks:
             lk.rollback()                 # no-op for committed ones (the lock is gone)
         self._locks = []
-        if self._packed_fd >= 0:
-            os.close(self._packed_fd)
-            self._packed_fd = -1
-            try:
-                os.unlink(self.store.packed_path + ".lock")
-            except FileNotFoundError:
-                pass
+        if self._packed_lock is not None:
+            self._packed_lock.rollback()
+            self._packed_lock = None
 
     def abort(self) -> None:
         self._release()

@@ -46,8 +46,9 @@ import os
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
-from ..errors import FormatError, LockError
+from ..errors import FormatError
 from ..flags import Flags
+from ..lockfile import write_locked
 from .refname import NameCheck, make_name_checker
 
 HEADER_PREFIX = b"# pack-refs with:"
@@ -684,43 +685,4 @@ def write_packed_refs(path: str | os.PathLike[str], refs: Iterable[object],
                       peeled: Mapping[bytes, bytes] | None = None, *, sort: bool = True,
                       fsync: bool = False) -> None:
     """Replace the packed-refs file at path, through path + ".lock"."""
-    data = format_packed_refs(refs, peeled, sort=sort)
-    write_locked(os.fspath(path), data, fsync=fsync)
-
-
-def lock_path(path: str) -> int:
-    """Create path + ".lock" exclusively (git's lockfile); return its fd."""
-    lock = path + ".lock"
-    try:
-        return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except FileExistsError:
-        raise LockError(
-            f"Unable to create '{lock}': File exists.\n\n"
-            "Another git process seems to be running in this repository, or a git\n"
-            "process crashed earlier: remove the file manually to continue.") from None
-    except OSError as e:
-        raise LockError(f"Unable to create '{lock}': {e.strerror}") from None
-
-
-def write_locked(path: str, data: bytes, fsync: bool = False) -> None:
-    """Write data to path + ".lock", then rename it over path (removing the lock on error)."""
-    fd = lock_path(path)
-    lock = path + ".lock"
-    try:
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
-        if fsync:
-            os.fsync(fd)
-        os.close(fd)
-        fd = -1
-        os.replace(lock, path)
-    except BaseException:
-        if fd >= 0:
-            os.close(fd)
-        try:
-            os.unlink(lock)
-        except FileNotFoundError:
-            pass
-        raise
+    write_locked(os.fspath(path), format_packed_refs(refs, peeled, sort=sort), fsync=fsync)

@@ -17,41 +17,22 @@ TransactionError (a ReftableError) whose text is git's message.
 from __future__ import annotations
 
 import bisect
-import calendar
-import getpass
 import os
-import re
-import socket
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..errors import NotExistError, ReftableError
+from ..config import config_bool, config_int, parse_bool
+from ..errors import ConfigError, ReftableError, TransactionError
 from ..flags import Flags
 from ..reftable.record import LogRecord, RefRecord
-from .api import LogEntry, QueuedUpdate, Ref, RefUpdate, old_value_mismatch
 from ..reftable.stack import Stack, StackOptions
+from .api import HASH_SIZES, LogEntry, Ref, RefUpdate, ref_from_record
+from .reflog import (committer_ident, hhmm_to_minutes, log_mode, minutes_to_hhmm,
+                     normalize_reflog_message, should_autocreate_reflog)
+from .transaction import (QueuedUpdate, check_new_object, check_old_value, deref_symref,
+                          head_log_update, object_type, reject_duplicates, unresolvable)
 
-HASH_SIZES = {"sha1": 20, "sha256": 32}
-
-
-class TransactionError(ReftableError):
-    """A transaction failed; str(e) is git's error text."""
-
-
-def _cfg_bool(v: str | None, default: bool) -> bool:
-    if v is None:
-        return default
-    return v.strip().lower() in ("true", "yes", "on", "1", "")
-
-
-def _cfg_int(v: str | None, default: int) -> int:
-    if v is None:
-        return default
-    try:
-        return int(v.strip())
-    except ValueError:
-        return default
+AUTOCOMPACTION_ENV = "GIT_TEST_REFTABLE_AUTOCOMPACTION"
 
 
 def stack_options_from_config(config: dict[str, str], object_format: str) -> StackOptions:
@@ -59,131 +40,26 @@ def stack_options_from_config(config: dict[str, str], object_format: str) -> Sta
     autoCompaction, geometricFactor, lockTimeout) and core.fsync for refs;
     $GIT_TEST_REFTABLE_AUTOCOMPACTION=false disables auto-compaction as in git."""
     fsync_cfg = config.get("core.fsync", "")
-    auto = _cfg_bool(config.get("reftable.autocompaction"), True)
-    if os.environ.get("GIT_TEST_REFTABLE_AUTOCOMPACTION", "").lower() in ("false", "0", "no", "off"):
-        auto = False
+    auto = config_bool(config, "reftable.autocompaction", True)
+    env = os.environ.get(AUTOCOMPACTION_ENV)
+    if env is not None:                      # git_env_bool(name, 1)
+        env_auto = parse_bool(env)
+        if env_auto is None:
+            raise ConfigError(f"bad boolean config value '{env}' for '{AUTOCOMPACTION_ENV}'")
+        auto = auto and env_auto
     return StackOptions(
         hash_id=object_format,
-        block_size=_cfg_int(config.get("reftable.blocksize"), 4096),
-        restart_interval=_cfg_int(config.get("reftable.restartinterval"), 16),
-        index_objects=_cfg_bool(config.get("reftable.indexobjects"), True),
+        block_size=config_int(config, "reftable.blocksize", 4096),
+        restart_interval=config_int(config, "reftable.restartinterval", 16),
+        index_objects=config_bool(config, "reftable.indexobjects", True),
         auto_compact=auto,
-        compaction_factor=_cfg_int(config.get("reftable.geometricfactor"), 2),
-        lock_timeout_ms=_cfg_int(config.get("reftable.locktimeout"), 100),
+        compaction_factor=config_int(config, "reftable.geometricfactor", 2),
+        lock_timeout_ms=config_int(config, "reftable.locktimeout", 100),
         fsync="reference" in fsync_cfg or "all" in fsync_cfg,
     )
 
 
-# -- committer identity (git's ident.c, the parts update-ref needs) --------------
-
-def parse_date(text: str) -> tuple[int, int]:
-    """(epoch seconds, tz offset in minutes) from git's raw / @raw / ISO-8601 forms."""
-    s = text.strip()
-    m = re.fullmatch(r"@?(\d+)(?:\s+([+-])(\d{2}):?(\d{2}))?", s)
-    if m:
-        tz = 0
-        if m.group(2):
-            tz = int(m.group(3)) * 60 + int(m.group(4))
-            if m.group(2) == "-":
-                tz = -tz
-        return int(m.group(1)), tz
-    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?"
-                     r"\s*(Z|[+-]\d{2}:?\d{2})?", s)
-    if m:
-        y, mo, d, h, mi = (int(m.group(i)) for i in range(1, 6))
-        sec = int(m.group(6) or 0)
-        tzs = m.group(7)
-        tz = 0
-        if tzs and tzs != "Z":
-            digits = tzs[1:].replace(":", "")
-            tz = int(digits[:2]) * 60 + int(digits[2:])
-            if tzs[0] == "-":
-                tz = -tz
-        elif not tzs:
-            tz = _local_tz_minutes()
-        ts = calendar.timegm((y, mo, d, h, mi, sec, 0, 0, 0)) - tz * 60
-        return ts, tz
-    raise ReftableError(f"invalid date format: {text}")
-
-
-def _local_tz_minutes() -> int:
-    lt = time.localtime()
-    return (lt.tm_gmtoff or 0) // 60
-
-
-def committer_ident(config: dict[str, str],
-                    environ: dict[str, str] | None = None) -> tuple[bytes, bytes, int, int]:
-    """(name, email, time, tz minutes) as git_committer_info() would give them."""
-    env = os.environ if environ is None else environ
-    name = env.get("GIT_COMMITTER_NAME") or config.get("user.name")
-    email = env.get("GIT_COMMITTER_EMAIL") or config.get("user.email") or env.get("EMAIL")
-    if not name:
-        try:
-            name = getpass.getuser()
-        except (OSError, KeyError):
-            name = "unknown"
-    if not email:
-        try:
-            user = getpass.getuser()
-        except (OSError, KeyError):
-            user = "unknown"
-        email = f"{user}@{socket.gethostname()}"
-    date = env.get("GIT_COMMITTER_DATE")
-    if date:
-        ts, tz = parse_date(date)
-    else:
-        ts, tz = int(time.time()), _local_tz_minutes()
-    return (name.encode("utf-8", "surrogateescape"), email.encode("utf-8", "surrogateescape"),
-            ts, tz)
-
-
-def minutes_to_hhmm(minutes: int) -> int:
-    """-150 (minutes east of UTC) -> -230, the int16 git keeps in a reftable log."""
-    sign = -1 if minutes < 0 else 1
-    m = abs(minutes)
-    return sign * ((m // 60) * 100 + m % 60)
-
-
-def hhmm_to_minutes(hhmm: int) -> int:
-    sign = -1 if hhmm < 0 else 1
-    v = abs(hhmm)
-    return sign * ((v // 100) * 60 + v % 100)
-
-
-def normalize_reflog_message(msg: bytes) -> bytes:
-    """git's copy_reflog_msg: drop leading space, squeeze whitespace runs, rtrim."""
-    out = bytearray()
-    was_space = True
-    for c in msg:
-        sp = c in b" \t\n\r\v\f"
-        if was_space and sp:
-            continue
-        was_space = sp
-        out.append(0x20 if sp else c)
-    while out and out[-1] == 0x20:
-        out.pop()
-    return bytes(out)
-
-
-def should_autocreate_reflog(mode: str, refname: bytes) -> bool:
-    if mode == "always":
-        return True
-    if mode == "normal":
-        return (refname.startswith((b"refs/heads/", b"refs/remotes/", b"refs/notes/"))
-                or refname == b"HEAD")
-    return False
-
-
 # -- the store ------------------------------------------------------------------
-
-def _to_ref(rec: Any) -> Ref:
-    vt = rec.value_type
-    if vt == 3:
-        return Ref(rec.refname, None, None, rec.target)
-    if vt == 2:
-        return Ref(rec.refname, rec.value, rec.target_value, None)
-    return Ref(rec.refname, rec.value, None, None)
-
 
 class ReftableRefStore:
     """RefStore over $GIT_DIR/reftable."""
@@ -201,14 +77,7 @@ class ReftableRefStore:
         self.options = options or stack_options_from_config(self.config, object_format)
         self.stack = Stack(os.path.join(gitdir, "reftable"), self.flags, self.options)
         self._objects = objects
-        bare = _cfg_bool(self.config.get("core.bare"), False)
-        lau = self.config.get("core.logallrefupdates")
-        if lau is None:
-            self.log_mode = "none" if bare else "normal"
-        elif lau.strip().lower() == "always":
-            self.log_mode = "always"
-        else:
-            self.log_mode = "normal" if _cfg_bool(lau, False) else "none"
+        self.log_mode = log_mode(self.config)
 
     @property
     def objects(self) -> Any:
@@ -228,7 +97,7 @@ class ReftableRefStore:
 
     def read_ref(self, name: bytes) -> Ref | None:
         rec = self.read_record(name)
-        return None if rec is None else _to_ref(rec)
+        return None if rec is None else ref_from_record(rec)
 
     def resolve(self, name: bytes, depth: int = 5) -> Ref | None:
         for _ in range(depth + 1):
@@ -240,8 +109,8 @@ class ReftableRefStore:
             name = ref.target
         return None
 
-    def iter_ref_records(self, prefix: bytes = b"") -> Iterator[Any]:
-        """Raw live ref records under refs/ starting with prefix, in name order."""
+    def iter_ref_records(self, prefix: bytes = b"") -> Iterator[RefRecord]:
+        """Live ref records under refs/ starting with prefix, in name order."""
         self.stack.reload()
         start = prefix if prefix.startswith(b"refs/") else b"refs/"
         if not start.startswith(prefix) and not prefix.startswith(b"refs/"):
@@ -263,8 +132,7 @@ class ReftableRefStore:
         return iter(it)
 
     def iter_refs(self, prefix: bytes = b"") -> Iterator[Ref]:
-        for rec in self.iter_ref_records(prefix):
-            yield _to_ref(rec)
+        return map(ref_from_record, self.iter_ref_records(prefix))
 
     def iter_log(self, name: bytes) -> Iterator[LogEntry]:
         self.stack.reload()
@@ -308,9 +176,6 @@ class ReftableTransaction:
                                       normalize_reflog_message(update.message or b""),
                                       no_deref="no-deref" in update.flags))
 
-    def _hex(self, oid: bytes) -> str:
-        return oid.hex()
-
     def _verify_available(self, refname: bytes, affected: set[bytes],
                           affected_sorted: list[bytes]) -> None:
         """git's refs_verify_refname_available against the store and the transaction."""
@@ -337,28 +202,6 @@ class ReftableTransaction:
             raise TransactionError(f"cannot process '{refname.decode()}' and "
                                    f"'{affected_sorted[j].decode()}' at the same time")
 
-    def _object_type(self, objects: Any, oid: bytes) -> str:
-        """The object's type name (cached for the transaction); NotExistError if missing."""
-        typ = self._types.get(oid)
-        if typ is None:
-            typ = objects.read_header(oid)[0]
-            self._types[oid] = typ
-        return typ
-
-    def _check_object(self, u: QueuedUpdate, objects: Any) -> None:
-        if objects is None:
-            return
-        oid = u.new_value
-        assert oid is not None
-        try:
-            typ = self._object_type(objects, oid)
-        except NotExistError:
-            raise TransactionError(f"trying to write ref '{u.refname.decode()}' with "
-                                   f"nonexistent object {self._hex(oid)}") from None
-        if typ != "commit" and u.refname.startswith(b"refs/heads/"):
-            raise TransactionError(f"trying to write non-commit object {self._hex(oid)} "
-                                   f"to branch '{u.refname.decode()}'")
-
     def prepare(self) -> None:
         if self.state == "prepared":
             return
@@ -366,13 +209,11 @@ class ReftableTransaction:
             raise TransactionError("transaction is not open")
         store = self.store
         zero = store.zero
-        names = [u.refname for u in self.updates]
-        seen: set[bytes] = set()
-        for n in sorted(names):
-            if n in seen:
-                self.state = "closed"
-                raise TransactionError(f"multiple updates for ref '{n.decode()}' not allowed")
-            seen.add(n)
+        try:
+            reject_duplicates(u.refname for u in self.updates)
+        except TransactionError:
+            self.state = "closed"
+            raise
         self._addition = store.stack.new_addition(reload=True)
         try:
             self._prepare_locked(zero)
@@ -395,16 +236,10 @@ class ReftableTransaction:
             i += 1
             have_new = u.new_value is not None or u.new_target is not None
             if (u.new_value is not None and u.new_value != zero and not u.log_only):
-                self._check_object(u, objects)
+                check_new_object(u, objects, self._types)
             if (head_target is not None and not u.log_only and not u.via_head
                     and u.refname == head_target):
-                if b"HEAD" in affected:
-                    raise TransactionError(
-                        f"multiple updates for 'HEAD' (including one via its referent "
-                        f"'{u.refname.decode()}') are not allowed")
-                updates.append(QueuedUpdate(b"HEAD", u.new_value, u.old_value, None, u.msg,
-                                         no_deref=True, log_only=True))
-                affected.add(b"HEAD")
+                updates.append(head_log_update(u, affected))
                 bisect.insort(affected_sorted, b"HEAD")
             rec = store.read_record(u.refname)      # the normal read path (up-to-date check)
             expects_existing = u.old_value is not None and u.old_value != zero
@@ -416,30 +251,17 @@ class ReftableTransaction:
                         u.current = zero
                         self.queued.append(u)
                     continue
-                raise TransactionError(f"cannot lock ref '{u.original.decode()}': unable to "
-                                       f"resolve reference '{u.refname.decode()}'")
+                raise unresolvable(u)
             is_symref = rec.value_type == 3
             if is_symref:
                 resolved = store.resolve(u.refname)
                 current = resolved.value if resolved is not None and resolved.value else zero
                 if not u.no_deref:
-                    target = rec.target
-                    if target in affected:
-                        raise TransactionError(
-                            f"multiple updates for '{target.decode()}' (including one via "
-                            f"symref '{u.refname.decode()}') are not allowed")
-                    updates.append(QueuedUpdate(target, u.new_value, u.old_value, u.new_target,
-                                             u.msg, via_head=u.refname == b"HEAD",
-                                             original=u.original))
-                    affected.add(target)
-                    bisect.insort(affected_sorted, target)
-                    u.log_only = True
-                    u.no_deref = True
-                    u.old_value = None
+                    updates.append(deref_symref(u, rec.target, affected))
+                    bisect.insort(affected_sorted, rec.target)
             else:
                 current = rec.value or zero
-            if u.old_value is not None and current != u.old_value:
-                raise TransactionError(old_value_mismatch(u.original, current, u.old_value, zero))
+            check_old_value(u, current, zero)
             u.current = current
             if is_symref or u.log_only or (have_new and u.new_value is not None
                                             and current != u.new_value):
@@ -504,7 +326,7 @@ class ReftableTransaction:
                 peeled = None
                 if objects is not None:
                     try:
-                        if self._object_type(objects, u.new_value) == "tag":
+                        if object_type(objects, u.new_value, self._types) == "tag":
                             peeled = objects.peel(u.new_value)
                     except ReftableError:
                         peeled = None

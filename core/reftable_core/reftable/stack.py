@@ -9,14 +9,16 @@ before 004 3/4); on = compare (dev, ino, size, mtime_ns, ctime_ns) of
 tables.list with the values cached at load time (the fd stays open so the inode
 cannot be recycled) and re-read only when they differ.
 
-Writing: new_addition() takes tables.list.lock (O_CREAT|O_EXCL, retried until
+Writing: new_addition() takes tables.list.lock (lockfile.LockFile, retried until
 options.lock_timeout_ms, else LockError naming the lock file), checks the stack
 is up to date (else OutdatedError, or reloads when asked), writes each table to a
 temp file in the directory, renames it to git's name
 0x<min:012x>-0x<max:012x>-<random:08x>.ref, then commit() writes the new list into
 the lock file, fsyncs when options.fsync, and renames it over tables.list.
-After a commit the stack auto-compacts with git's geometric rule (factor 2);
-compact_all() merges everything; clean() removes tables not in the list.
+After a commit the stack auto-compacts with git's geometric rule (factor 2,
+compact.py); compact_range() locks the tables, merges them (compact.merge_tables)
+and swaps them for the new table in tables.list; compact_all() merges
+everything; clean() removes tables not in the list.
 Table files are read through open fds / mmaps, so a reader keeps working when a
 concurrent compaction deletes the files it has open.
 """
@@ -24,24 +26,24 @@ from __future__ import annotations
 
 import os
 import random
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from .blocksource import open_file_source
 from ..errors import APIError, LockError, NotExistError, OutdatedError, ReftableError
 from ..flags import Flags
+from ..lockfile import LOCK_SUFFIX, LockFile
+from .blocksource import open_file_source
+from .compact import (DEFAULT_GEOMETRIC_FACTOR, compaction_sizes, merge_tables,
+                      suggest_compaction_segment)
 from .merged import MergedTable
+from .table import TableReader
+from .writer import TableWriter, WriterOptions
 
 TABLES_LIST = "tables.list"
-LOCK_SUFFIX = ".lock"
 TEMP_MARK = ".temp."
-DEFAULT_GEOMETRIC_FACTOR = 2
-
-# header and footer sizes per format version (v1: SHA-1, v2: SHA-256)
-_HEADER_SIZE = {1: 24, 2: 28}
-_FOOTER_SIZE = {1: 68, 2: 72}
 
 
 @dataclass(frozen=True)
@@ -67,88 +69,6 @@ def format_name(min_update_index: int, max_update_index: int, rnd: int | None = 
 
 def is_table_name(name: str) -> bool:
     return name.endswith(".ref")
-
-
-@dataclass(frozen=True)
-class Segment:
-    start: int = 0
-    end: int = 0        # exclusive
-    bytes: int = 0
-
-    def __len__(self) -> int:
-        return self.end - self.start
-
-
-def suggest_compaction_segment(sizes: list[int], factor: int = DEFAULT_GEOMETRIC_FACTOR) -> Segment:
-    """git's geometric compaction rule: the range of tables to merge (maybe empty).
-
-    Walking from the newest table back, the segment ends at the first table whose
-    predecessor is smaller than factor times its size; it extends back over every
-    earlier table that is smaller than factor times the bytes accumulated so far.
-    """
-    factor = factor or DEFAULT_GEOMETRIC_FACTOR
-    n = len(sizes)
-    if n <= 1:
-        return Segment()
-    start = end = total = 0
-    i = n - 1
-    while i > 0:
-        if sizes[i - 1] < sizes[i] * factor:
-            end = i + 1
-            total = sizes[i]
-            break
-        i -= 1
-    if not end:
-        return Segment()
-    seg_bytes = 0
-    while i > 0:
-        curr = total
-        total += sizes[i - 1]
-        if sizes[i - 1] < curr * factor:
-            start = i - 1
-            seg_bytes = total
-        i -= 1
-    if not seg_bytes:
-        return Segment()
-    return Segment(start, end, seg_bytes)
-
-
-# -- lock files -----------------------------------------------------------------
-
-def acquire_lock(path: str, timeout_ms: int, mode: int = 0o666) -> int:
-    """Create path with O_CREAT|O_EXCL, retrying with backoff for timeout_ms.
-
-    Returns the open fd; raises LockError naming the lock file on timeout.
-    """
-    deadline = time.monotonic() + max(timeout_ms, 0) / 1000.0
-    delay_ms = 1.0
-    rng = random.Random()
-    while True:
-        try:
-            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
-        except FileExistsError:
-            pass
-        except OSError as e:
-            raise ReftableError(f"cannot create lock file {path}: {e.strerror}") from None
-        now = time.monotonic()
-        if now >= deadline:
-            raise LockError(f"Unable to create '{path}': File exists. Another process "
-                            f"seems to be running (timeout {timeout_ms} ms)")
-        wait = min(delay_ms * (0.75 + 0.5 * rng.random()), (deadline - now) * 1000.0)
-        time.sleep(max(wait, 0.0) / 1000.0)
-        delay_ms = min(delay_ms * 2, 1000.0)
-
-
-def _release_lock(path: str, fd: int) -> None:
-    if fd >= 0:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 def _read_names_fd(fd: int) -> list[str]:
@@ -200,8 +120,6 @@ class _Table:
 
 def open_table(path: str, name: str, flags: Flags) -> tuple[Any, int]:
     """Open one table file: (TableReader, file size). NotExistError when missing."""
-    from .table import TableReader  # the table layer; imported lazily
-
     source = open_file_source(path, flags)
     try:
         reader = TableReader(source, flags, name)
@@ -209,10 +127,6 @@ def open_table(path: str, name: str, flags: Flags) -> tuple[Any, int]:
         source.close()
         raise
     return reader, source.size()
-
-
-def _version_of(hash_id: Any) -> int:
-    return 2 if hash_id in ("sha256", 2, b"s256") else 1
 
 
 class Stack:
@@ -399,8 +313,6 @@ class Stack:
             add.close()
 
     def _new_writer(self, out: BinaryIO, min_ui: int, max_ui: int) -> Any:
-        from .writer import TableWriter, WriterOptions
-
         if self.opts.hash_id is None:
             raise APIError("a stack opened without a hash id is read-only")
         return TableWriter(out, WriterOptions(
@@ -411,8 +323,6 @@ class Stack:
     def write_temp_table(self, write: Callable[[Any], None], min_ui: int,
                          max_ui: int) -> str | None:
         """Write a table to a temp file in the stack dir; its path, or None if empty."""
-        import tempfile
-
         base = format_name(min_ui, max_ui)
         fd, tmp = tempfile.mkstemp(prefix=base + TEMP_MARK, dir=self.dir)
         try:
@@ -439,20 +349,20 @@ class Stack:
             raise
         return tmp
 
-    def _write_list(self, lock_fd: int, names: list[str]) -> None:
-        data = "".join(n + "\n" for n in names).encode("utf-8", "surrogateescape")
-        os.ftruncate(lock_fd, 0)
-        os.pwrite(lock_fd, data, 0)
+    def lock_list(self) -> LockFile:
+        """Take tables.list.lock (retried for opts.lock_timeout_ms; LockError)."""
+        return LockFile(self.list_file, self.opts.lock_timeout_ms, self.opts.default_permissions)
+
+    def write_list(self, lock: LockFile, names: list[str]) -> None:
+        """Write names into the held tables.list.lock and rename it over tables.list."""
+        lock.write("".join(n + "\n" for n in names).encode("utf-8", "surrogateescape"))
         if self.opts.fsync:
-            os.fsync(lock_fd)
-        os.close(lock_fd)
-        os.rename(self.lock_file, self.list_file)
+            lock.fsync()
+        lock.commit()
 
     # -- compaction -----------------------------------------------------------
     def table_sizes_for_compaction(self) -> list[int]:
-        version = _version_of(self.opts.hash_id)
-        overhead = _HEADER_SIZE[version] - 1 + _FOOTER_SIZE[version]
-        return [t.file_size - overhead for t in self.tables]
+        return compaction_sizes([t.file_size for t in self.tables], self.opts.hash_id)
 
     def auto_compact(self) -> bool:
         """Compact the segment git's geometric rule suggests; True if it compacted."""
@@ -471,33 +381,32 @@ class Stack:
         if first >= last:
             return False
         self.stats["compactions"] += 1
-        list_fd = acquire_lock(self.lock_file, self.opts.lock_timeout_ms)
-        table_locks: list[str] = []
+        list_lock = self.lock_list()
+        table_locks: list[LockFile] = []
         new_tmp: str | None = None
-        list_locked = True
         try:
             if not self._is_uptodate():
                 raise OutdatedError(f"{self.list_file} changed before compaction")
             # lock tables from last to first; with best_effort keep what we got
             for i in range(last, first - 1, -1):
-                lock = self.table_path(self.tables[i].name) + LOCK_SUFFIX
                 try:
-                    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-                except FileExistsError:
+                    lock = LockFile(self.table_path(self.tables[i].name))
+                except LockError:
                     if best_effort and last - i >= 2:
                         first = i + 1
                         break
-                    raise LockError(f"Unable to create '{lock}': File exists") from None
-                os.close(fd)
+                    raise
+                lock.close_fd()
                 table_locks.append(lock)
-            _release_lock(self.lock_file, list_fd)
-            list_locked = False
+            list_lock.rollback()
 
             sub = self.tables[first:last + 1]
-            new_tmp = self._write_compacted(sub, keep_deletions=first != 0)
+            new_tmp = self.write_temp_table(
+                merge_tables([t.reader for t in sub], self.flags, self.opts.hash_id,
+                             keep_deletions=first != 0),
+                sub[0].reader.min_update_index, sub[-1].reader.max_update_index)
 
-            list_fd = acquire_lock(self.lock_file, self.opts.lock_timeout_ms)
-            list_locked = True
+            list_lock = self.lock_list()
             names = self.names
             first_to_replace, last_to_replace = first, last
             if not self._uptodate_names():
@@ -521,16 +430,15 @@ class Stack:
                 new_names.append(new_name)
             new_names.extend(names[last_to_replace + 1:])
             try:
-                self._write_list(list_fd, new_names)
+                self.write_list(list_lock, new_names)
             except BaseException:
                 if new_path is not None:
                     os.unlink(new_path)
                 raise
-            list_locked = False
             self.reload_maybe_reuse(reuse=True)
             for lock in table_locks:
                 try:
-                    os.unlink(lock[:-len(LOCK_SUFFIX)])
+                    os.unlink(lock.path)
                 except FileNotFoundError:
                     pass
             return True
@@ -538,42 +446,14 @@ class Stack:
             self.stats["compaction_failures"] += 1
             raise
         finally:
-            if list_locked:
-                _release_lock(self.lock_file, list_fd)
+            list_lock.rollback()
             for lock in table_locks:
-                try:
-                    os.unlink(lock)
-                except FileNotFoundError:
-                    pass
+                lock.rollback()
             if new_tmp is not None:
                 try:
                     os.unlink(new_tmp)
                 except FileNotFoundError:
                     pass
-
-    def _write_compacted(self, sub: list[_Table], keep_deletions: bool) -> str | None:
-        mt = MergedTable([t.reader for t in sub], self.flags, hash_id=self.opts.hash_id,
-                         suppress_deletions=False)
-        min_ui = sub[0].reader.min_update_index
-        max_ui = sub[-1].reader.max_update_index
-
-        def write(wr: Any) -> None:
-            it = mt.refs()
-            it.seek(b"")
-            add_ref = wr.add_ref
-            for rec in it:
-                if not keep_deletions and rec.value_type == 0:
-                    continue
-                add_ref(rec)
-            it = mt.logs()
-            it.seek(b"")
-            add_log = wr.add_log
-            for rec in it:
-                if not keep_deletions and rec.value_type == 0:
-                    continue
-                add_log(rec)
-
-        return self.write_temp_table(write, min_ui, max_ui)
 
     # -- cleaning -------------------------------------------------------------
     def clean(self, stale_temp_age_s: float = 3600.0, stale_lock_age_s: float | None = None,
@@ -645,11 +525,8 @@ class Addition:
     def __init__(self, stack: Stack, reload: bool = False) -> None:
         self.stack = stack
         self.new_tables: list[str] = []
-        self._lock_fd = acquire_lock(stack.lock_file, stack.opts.lock_timeout_ms)
-        self._locked = True
+        self._lock = stack.lock_list()
         try:
-            if stack.opts.default_permissions is not None:
-                os.chmod(stack.lock_file, stack.opts.default_permissions)
             if not stack.is_up_to_date():
                 if not reload:
                     raise OutdatedError(f"{stack.list_file} changed since the stack was loaded")
@@ -662,7 +539,7 @@ class Addition:
     def add(self, write: Callable[[Any], None], min_update_index: int | None = None,
             max_update_index: int | None = None) -> str | None:
         """Write one new table with write(writer); its name (None if empty)."""
-        if not self._locked:
+        if not self._lock.is_locked:
             raise APIError("addition already closed")
         lo = self.next_update_index if min_update_index is None else min_update_index
         hi = lo if max_update_index is None else max_update_index
@@ -686,9 +563,7 @@ class Addition:
         """Publish the new tables in tables.list, reload, then auto-compact."""
         st = self.stack
         if self.new_tables:
-            st._write_list(self._lock_fd, st.names + self.new_tables)
-            self._lock_fd = -1
-            self._locked = False
+            st.write_list(self._lock, st.names + self.new_tables)
             self.new_tables = []
             st.reload_maybe_reuse(reuse=True)
             if st.opts.auto_compact:
@@ -707,10 +582,7 @@ class Addition:
             except FileNotFoundError:
                 pass
         self.new_tables = []
-        if self._locked:
-            _release_lock(st.lock_file, self._lock_fd)
-            self._lock_fd = -1
-            self._locked = False
+        self._lock.rollback()
 
     def __enter__(self) -> Addition:
         return self

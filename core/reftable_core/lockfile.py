@@ -1,0 +1,134 @@
+"""The one lock + write + rename helper (git's lockfile.c / tempfile.c).
+
+Contract: LockFile(path, timeout_ms=0, perms=None) creates <path>.lock with
+O_RDWR|O_CREAT|O_EXCL|O_CLOEXEC and mode 0666 (the umask applies, as in git);
+perms (core.sharedRepository's mode, when the caller has one) is then set with
+chmod. When the lock exists it retries with git's jittered exponential backoff
+until timeout_ms has passed (0: one attempt). Failure raises LockError with
+git's unable_to_lock_message text: "Unable to create '<path>.lock': File
+exists." plus git's advice, or the OS reason for any other error.
+write() writes everything, fsync() flushes to disk, commit() closes the fd and
+renames the lock over path, rollback() closes it and removes the lock (a no-op
+once committed or rolled back). commit() leaves the lock in place when the
+rename fails, so the caller can fix the target and retry, or roll back; used
+as a context manager the lock is rolled back on exit unless committed.
+write_locked(path, data) is the whole cycle: lock, write, optional fsync,
+rename over path, the lock removed on any failure.
+"""
+from __future__ import annotations
+
+import os
+import random
+import time
+
+from .errors import LockError
+
+LOCK_SUFFIX = ".lock"
+
+EXISTS_ADVICE = (
+    "Another git process seems to be running in this repository, e.g.\n"
+    "an editor opened by 'git commit'. Please make sure all processes\n"
+    "are terminated then try again. If it still fails, a git process\n"
+    "may have crashed in this repository earlier:\n"
+    "remove the file manually to continue.")
+
+_OPEN_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+
+
+def unable_to_lock_message(lock_path: str, err: OSError) -> str:
+    """git's unable_to_lock_message for a lock file that could not be created."""
+    if isinstance(err, FileExistsError):
+        return f"Unable to create '{lock_path}': File exists.\n\n{EXISTS_ADVICE}"
+    return f"Unable to create '{lock_path}': {err.strerror or err}"
+
+
+def create_lock_fd(lock_path: str, timeout_ms: int = 0) -> int:
+    """Create lock_path exclusively, retrying for timeout_ms; its open fd, or LockError."""
+    deadline = time.monotonic() + max(timeout_ms, 0) / 1000.0
+    delay_ms = 1.0
+    rng: random.Random | None = None
+    while True:
+        try:
+            return os.open(lock_path, _OPEN_FLAGS, 0o666)
+        except FileExistsError as e:
+            err = e
+        except OSError as e:
+            raise LockError(unable_to_lock_message(lock_path, e)) from None
+        now = time.monotonic()
+        if now >= deadline:
+            raise LockError(unable_to_lock_message(lock_path, err)) from None
+        if rng is None:
+            rng = random.Random()
+        wait = min(delay_ms * (0.75 + 0.5 * rng.random()), (deadline - now) * 1000.0)
+        time.sleep(max(wait, 0.0) / 1000.0)
+        delay_ms = min(delay_ms * 2, 1000.0)
+
+
+class LockFile:
+    """<path>.lock, held until commit() (renamed over path) or rollback() (removed)."""
+
+    __slots__ = ("fd", "lock_path", "path")
+
+    def __init__(self, path: str, timeout_ms: int = 0, perms: int | None = None) -> None:
+        self.path = path
+        self.lock_path = path + LOCK_SUFFIX
+        self.fd = create_lock_fd(self.lock_path, timeout_ms)
+        if perms is not None:
+            try:
+                os.chmod(self.lock_path, perms)
+            except BaseException:
+                self.rollback()
+                raise
+
+    @property
+    def is_locked(self) -> bool:
+        """True until commit() or rollback() released the lock."""
+        return self.fd != -2
+
+    def write(self, data: bytes) -> None:
+        """Append all of data to the lock file."""
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view):]
+
+    def fsync(self) -> None:
+        os.fsync(self.fd)
+
+    def close_fd(self) -> None:
+        """Close the file but keep the lock (git's close_lock_file_gently)."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def commit(self) -> None:
+        """Close and rename the lock over path; on failure the lock stays held."""
+        self.close_fd()
+        os.replace(self.lock_path, self.path)
+        self.fd = -2
+
+    def rollback(self) -> None:
+        """Close and remove the lock; nothing to do once released."""
+        if self.fd == -2:
+            return
+        self.close_fd()
+        self.fd = -2
+        try:
+            os.unlink(self.lock_path)
+        except FileNotFoundError:
+            pass
+
+    def __enter__(self) -> LockFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.rollback()
+
+
+def write_locked(path: str, data: bytes, fsync: bool = False, timeout_ms: int = 0,
+                 perms: int | None = None) -> None:
+    """Replace path with data through <path>.lock (removed again on any failure)."""
+    with LockFile(path, timeout_ms, perms) as lk:
+        lk.write(data)
+        if fsync:
+            lk.fsync()
+        lk.commit()

@@ -1,0 +1,249 @@
+"""Reflogs: what both ref backends share about them (git's ident.c, refs.c, files-backend.c).
+
+Contract:
+  committer_ident(config, environ) -> (name, email, epoch seconds, tz minutes) as
+      git_committer_info() gives them: GIT_COMMITTER_NAME / _EMAIL / _DATE, then
+      user.name / user.email (and $EMAIL), then the login name and host;
+      parse_date() reads git's raw, @raw and ISO-8601 forms.
+  normalize_reflog_message(msg): git's copy_reflog_msg (whitespace squeezed).
+  log_mode(config) -> "none" | "normal" | "always" from core.logAllRefUpdates
+      (unset: "none" in a bare repository, else "normal"); should_autocreate_reflog
+      (mode, refname) is git's rule for creating a reflog that does not exist yet.
+  minutes_to_hhmm / hhmm_to_minutes: the zone as the int16 hhmm git keeps in a
+      reftable log record, to and from minutes east of UTC.
+  Reflog files (the files backend): logs/<name>, lines
+      "<old> <new> <name> <<email>> <time> <tz>\\t<msg>\\n" (no tab when the
+      message is empty). format_reflog_line / append_reflog / read_reflog
+      (newest first, malformed lines skipped) / reflog_exists / delete_reflog.
+"""
+from __future__ import annotations
+
+import binascii
+import calendar
+import getpass
+import os
+import re
+import socket
+import time
+from typing import Mapping
+
+from ..config import config_bool
+from ..errors import ReftableError
+from .api import LogEntry
+from .loose import keep_dir, prune_empty_parents, prune_empty_tree
+
+# -- committer identity (git's ident.c, the parts update-ref needs) --------------
+
+def parse_date(text: str) -> tuple[int, int]:
+    """(epoch seconds, tz offset in minutes) from git's raw / @raw / ISO-8601 forms."""
+    s = text.strip()
+    m = re.fullmatch(r"@?(\d+)(?:\s+([+-])(\d{2}):?(\d{2}))?", s)
+    if m:
+        tz = 0
+        if m.group(2):
+            tz = int(m.group(3)) * 60 + int(m.group(4))
+            if m.group(2) == "-":
+                tz = -tz
+        return int(m.group(1)), tz
+    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?"
+                     r"\s*(Z|[+-]\d{2}:?\d{2})?", s)
+    if m:
+        y, mo, d, h, mi = (int(m.group(i)) for i in range(1, 6))
+        sec = int(m.group(6) or 0)
+        tzs = m.group(7)
+        tz = 0
+        if tzs and tzs != "Z":
+            digits = tzs[1:].replace(":", "")
+            tz = int(digits[:2]) * 60 + int(digits[2:])
+            if tzs[0] == "-":
+                tz = -tz
+        elif not tzs:
+            tz = _local_tz_minutes()
+        ts = calendar.timegm((y, mo, d, h, mi, sec, 0, 0, 0)) - tz * 60
+        return ts, tz
+    raise ReftableError(f"invalid date format: {text}")
+
+
+def _local_tz_minutes() -> int:
+    lt = time.localtime()
+    return (lt.tm_gmtoff or 0) // 60
+
+
+def committer_ident(config: Mapping[str, str],
+                    environ: Mapping[str, str] | None = None) -> tuple[bytes, bytes, int, int]:
+    """(name, email, time, tz minutes) as git_committer_info() would give them."""
+    env = os.environ if environ is None else environ
+    name = env.get("GIT_COMMITTER_NAME") or config.get("user.name")
+    email = env.get("GIT_COMMITTER_EMAIL") or config.get("user.email") or env.get("EMAIL")
+    if not name:
+        try:
+            name = getpass.getuser()
+        except (OSError, KeyError):
+            name = "unknown"
+    if not email:
+        try:
+            user = getpass.getuser()
+        except (OSError, KeyError):
+            user = "unknown"
+        email = f"{user}@{socket.gethostname()}"
+    date = env.get("GIT_COMMITTER_DATE")
+    if date:
+        ts, tz = parse_date(date)
+    else:
+        ts, tz = int(time.time()), _local_tz_minutes()
+    return (name.encode("utf-8", "surrogateescape"), email.encode("utf-8", "surrogateescape"),
+            ts, tz)
+
+
+def minutes_to_hhmm(minutes: int) -> int:
+    """-150 (minutes east of UTC) -> -230, the int16 git keeps in a reftable log."""
+    sign = -1 if minutes < 0 else 1
+    m = abs(minutes)
+    return sign * ((m // 60) * 100 + m % 60)
+
+
+def hhmm_to_minutes(hhmm: int) -> int:
+    sign = -1 if hhmm < 0 else 1
+    v = abs(hhmm)
+    return sign * ((v // 100) * 60 + v % 100)
+
+
+# -- messages and creation rules ---------------------------------------------------
+
+def normalize_reflog_message(msg: bytes) -> bytes:
+    """git's copy_reflog_msg: drop leading space, squeeze whitespace runs, rtrim."""
+    out = bytearray()
+    was_space = True
+    for c in msg:
+        sp = c in b" \t\n\r\v\f"
+        if was_space and sp:
+            continue
+        was_space = sp
+        out.append(0x20 if sp else c)
+    while out and out[-1] == 0x20:
+        out.pop()
+    return bytes(out)
+
+
+def log_mode(config: Mapping[str, str]) -> str:
+    """git's log_all_ref_updates: "always", "normal" or "none"."""
+    lau = config.get("core.logallrefupdates")
+    if lau is None:
+        return "none" if config_bool(config, "core.bare", False) else "normal"
+    if lau.strip().lower() == "always":
+        return "always"
+    return "normal" if config_bool(config, "core.logallrefupdates", False) else "none"
+
+
+def should_autocreate_reflog(mode: str, refname: bytes) -> bool:
+    """git's should_autocreate_reflog for a log_mode() value."""
+    if mode == "always":
+        return True
+    return mode == "normal" and (refname == b"HEAD" or refname.startswith(
+        (b"refs/heads/", b"refs/remotes/", b"refs/notes/")))
+
+
+# -- reflog files (the files backend) -----------------------------------------------
+
+def reflog_path(gitdir: str, name: bytes) -> str:
+    return os.path.join(gitdir, "logs", os.fsdecode(name))
+
+
+def format_tz(tz_minutes: int) -> bytes:
+    sign = b"-" if tz_minutes < 0 else b"+"
+    m = abs(tz_minutes)
+    return sign + b"%02d%02d" % (m // 60, m % 60)
+
+
+def format_reflog_line(old: bytes, new: bytes, name: bytes, email: bytes, time: int,
+                       tz_minutes: int, message: bytes) -> bytes:
+    line = (binascii.hexlify(old) + b" " + binascii.hexlify(new) + b" " + name + b" <" + email
+            + b"> " + b"%d " % time + format_tz(tz_minutes))
+    if message:
+        line += b"\t" + message
+    return line + b"\n"
+
+
+def append_reflog(gitdir: str, name: bytes, line: bytes, create: bool) -> bool:
+    """Append line to logs/<name>; create the file only if create. True if written."""
+    path = reflog_path(gitdir, name)
+    flags = os.O_WRONLY | os.O_APPEND
+    if create:
+        flags |= os.O_CREAT
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except IsADirectoryError:
+        if not create:
+            return False
+        prune_empty_tree(path)
+        fd = os.open(path, flags, 0o666)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+    return True
+
+
+def reflog_exists(gitdir: str, name: bytes) -> bool:
+    return os.path.isfile(reflog_path(gitdir, name))
+
+
+def delete_reflog(gitdir: str, name: bytes) -> None:
+    path = reflog_path(gitdir, name)
+    try:
+        os.unlink(path)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return
+    prune_empty_parents(os.path.dirname(path), keep_dir(os.path.join(gitdir, "logs"), name))
+
+
+def parse_reflog_line(refname: bytes, line: bytes, hash_size: int, index: int) -> LogEntry | None:
+    """One reflog line (without its LF) as a LogEntry; None if it is malformed (git skips those)."""
+    hexsz = 2 * hash_size
+    if len(line) < 2 * hexsz + 2 or line[hexsz] != 0x20 or line[2 * hexsz + 1] != 0x20:
+        return None
+    try:
+        old = binascii.unhexlify(line[:hexsz])
+        new = binascii.unhexlify(line[hexsz + 1:2 * hexsz + 1])
+    except binascii.Error:
+        return None
+    rest = line[2 * hexsz + 2:]
+    ident, tab, msg = rest.partition(b"\t")
+    lt = ident.find(b"<")
+    gt = ident.rfind(b">")
+    if lt < 0 or gt < lt:
+        return None
+    name = ident[:lt].rstrip(b" ")
+    email = ident[lt + 1:gt]
+    tail = ident[gt + 1:].split()
+    try:
+        when = int(tail[0]) if tail else 0
+        tzs = tail[1] if len(tail) > 1 else b"+0000"
+        tzv = int(tzs)
+    except ValueError:
+        return None
+    tz = (abs(tzv) // 100 * 60 + abs(tzv) % 100) * (-1 if tzs.startswith(b"-") else 1)
+    return LogEntry(refname, index, old, new, name, email, when, tz, msg)
+
+
+def read_reflog(gitdir: str, name: bytes, hash_size: int = 20) -> list[LogEntry]:
+    """Entries of logs/<name>, newest first (update_index = line number, 1-based)."""
+    try:
+        with open(reflog_path(gitdir, name), "rb") as f:
+            data = f.read()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return []
+    out = []
+    for i, line in enumerate(data.split(b"\n"), 1):
+        if not line:
+            continue
+        e = parse_reflog_line(name, line, hash_size, i)
+        if e is not None:
+            out.append(e)
+    out.reverse()
+    return out
+
+

@@ -1,0 +1,129 @@
+"""What both backends' ref transactions share (git's refs.c transaction helpers).
+
+Contract: QueuedUpdate is a RefUpdate as a transaction works on it. The checks
+raise TransactionError with git's text:
+  reject_duplicates(names, check)  "multiple updates for ref '%s' not allowed",
+      walking the names in sorted order and calling check(name) on each first
+      seen name (the files backend's refname check);
+  head_log_update(u, affected)     the log-only HEAD update git adds when HEAD
+      points at u's ref ("multiple updates for 'HEAD' ..." when HEAD is updated too);
+  deref_symref(u, target, affected) the update of the symref's target, u turned
+      into a log-only update of the symref ("multiple updates for '%s' (including
+      one via symref '%s') ...");
+  check_old_value(u, current, zero) old_value_mismatch's text when u.old_value is
+      set and differs; unresolvable(u) the error for a missing ref that was
+      expected to exist;
+  check_new_object(u, objects, types) "trying to write ref ... with nonexistent
+      object" / "... non-commit object ... to branch" (object types cached in types).
+New updates are built with type(u), so a backend's QueuedUpdate subclass carries over.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, TypeVar
+
+from ..errors import ReftableError, TransactionError
+
+
+class QueuedUpdate:
+    """A RefUpdate as a transaction works on it (git's ref_update after queueing):
+    the symref it came through, whether it only writes a log, the value read at
+    prepare time. Shared by both backends' transactions."""
+    __slots__ = ("current", "log_only", "msg", "new_target", "new_value", "no_deref",
+                 "old_value", "original", "refname", "via_head")
+
+    def __init__(self, refname: bytes, new_value: bytes | None, old_value: bytes | None,
+                 new_target: bytes | None, msg: bytes, no_deref: bool = False,
+                 log_only: bool = False, via_head: bool = False,
+                 original: bytes | None = None) -> None:
+        self.refname = refname
+        self.new_value = new_value
+        self.old_value = old_value
+        self.new_target = new_target
+        self.msg = msg
+        self.no_deref = no_deref
+        self.log_only = log_only
+        self.via_head = via_head
+        self.current = b""
+        self.original = original or refname
+
+
+def old_value_mismatch(refname: bytes, current: bytes, expected: bytes, zero: bytes) -> str:
+    """git's message when a queued update's old value does not match the ref."""
+    name = refname.decode()
+    if expected == zero:
+        return f"cannot lock ref '{name}': reference already exists"
+    if current == zero:
+        return f"cannot lock ref '{name}': reference is missing but expected {expected.hex()}"
+    return f"cannot lock ref '{name}': is at {current.hex()} but expected {expected.hex()}"
+
+
+def reject_duplicates(names: Iterable[bytes],
+                      check: Callable[[bytes], None] | None = None) -> None:
+    seen: set[bytes] = set()
+    for n in sorted(names):
+        if n in seen:
+            raise TransactionError(f"multiple updates for ref '{n.decode()}' not allowed")
+        seen.add(n)
+        if check is not None:
+            check(n)
+
+
+U = TypeVar("U", bound="QueuedUpdate")
+
+
+def head_log_update(u: U, affected: set[bytes]) -> U:
+    if b"HEAD" in affected:
+        raise TransactionError(
+            f"multiple updates for 'HEAD' (including one via its referent "
+            f"'{u.refname.decode()}') are not allowed")
+    affected.add(b"HEAD")
+    return type(u)(b"HEAD", u.new_value, u.old_value, None, u.msg, no_deref=True,
+                   log_only=True)
+
+
+def deref_symref(u: U, target: bytes, affected: set[bytes]) -> U:
+    if target in affected:
+        raise TransactionError(
+            f"multiple updates for '{target.decode()}' (including one via "
+            f"symref '{u.refname.decode()}') are not allowed")
+    affected.add(target)
+    new = type(u)(target, u.new_value, u.old_value, u.new_target, u.msg,
+                  via_head=u.refname == b"HEAD", original=u.original)
+    u.log_only = True
+    u.no_deref = True
+    u.old_value = None
+    return new
+
+
+def check_old_value(u: QueuedUpdate, current: bytes, zero: bytes) -> None:
+    if u.old_value is not None and current != u.old_value:
+        raise TransactionError(old_value_mismatch(u.original, current, u.old_value, zero))
+
+
+def unresolvable(u: QueuedUpdate) -> TransactionError:
+    return TransactionError(f"cannot lock ref '{u.original.decode()}': unable to "
+                            f"resolve reference '{u.refname.decode()}'")
+
+
+def object_type(objects: Any, oid: bytes, types: dict[bytes, str]) -> str:
+    """The object's type name, cached in types; a ReftableError if it cannot be read."""
+    typ = types.get(oid)
+    if typ is None:
+        typ = objects.read_header(oid)[0]
+        types[oid] = typ
+    return typ
+
+
+def check_new_object(u: QueuedUpdate, objects: Any, types: dict[bytes, str]) -> None:
+    """git's checks on the object a ref is set to (nothing to check without objects)."""
+    oid = u.new_value
+    if objects is None or oid is None:
+        return
+    try:
+        typ = object_type(objects, oid, types)
+    except ReftableError:
+        raise TransactionError(f"trying to write ref '{u.refname.decode()}' with "
+                               f"nonexistent object {oid.hex()}") from None
+    if typ != "commit" and u.refname.startswith(b"refs/heads/"):
+        raise TransactionError(f"trying to write non-commit object {oid.hex()} "
+                               f"to branch '{u.refname.decode()}'")

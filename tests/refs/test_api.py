@@ -1,0 +1,70 @@
+"""The RefStore protocol on both backends: the same refs, as Refs and as ref records."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reftable_core.flags import Flags
+from reftable_core.refs.api import RefStore, ref_from_record
+from reftable_core.refs.reflog import log_mode, should_autocreate_reflog
+from reftable_core.repo import open_repo
+
+PREFIXES = [b"", b"r", b"refs/", b"refs/heads/", b"refs/heads/f", b"refs/tags/", b"HEAD", b"x"]
+
+
+@pytest.fixture()
+def repos(git, make_repo) -> dict[str, Path]:
+    out = {}
+    for fmt in ("files", "reftable"):
+        repo = make_repo(fmt, ref_format=fmt)
+        git.run(["commit", "-q", "--allow-empty", "-m", "one"], cwd=repo)
+        git.run(["branch", "feature/a"], cwd=repo)
+        git.run(["tag", "-a", "-m", "t", "v1"], cwd=repo)
+        git.run(["tag", "light"], cwd=repo)
+        git.run(["symbolic-ref", "refs/heads/sym", "refs/heads/main"], cwd=repo)
+        if fmt == "files":
+            git.run(["pack-refs", "--all"], cwd=repo)          # packed, with peeled ids
+        git.run(["branch", "feature/loose"], cwd=repo)             # loose over packed
+        out[fmt] = repo
+    return out
+
+
+def test_both_stores_give_the_same_records(repos: dict[str, Path]) -> None:
+    seen = {}
+    for fmt, path in repos.items():
+        repo = open_repo(path, Flags())
+        store = repo.refs
+        assert isinstance(store, RefStore)
+        got = {}
+        for prefix in PREFIXES:
+            records = list(store.iter_ref_records(prefix))
+            assert [ref_from_record(r) for r in records] == list(store.iter_refs(prefix))
+            got[prefix] = [(r.refname, r.value_type, r.target) for r in records]
+        sym = list(store.iter_ref_records(b"refs/heads/sym"))
+        assert [(r.value_type, r.target) for r in sym] == [(3, b"refs/heads/main")]
+        repo.close()
+        seen[fmt] = got
+    # the packed annotated tag carries its peeled id in the files store (value type 2),
+    # as the reftable store does; the names and kinds agree for every prefix
+    assert seen["files"] == seen["reftable"]
+    assert seen["files"][b"HEAD"] == [] and seen["files"][b"x"] == []
+    assert (b"refs/tags/v1", 2, None) in seen["files"][b"refs/tags/"]
+
+
+@pytest.mark.parametrize("config,mode", [
+    ({}, "normal"), ({"core.bare": "true"}, "none"), ({"core.bare": "2"}, "none"),
+    ({"core.logallrefupdates": "2"}, "normal"), ({"core.logallrefupdates": "ALWAYS"}, "always"),
+    ({"core.bare": "true", "core.logallrefupdates": "true"}, "normal"),
+    ({"core.logallrefupdates": "false"}, "none"), ({"core.logallrefupdates": ""}, "none"),
+])
+def test_log_mode_uses_gits_boolean_rule(config: dict[str, str], mode: str) -> None:
+    assert log_mode(config) == mode
+
+
+def test_should_autocreate_reflog() -> None:
+    assert should_autocreate_reflog("normal", b"refs/heads/x")
+    assert should_autocreate_reflog("normal", b"HEAD")
+    assert not should_autocreate_reflog("normal", b"refs/tags/x")
+    assert should_autocreate_reflog("always", b"refs/tags/x")
+    assert not should_autocreate_reflog("none", b"refs/heads/x")
