@@ -5,13 +5,15 @@ byte, least significant group first, high bit = continue -- NOT the reftable
 varint) followed by instructions: a byte with the high bit set is a COPY (bits
 0-3 select offset bytes, bits 4-6 size bytes, size 0 means 0x10000) from the
 base; a byte 1..127 is an INSERT of that many literal bytes; 0 is reserved.
-apply_delta(base, delta) -> bytes; every inconsistency (base size mismatch,
-copy past the base's end, truncated instruction, result size mismatch) raises
-FormatError with the offset inside the delta.
+apply_delta(base, delta, limit) -> bytes; every inconsistency (base size mismatch,
+copy past the base's end, truncated instruction, result size mismatch, a result
+size over limit) raises FormatError with the offset inside the delta. The output
+never grows past the declared result size by more than one instruction's copy.
 """
 from __future__ import annotations
 
 from ..errors import FormatError
+from .inflate import MAX_OBJECT_SIZE, check_size
 
 Buf = bytes | bytearray | memoryview
 
@@ -53,9 +55,10 @@ def delta_sizes(delta: Buf) -> tuple[int, int, int]:
     return base_size, result_size, off
 
 
-def apply_delta(base: Buf, delta: Buf) -> bytes:
-    """Return the object obtained by applying delta to base."""
+def apply_delta(base: Buf, delta: Buf, limit: int = MAX_OBJECT_SIZE) -> bytes:
+    """Return the object obtained by applying delta to base (at most limit bytes)."""
     base_size, result_size, off = delta_sizes(delta)
+    check_size(result_size, limit, "delta result", None, 0)
     blen = len(base)
     if base_size != blen:
         raise FormatError(f"delta base size {base_size} != actual base size {blen}", offset=0)

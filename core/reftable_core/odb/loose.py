@@ -1,8 +1,13 @@
 """Loose objects: objects/xx/yyyy..., each a zlib stream of "type size\\0data".
 
-Contract: decode_loose(raw, path) -> (type_name, data) (sans-IO, FormatError/ZlibError
-on corruption, size mismatch or unknown type); LooseStore(objects_dir, hash_len)
-answers has/read/read_header/iter_oids by file name.
+Contract: decode_loose(raw, path, max_size) -> (type_name, data) (sans-IO); the
+header must be git's ("<type> <size>\\0", size in canonical decimal, within its first
+64 bytes), the size within max_size, the stream must inflate to exactly that many
+bytes (inflation stops one byte past it, so a lying header cannot balloon) and
+nothing may follow the stream (git's "garbage at end of loose object"); anything
+else raises FormatError/ZlibError naming the file. LooseStore(objects_dir, hash_len,
+max_object_size) answers has/read/read_header/iter_oids by file name; read_header
+inflates only the header, reading the file as far as it takes.
 """
 from __future__ import annotations
 
@@ -11,43 +16,55 @@ import zlib
 from collections.abc import Iterator
 
 from ..errors import FormatError, NotExistError, ZlibError
+from .inflate import MAX_OBJECT_SIZE, check_size
 
 LOOSE_TYPES = ("commit", "tree", "blob", "tag")
+HEADER_MAX = 64
 
 
 def _parse_header(head: bytes, path: str | None) -> tuple[str, int, int]:
-    nul = head.find(b"\0")
+    nul = head.find(b"\0", 0, HEADER_MAX)
     if nul < 0:
-        raise FormatError("loose object header has no NUL", path, 0)
-    try:
-        tname, size_s = head[:nul].decode("ascii").split(" ")
-        size = int(size_s)
-    except (UnicodeDecodeError, ValueError):
-        raise FormatError("malformed loose object header", path, 0) from None
+        raise FormatError(f"loose object header has no NUL in its first {HEADER_MAX} bytes",
+                          path, 0)
+    tname_b, sp, size_b = head[:nul].partition(b" ")
+    if not sp or not size_b.isdigit() or (size_b[0] == 48 and len(size_b) > 1):
+        raise FormatError("malformed loose object header", path, 0)
+    tname = tname_b.decode("ascii", "replace")
     if tname not in LOOSE_TYPES:
         raise FormatError(f"unknown loose object type {tname!r}", path, 0)
-    return tname, size, nul + 1
+    return tname, int(size_b), nul + 1
 
 
-def decode_loose(raw: bytes, path: str | None = None) -> tuple[str, bytes]:
+def decode_loose(raw: bytes, path: str | None = None,
+                 max_size: int = MAX_OBJECT_SIZE) -> tuple[str, bytes]:
+    d = zlib.decompressobj()
     try:
-        d = zlib.decompressobj()
-        body = d.decompress(raw)
+        head = d.decompress(raw, HEADER_MAX)
+        tname, size, start = _parse_header(head, path)
+        check_size(size, max_size, f"loose {tname}", path, 0)
+        data = head[start:]
+        if len(data) <= size and not d.eof:
+            data += d.decompress(d.unconsumed_tail, size + 1 - len(data))
     except zlib.error as e:
         raise ZlibError(f"bad zlib stream: {e}", path, 0) from None
+    if len(data) > size:
+        raise FormatError(f"loose object longer than its header's size {size}", path, 0)
     if not d.eof:
         raise FormatError("truncated loose object", path, len(raw))
-    tname, size, start = _parse_header(body[:64], path)
-    data = body[start:]
     if len(data) != size:
         raise FormatError(f"loose object size {len(data)} != header {size}", path, 0)
+    if d.unused_data:
+        raise FormatError("garbage at end of loose object", path, len(raw) - len(d.unused_data))
     return tname, data
 
 
 class LooseStore:
-    def __init__(self, objects_dir: str, hash_len: int = 20) -> None:
+    def __init__(self, objects_dir: str, hash_len: int = 20,
+                 max_object_size: int = MAX_OBJECT_SIZE) -> None:
         self.dir = objects_dir
         self.hash_len = hash_len
+        self.max_object_size = max_object_size
 
     def path_of(self, oid: bytes) -> str:
         h = oid.hex()
@@ -63,17 +80,21 @@ class LooseStore:
                 raw = f.read()
         except FileNotFoundError:
             raise NotExistError(f"object {oid.hex()} not found") from None
-        return decode_loose(raw, p)
+        return decode_loose(raw, p, self.max_object_size)
 
     def read_header(self, oid: bytes) -> tuple[str, int]:
         p = self.path_of(oid)
+        d = zlib.decompressobj()
+        head = b""
         try:
             with open(p, "rb") as f:
-                raw = f.read(4096)
+                while b"\0" not in head and len(head) < HEADER_MAX and not d.eof:
+                    chunk = f.read(4096)
+                    if not chunk:
+                        break
+                    head += d.decompress(chunk, HEADER_MAX - len(head))
         except FileNotFoundError:
             raise NotExistError(f"object {oid.hex()} not found") from None
-        try:
-            head = zlib.decompressobj().decompress(raw, 64)
         except zlib.error as e:
             raise ZlibError(f"bad zlib stream: {e}", p, 0) from None
         tname, size, _ = _parse_header(head, p)

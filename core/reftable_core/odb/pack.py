@@ -10,23 +10,29 @@ is either cached (detached from the cache) or a full object, phase 2 inflates
 that base, phase 3 applies the deltas outward, adding every intermediate base to
 the delta base cache (the requested object itself is not cached).
 Every decoding problem raises FormatError/ZlibError naming the pack and offset;
-a REF_DELTA chain that loops raises FormatError instead of hanging.
+a REF_DELTA chain that loops raises FormatError instead of hanging. Sizes are
+checked before anything is allocated: an object size must fit 64 bits (git's
+"bad object header"), an object, delta or delta result read must fit
+max_object_size, and every inflate stops at the size its header declares.
+read_header(offset) -> (type_code, size) inflates only the delta-size varints of
+the first delta, however many compressed bytes they span, and applies nothing.
 """
 from __future__ import annotations
 
 import mmap
 import os
-import zlib
 
-from ..errors import FormatError, ZlibError
-from .delta import apply_delta, decode_size
+from ..errors import FormatError
+from .delta import apply_delta, delta_sizes
 from .delta_cache import DeltaBaseCache
 from .idx import PackIndex
+from .inflate import MAX_OBJECT_SIZE, check_size, inflate_exact, inflate_prefix
 
 OBJ_COMMIT, OBJ_TREE, OBJ_BLOB, OBJ_TAG = 1, 2, 3, 4
 OBJ_OFS_DELTA, OBJ_REF_DELTA = 6, 7
 TYPE_NAMES = {1: "commit", 2: "tree", 3: "blob", 4: "tag"}
 TYPE_CODES = {v: k for k, v in TYPE_NAMES.items()}
+DELTA_HEAD_MAX = 22     # two delta-size varints of at most 11 bytes each (see decode_size)
 
 
 def decode_obj_header(buf, pos: int) -> tuple[int, int, int]:
@@ -43,6 +49,8 @@ def decode_obj_header(buf, pos: int) -> tuple[int, int, int]:
         shift += 7
         if shift > 70:
             raise FormatError("pack object header size too long", offset=pos)
+    if size >> 64:
+        raise FormatError(f"pack object size {size} does not fit 64 bits", offset=pos)
     return typ, size, pos
 
 
@@ -61,8 +69,10 @@ def decode_ofs(buf, pos: int) -> tuple[int, int]:
 
 
 class Pack:
-    def __init__(self, path: str, idx: PackIndex, pack_key: int) -> None:
+    def __init__(self, path: str, idx: PackIndex, pack_key: int,
+                 max_object_size: int = MAX_OBJECT_SIZE) -> None:
         self.path = path
+        self.max_object_size = max_object_size
         self.idx = idx
         self.key = pack_key            # stands for git's packed_git pointer
         self.hash_len = hl = idx.hash_len
@@ -111,7 +121,7 @@ class Pack:
         except IndexError:
             raise FormatError("truncated object header", self.path, offset) from None
         except FormatError as e:
-            raise e.located(self.path) from None
+            raise FormatError(e.msg, self.path, offset) from None
 
     def delta_base(self, typ: int, pos: int, obj_offset: int) -> tuple[int, int]:
         """(base_offset, pos after the base reference) for a delta object."""
@@ -137,40 +147,7 @@ class Pack:
 
     def inflate(self, pos: int, size: int) -> bytes:
         """Inflate the zlib stream at pos; it must produce exactly size bytes."""
-        end = self.end
-        mv = self._mv
-        d = zlib.decompressobj()
-        chunk = size + (size >> 3) + 64
-        p = pos
-        try:
-            q = min(end, p + chunk)
-            out = d.decompress(mv[p:q], size + 1)
-            if not d.eof:
-                parts = [out]
-                total = len(out)
-                while not d.eof:
-                    if total > size:
-                        break
-                    tail = d.unconsumed_tail
-                    if tail:
-                        more = d.decompress(tail, size + 1 - total)
-                    else:
-                        if q >= end:
-                            raise FormatError("truncated zlib stream (pack ends)", self.path, pos)
-                        p = q
-                        q = min(end, p + max(chunk, 65536))
-                        more = d.decompress(mv[p:q], size + 1 - total)
-                    if not more and not d.unconsumed_tail and q >= end and not d.eof:
-                        raise FormatError("truncated zlib stream (pack ends)", self.path, pos)
-                    parts.append(more)
-                    total += len(more)
-                out = b"".join(parts)
-        except zlib.error as e:
-            raise ZlibError(f"bad zlib stream: {e}", self.path, pos) from None
-        if len(out) != size or not d.eof:
-            raise FormatError(f"inflated size mismatch (header says {size}, got "
-                              f"{len(out)}{'' if d.eof else '+'})", self.path, pos)
-        return out
+        return inflate_exact(self._mv, pos, self.end, size, self.path)
 
     # -- git's unpack_entry ---------------------------------------------------
     def read(self, offset: int, cache: DeltaBaseCache) -> tuple[int, bytes]:
@@ -223,6 +200,7 @@ class Pack:
         if data is None:
             if typ == 0 or typ == 5:
                 raise FormatError(f"unknown object type {typ}", self.path, curpos)
+            check_size(size, self.max_object_size, TYPE_NAMES[typ], self.path, curpos)
             data = self.inflate(pos, size)
         # phase 3: apply the deltas, caching every base on the way out
         assert data is not None
@@ -230,34 +208,31 @@ class Pack:
         inflate = self.inflate
         add = cache.add
         path = self.path
+        limit = self.max_object_size
         cache.stats.deltas += len(stack)
         while stack:
             add(key, obj_off, data, typ)
             obj_off, pos, dsize = stack.pop()
+            check_size(dsize, limit, "delta", path, obj_off)
             delta = inflate(pos, dsize)
             try:
-                data = apply_delta(data, delta)
+                data = apply_delta(data, delta, limit)
             except FormatError as e:
-                raise FormatError(f"bad delta: {e.msg}", path, pos) from None
+                raise FormatError(f"bad delta: {e.msg}", path, obj_off) from None
         return typ, data
 
     def read_header(self, offset: int) -> tuple[int, int]:
         """(type_code, size) without applying deltas: walk the chain's headers for
-        the type and inflate only the start of the first delta for the size."""
+        the type and inflate only the size varints of the first delta for the size."""
         typ, size, pos = self.header(offset)
         if typ < OBJ_OFS_DELTA:
             return typ, size
         base, pos = self.delta_base(typ, pos, offset)
-        d = zlib.decompressobj()
+        head = inflate_prefix(self._mv, pos, self.end, DELTA_HEAD_MAX, self.path)
         try:
-            head = d.decompress(self._mv[pos:min(self.end, pos + 64)], 32)
-        except zlib.error as e:
-            raise ZlibError(f"bad zlib stream: {e}", self.path, pos) from None
-        try:
-            _, o = decode_size(head, 0)
-            result_size, _ = decode_size(head, o)
+            _, result_size, _ = delta_sizes(head)
         except FormatError as e:
-            raise e.located(self.path, pos) from None
+            raise FormatError(f"delta header: {e.msg}", self.path, pos) from None
         cur = base
         seen = {offset}
         while True:

@@ -1,8 +1,10 @@
 """ObjectStore: several packs, loose objects and alternates behind one API.
 
-Contract: open_object_store(path, hash_algo=None, flags=Flags()) where path is a
-git dir or an objects dir; hash_algo None reads extensions.objectFormat from the
-git dir's config (default sha1). The store owns one delta base cache built from
+Contract: open_object_store(path, hash_algo=None, flags=Flags(), max_object_size=
+MAX_OBJECT_SIZE) where path is a git dir or an objects dir; hash_algo None reads
+extensions.objectFormat from the git dir's config (default sha1); no read
+allocates an object (or delta) declared larger than max_object_size: it raises
+FormatError instead (read_header still reports such sizes). The store owns one delta base cache built from
 flags (see delta_cache). API:
   has(oid) -> bool; read(oid) -> (type_name, data) (NotExistError if missing);
   read_header(oid) -> (type_name, size); peel(oid) -> id of the first non-tag object;
@@ -20,6 +22,7 @@ from ..errors import FormatError, NotExistError
 from ..flags import Flags
 from .delta_cache import CacheStats, DeltaBaseCache, make_delta_cache
 from .idx import PackIndex
+from .inflate import MAX_OBJECT_SIZE
 from .loose import LooseStore
 from .pack import TYPE_NAMES, Pack
 
@@ -67,19 +70,20 @@ def _objects_dirs(objdir: str, seen: set[str]) -> list[str]:
 
 class ObjectStore:
     def __init__(self, objects_dir: str, hash_algo: str = "sha1",
-                 flags: Flags | None = None) -> None:
+                 flags: Flags | None = None, max_object_size: int = MAX_OBJECT_SIZE) -> None:
         if hash_algo not in HASH_LEN:
             raise FormatError(f"unknown object format {hash_algo!r}")
         self.objects_dir = objects_dir
         self.hash_algo = hash_algo
         self.hash_len = hl = HASH_LEN[hash_algo]
         self.flags = flags or Flags()
+        self.max_object_size = max_object_size
         self.cache: DeltaBaseCache = make_delta_cache(self.flags)
         self.packs: list[Pack] = []
         self.loose: list[LooseStore] = []
         try:
             for d in _objects_dirs(objects_dir, set()):
-                self.loose.append(LooseStore(d, hl))
+                self.loose.append(LooseStore(d, hl, max_object_size))
                 self._add_packs(os.path.join(d, "pack"))
         except BaseException:
             self.close()
@@ -103,7 +107,7 @@ class ObjectStore:
             with open(idx_path, "rb") as f:
                 idx = PackIndex(f.read(), self.hash_len, idx_path)
             key = _PACK_KEY_BASE + len(self.packs) * _PACK_KEY_STEP
-            self.packs.append(Pack(pack_path, idx, key))
+            self.packs.append(Pack(pack_path, idx, key, self.max_object_size))
 
     # -- API -------------------------------------------------------------------
     @property
@@ -210,7 +214,8 @@ _CODES = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
 
 
 def open_object_store(path: str | os.PathLike[str], hash_algo: str | None = None,
-                      flags: Flags | None = None) -> ObjectStore:
+                      flags: Flags | None = None,
+                      max_object_size: int = MAX_OBJECT_SIZE) -> ObjectStore:
     """Open the object store of a git dir (or of an objects dir directly)."""
     path = os.fspath(path)
     if os.path.isdir(os.path.join(path, "objects")):
@@ -224,4 +229,4 @@ def open_object_store(path: str | os.PathLike[str], hash_algo: str | None = None
         raise NotExistError(f"no object store at {path}")
     if hash_algo is None:
         hash_algo = detect_object_format(gitdir)
-    return ObjectStore(objdir, hash_algo, flags)
+    return ObjectStore(objdir, hash_algo, flags, max_object_size)
