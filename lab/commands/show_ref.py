@@ -20,6 +20,7 @@ from typing import Any
 
 from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags
+from reftable_core.refs.api import SeekableRefStore
 from reftable_core.refs.refname import check_refname_format, refname_is_safe
 from reftable_core.repo import Repo
 
@@ -214,9 +215,6 @@ def _resolve_oid(store: Any, name: bytes) -> tuple[bytes, bytes | None] | None:
 
 def _iter_resolved(store: Any, prefix: bytes) -> Iterator[tuple[bytes, bytes | None, bytes | None]]:
     """(name, oid or None if broken, peeled) for each ref under prefix, in order."""
-    if not hasattr(store, "iter_ref_records"):
-        yield from _iter_resolved_refs(store, prefix)
-        return
     for rec in store.iter_ref_records(prefix):
         vt = rec.value_type
         if vt == 1:
@@ -226,19 +224,6 @@ def _iter_resolved(store: Any, prefix: bytes) -> Iterator[tuple[bytes, bytes | N
         else:
             r = _resolve_oid(store, rec.refname)
             yield (rec.refname, r[0], r[1]) if r else (rec.refname, None, None)
-
-
-# TODO(lead): FilesRefStore has no iter_ref_records on this branch (another helper adds
-# it to both stores and to the RefStore protocol); once merged, delete this function
-# and the hasattr() test in _iter_resolved.
-def _iter_resolved_refs(store: Any, prefix: bytes
-                        ) -> Iterator[tuple[bytes, bytes | None, bytes | None]]:
-    for ref in store.iter_refs(prefix):
-        if ref.target is not None:
-            r = _resolve_oid(store, ref.name)
-            yield (ref.name, r[0], r[1]) if r else (ref.name, None, None)
-        else:
-            yield ref.name, ref.value, ref.peeled
 
 
 def _tail_matches(name: bytes, pats: list[tuple[bytes, int]]) -> bool:
@@ -274,7 +259,7 @@ def _show_patterns(store: Any, objs: _Objects, o: dict[str, Any], patterns: list
             prefixes.append(b"refs/tags/")
     else:
         prefixes.append(b"")
-    if hasattr(store, "ref_record_iter"):       # reftable: the merged iterator itself
+    if isinstance(store, SeekableRefStore):     # reftable: the merged iterator itself
         return _show_records(store, objs, o, pats, prefixes, found, out)
     has = objs.has
     good = objs.good

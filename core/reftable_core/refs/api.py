@@ -99,3 +99,16 @@ def ref_from_record(rec: RefRecord) -> Ref:
     if vt == REF_VAL2:
         return Ref(rec.refname, rec.value, rec.target_value, None)
     return Ref(rec.refname, rec.value, None, None)
+
+
+@runtime_checkable
+class SeekableRefStore(RefStore, Protocol):
+    """A RefStore whose refs come from one merged, seekable record iterator (the
+    reftable backend). show-ref's hot loop reads that iterator itself, as git's
+    show-ref reads the merged iterator; the files backend has no such iterator
+    (loose and packed refs are merged by name) and is read through iter_ref_records."""
+
+    def ref_record_iter(self, start: bytes) -> Iterator[RefRecord]:
+        """Raw ref records from start to the end of the refs, deletions suppressed;
+        the caller stops at its own bound."""
+        ...
