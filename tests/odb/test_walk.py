@@ -19,9 +19,9 @@ from reftable_core.odb.walk import (
     walk_log_S,
 )
 
-from lab.benchmarks.bench_odb import make_history
 from lab.cli import main as cli_main
 from lab.gitbin import GitRunner, hermetic_env
+from tests.helpers.odb import make_history
 
 NEEDLES = ["foo bar", "omega", "thud\nalpha", "zeta zeta"]
 
