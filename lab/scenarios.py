@@ -15,8 +15,9 @@ from itertools import product
 from pathlib import Path
 from typing import Any, Iterable
 
-import data_gen
 from reftable_core.flags import FLAG_INFO, Flags, baseline
+
+import data_gen
 
 
 @dataclass(frozen=True)

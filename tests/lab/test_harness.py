@@ -9,16 +9,25 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
 import pyperf
+import pytest
+from reftable_core.flags import FLAG_INFO, Flags, baseline
+
 from lab.cli import main
-from lab.harness import (ROUND_KEY, BenchError, ScenarioResult, VariantResult, compute_ratios,
-                         load_runs, round_orders, rounds_benchmark, run_scenario)
+from lab.harness import (
+    ROUND_KEY,
+    BenchError,
+    ScenarioResult,
+    VariantResult,
+    compute_ratios,
+    load_runs,
+    round_orders,
+    rounds_benchmark,
+    run_scenario,
+)
 from lab.report import load_results, markdown, render
 from lab.scenarios import SCENARIOS, DatasetRef, Scenario
 from lab.workloads import build
-from reftable_core.flags import FLAG_INFO, Flags, baseline
 
 
 def test_flags_command_lists_every_flag(capsys: pytest.CaptureFixture[str]) -> None:
