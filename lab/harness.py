@@ -18,7 +18,17 @@ Two schedules:
   runs right after each other one equally often and in every position). The
   loop count pyperf calibrates in a variant's first round is kept for its later
   rounds. Every value is kept with its round, and ratios between variants are
-  paired by round (lab.stats.paired_ratio_ci).
+  paired by round (lab.stats.paired_ratio_ci). With within_process, all rounds
+  run in one lab.interleave process instead.
+
+Results: every value is in pyperf JSON (its Run / Benchmark / BenchmarkSuite
+model): one file per variant (<scenario>.<label>.json, one benchmark named
+<scenario>[<label>]) or, within one process, one suite for all variants
+(<scenario>.interleave.json). A run's round is its "lab_round" metadata
+(ROUND_KEY). <scenario>.result.json names those files and holds what pyperf
+does not (scenario, dataset, parameters, round order, ratios); from_json reads
+the values back from the pyperf files, so `reftable-lab report` and the
+harness read one format.
 """
 from __future__ import annotations
 
@@ -31,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+import pyperf
 from reftable_core.flags import Flags
 
 from .scenarios import SCENARIOS, Scenario, Variant
@@ -46,14 +57,19 @@ class BenchError(RuntimeError):
     pass
 
 
+# pyperf run metadata: the interleaved round (1, 2, ...) a run's values belong to
+ROUND_KEY = "lab_round"
+
+
 @dataclass
 class VariantResult:
     label: str
     kind: str                   # "flags" | "peer"
     spec: str                   # flags spec or command line
     values: list[float]
-    json_path: str
+    json_path: str              # the pyperf JSON file holding the values
     rounds: list[list[float]] = field(default_factory=list)   # interleaved: values per round
+    benchmark: str = ""         # the benchmark's name in that file ("": its only one)
 
     def summary(self) -> dict[str, float]:
         return summarize(self.values).as_dict()
@@ -74,24 +90,35 @@ class ScenarioResult:
     round_order: list[list[str]] = field(default_factory=list)  # interleaved: labels per round
 
     def to_json(self) -> dict[str, Any]:
+        """The result file's content; each variant's values stay in its pyperf file
+        ("json": the file name, in the directory of the result file)."""
         return {
             "scenario": self.scenario, "scale": self.scale, "dataset": self.dataset,
             "params": self.params, "published": self.published, "seed": self.seed,
             "started": self.started, "elapsed": self.elapsed, "round_order": self.round_order,
-            "variants": [{"label": v.label, "kind": v.kind, "spec": v.spec, "values": v.values,
-                          "rounds": v.rounds, "json": v.json_path, "summary": v.summary()}
+            "variants": [{"label": v.label, "kind": v.kind, "spec": v.spec,
+                          "json": Path(v.json_path).name, "benchmark": v.benchmark,
+                          "summary": v.summary()}
                          for v in self.variants],
             "ratios": self.ratios,
         }
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "ScenarioResult":
+    def from_json(cls, d: dict[str, Any], run_dir: Path | str = ".") -> "ScenarioResult":
+        """A result file's content, the values read from the pyperf files in run_dir.
+        (Result files written before the values moved there hold them inline.)"""
         r = cls(d["scenario"], d["scale"], d["dataset"], d["params"], published=d["published"],
                 seed=d.get("seed", ""), started=d.get("started", 0.0), elapsed=d.get("elapsed", 0.0),
                 round_order=d.get("round_order", []))
-        r.variants = [VariantResult(v["label"], v["kind"], v["spec"], v["values"], v["json"],
-                                    rounds=v.get("rounds", []))
-                      for v in d["variants"]]
+        for v in d["variants"]:
+            path = Path(run_dir) / Path(v["json"]).name
+            name = v.get("benchmark", "")
+            if "values" in v:
+                values, rounds = v["values"], v.get("rounds", [])
+            else:
+                values, rounds = load_runs(path, name)
+            r.variants.append(VariantResult(v["label"], v["kind"], v["spec"], values, str(path),
+                                            rounds=rounds, benchmark=name))
         r.ratios = d["ratios"]
         return r
 
@@ -114,18 +141,47 @@ def round_mode_args(mode: str, loops: int | None = None) -> list[str]:
     return args
 
 
-def load_values(json_path: Path) -> list[float]:
-    import pyperf
+def _benchmarks(json_path: Path, name: str = "") -> list[pyperf.Benchmark]:
     suite = pyperf.BenchmarkSuite.load(str(json_path))
+    return [suite.get_benchmark(name)] if name else suite.get_benchmarks()
+
+
+def load_values(json_path: Path, name: str = "") -> list[float]:
+    """Every value of a pyperf file (of its benchmark `name`, if given)."""
+    return load_runs(json_path, name)[0]
+
+
+def load_runs(json_path: Path, name: str = "") -> tuple[list[float], list[list[float]]]:
+    """(values, values per round) of a pyperf file, or of its benchmark `name`:
+    rounds from the runs' ROUND_KEY metadata, in round order ([] when no run has one)."""
     values: list[float] = []
-    for bench in suite.get_benchmarks():
-        values.extend(bench.get_values())
-    return values
+    by_round: dict[int, list[float]] = {}
+    for bench in _benchmarks(json_path, name):
+        for run in bench.get_runs():
+            values.extend(run.values)
+            r = run.get_metadata().get(ROUND_KEY)
+            if r is not None and run.values:
+                by_round.setdefault(int(r), []).extend(run.values)
+    return values, [by_round[r] for r in sorted(by_round)]
+
+
+def rounds_benchmark(name: str, rounds: Sequence[Sequence[float]],
+                     metadata: dict[str, Any] | None = None,
+                     warmups: Sequence[float] = (), numbered: bool = True) -> pyperf.Benchmark:
+    """A pyperf Benchmark of one run per round (loops 1; the warm-up values go to the
+    first run), its round in ROUND_KEY unless numbered is False. The machine's
+    metadata is collected once, as pyperf collects it for a run."""
+    common = {**pyperf.Run([1.0], collect_metadata=True).get_metadata(), **(metadata or {}),
+              "name": name, "loops": 1}
+    runs = [pyperf.Run(values, warmups=[(1, w) for w in warmups] if i == 1 else None,
+                       metadata={**common, **({ROUND_KEY: i} if numbered else {})},
+                       collect_metadata=False)
+            for i, values in enumerate(rounds, 1)]
+    return pyperf.Benchmark(runs)
 
 
 def load_loops(json_path: Path) -> int | None:
     """The loops per value of a pyperf file's runs (None when they differ or are missing)."""
-    import pyperf
     suite = pyperf.BenchmarkSuite.load(str(json_path))
     loops = {run.get_loops() for bench in suite.get_benchmarks() for run in bench.get_runs()
              if run.values}
@@ -168,11 +224,15 @@ def _run(cmd: Sequence[str], env: dict[str, str] | None = None) -> None:
                          f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
 
 
+def _bench_name(scenario: Scenario, variant: Variant) -> str:
+    return f"{scenario.name}[{variant.label}]"
+
+
 def _worker_cmd(scenario: Scenario, gitdir: Path, params: dict[str, Any],
                 variant: Variant) -> list[str]:
-    return [sys.executable, "-m", "lab.worker", "--workload", variant.workload or scenario.workload,
+    return [sys.executable, "-m", "lab.worker", "--workload", variant.workload,
             "--gitdir", str(gitdir), "--params", json.dumps(params),
-            "--lab-flags", variant.flags.to_spec(), "--name", f"{scenario.name}[{variant.label}]",
+            "--lab-flags", variant.flags.to_spec(), "--name", _bench_name(scenario, variant),
             "--quiet"]
 
 
@@ -181,9 +241,10 @@ def _variant_json(scenario: Scenario, variant: Variant, out_dir: Path) -> Path:
 
 
 def _empty_result(scenario: Scenario, variant: Variant, out: Path) -> VariantResult:
-    kind = "peer" if variant.workload else "flags"
-    spec = variant.workload if variant.workload else variant.flags.to_spec(only_changed_from=Flags())
-    return VariantResult(variant.label, kind, spec, [], str(out))
+    kind = "peer" if variant.peer else "flags"
+    spec = variant.workload if variant.peer else variant.flags.to_spec(only_changed_from=Flags())
+    return VariantResult(variant.label, kind, spec, [], str(out),
+                         benchmark=_bench_name(scenario, variant))
 
 
 def time_variant(scenario: Scenario, gitdir: Path, params: dict[str, Any], variant: Variant,
@@ -202,16 +263,13 @@ def time_round(scenario: Scenario, gitdir: Path, params: dict[str, Any], variant
     """One interleaved round of a variant: append its values to res (and its pyperf JSON)."""
     out = Path(res.json_path)
     loops = load_loops(out) if res.rounds else None
-    _run([*_worker_cmd(scenario, gitdir, params, variant), "--append", str(out),
-          *round_mode_args(mode, loops)])
-    values = load_values(out)
-    new = values[len(res.values):]
-    if not new:
-        raise BenchError(f"{scenario.name}[{variant.label}]: no values from round "
-                         f"{len(res.rounds) + 1} in {out}")
-    res.values = values
-    res.rounds.append(new)
-    return new
+    r = len(res.rounds) + 1
+    _run([*_worker_cmd(scenario, gitdir, params, variant), "--round", str(r),
+          "--append", str(out), *round_mode_args(mode, loops)])
+    res.values, res.rounds = load_runs(out, res.benchmark)
+    if len(res.rounds) != r:
+        raise BenchError(f"{res.benchmark}: no values from round {r} in {out}")
+    return res.rounds[-1]
 
 
 def time_within_process(scenario: Scenario, gitdir: Path, params: dict[str, Any],
@@ -223,8 +281,9 @@ def time_within_process(scenario: Scenario, gitdir: Path, params: dict[str, Any]
     out = out_dir / f"{scenario.name}.interleave.json"
     out.unlink(missing_ok=True)
     spec = {"gitdir": str(gitdir), "params": params, "warmups": 1, "order": order,
-            "variants": [{"label": v.label, "workload": v.workload or scenario.workload,
-                          "flags": v.flags.to_spec()} for v in variants]}
+            "variants": [{"label": v.label, "name": _bench_name(scenario, v),
+                          "workload": v.workload, "flags": v.flags.to_spec()}
+                         for v in variants]}
     spec_path.write_text(json.dumps(spec, indent=1))
     cmd = [sys.executable, "-m", "lab.interleave", "--spec", str(spec_path), "-o", str(out)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -237,12 +296,10 @@ def time_within_process(scenario: Scenario, gitdir: Path, params: dict[str, Any]
     err = proc.stderr.read() if proc.stderr else ""
     if proc.wait() != 0:
         raise BenchError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{err[-4000:]}")
-    got = json.loads(out.read_text())["rounds"]
     results = {}
     for v in variants:
         res = _empty_result(scenario, v, out)
-        res.rounds = got[v.label]
-        res.values = [x for rnd in res.rounds for x in rnd]
+        res.values, res.rounds = load_runs(out, res.benchmark)
         results[v.label] = res
     return results
 
@@ -276,7 +333,7 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
     result = ScenarioResult(scenario.name, scale, str(dataset.path), params,
                             published=scenario.published, seed=scenario.seed, started=time.time())
     variants = [v for v in scenario.variants()
-                if (only is None or v.label in only) and (peers or v.workload is None)]
+                if (only is None or v.label in only) and (peers or not v.peer)]
     steps = len(variants) * (rounds or 1)
     bar = tqdm(total=steps, desc=scenario.name, unit="run", file=sys.stderr,
                disable=not progress) if tqdm else None

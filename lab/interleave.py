@@ -5,19 +5,20 @@ Run by the harness (`reftable-lab bench --rounds R --within-process`):
     python -m lab.interleave --spec spec.json -o out.json
 
 spec.json: {"gitdir": D, "params": {...}, "warmups": W,
-            "variants": [{"label": L, "workload": NAME, "flags": SPEC}, ...],
+            "variants": [{"label": L, "name": BENCH, "workload": NAME, "flags": SPEC}, ...],
             "order": [[L, ...], ...]}        # one row per round
 
-Each variant's workload factory (lab.workloads.WORKLOADS) is built once, with
-its own flags; each is warmed up W times; then round by round, in the round's
-order, each variant's time_func(1) gives one value. Consecutive values of two
-variants are seconds apart instead of minutes (one pyperf process per variant
-and round), so a machine whose speed changes over minutes (a shared VM) biases
-them alike and the per-round ratio cancels it. One line "round<TAB>label<TAB>
-seconds" per value goes to stdout (the harness's progress bar); out.json holds
-{"rounds": {label: [[seconds], ...]}, "order": [...]} at the end. The price:
-the variants share one interpreter (allocator state, imported modules), which
-the changing order spreads over all of them.
+Each variant's time_func comes from lab.workloads.build, with its own flags;
+each is warmed up W times; then round by round, in the round's order, each
+variant's time_func(1) gives one value. Consecutive values of two variants are
+seconds apart instead of minutes (one pyperf process per variant and round),
+so a machine whose speed changes over minutes (a shared VM) biases them alike
+and the per-round ratio cancels it. One line "round<TAB>label<TAB>seconds" per
+value goes to stdout (the harness's progress bar); out.json is a pyperf
+BenchmarkSuite at the end: one benchmark per variant (named BENCH), one run
+per round carrying its round number (lab.harness.ROUND_KEY), the warm-ups in
+the first run. The price: the variants share one interpreter (allocator state,
+imported modules), which the changing order spreads over all of them.
 """
 from __future__ import annotations
 
@@ -25,32 +26,37 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from reftable_core.flags import Flags
+import pyperf
+
+from .harness import rounds_benchmark
+from .workloads import build
 
 
-def run(spec: dict[str, Any], out: Path, stream: Any = sys.stdout) -> dict[str, Any]:
-    from lab.workloads import WORKLOADS
+def run(spec: dict[str, Any], out: Path, stream: TextIO = sys.stdout) -> pyperf.BenchmarkSuite:
     gitdir = Path(spec["gitdir"])
-    params = spec["params"]
-    funcs = {}
-    for v in spec["variants"]:
-        factory = WORKLOADS[v["workload"]]
-        funcs[v["label"]] = factory(gitdir, params, Flags().with_spec(v["flags"]))
+    variants = {v["label"]: v for v in spec["variants"]}
+    funcs = {label: build(v["workload"], v["flags"], gitdir, spec["params"])
+             for label, v in variants.items()}
     order = spec["order"]
+    warmups: dict[str, list[float]] = {label: [] for label in funcs}
     for _ in range(int(spec.get("warmups", 1))):
         for label in (order[0] if order else list(funcs)):
-            funcs[label](1)
+            warmups[label].append(funcs[label](1))
     rounds: dict[str, list[list[float]]] = {label: [] for label in funcs}
     for r, row in enumerate(order, 1):
         for label in row:
             t = funcs[label](1)
             rounds[label].append([t])
             print(f"{r}\t{label}\t{t!r}", file=stream, flush=True)
-    result = {"rounds": rounds, "order": order}
-    out.write_text(json.dumps(result))
-    return result
+    suite = pyperf.BenchmarkSuite([
+        rounds_benchmark(v["name"], rounds[label],
+                         {"lab_workload": v["workload"], "lab_flags": v["flags"]},
+                         warmups=warmups[label])
+        for label, v in variants.items() if rounds[label]])
+    suite.dump(str(out), replace=True)
+    return suite
 
 
 def main(argv: list[str] | None = None) -> int:

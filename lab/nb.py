@@ -19,7 +19,9 @@ from reftable_core.flags import FLAG_INFO, PACKED_LOOKUPS, PACKED_READERS, REFNA
 
 from .harness import ScenarioResult
 from .report import markdown, plot
+from .scenarios import SCENARIOS
 from .stats import format_seconds, summarize
+from .workloads import build
 
 LAB_ROOT = Path(__file__).resolve().parent.parent
 
@@ -91,7 +93,7 @@ def run_bench(scenario: str, scale: str = "small", mode: str = "quick",
         raise RuntimeError(f"bench failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     report = Path(proc.stdout.strip().splitlines()[-1].split("report: ", 1)[1])
     data = json.loads((report.parent / f"{scenario}.result.json").read_text())
-    return ScenarioResult.from_json(data)
+    return ScenarioResult.from_json(data, report.parent)
 
 
 def show(result: ScenarioResult) -> None:
@@ -107,14 +109,12 @@ def quick_time(scenario: str, variants: dict[str, Flags], scale: str = "small",
                repeat: int = 3, datasets: Path | str | None = None) -> dict[str, dict[str, float]]:
     """In-kernel timings (best and mean of `repeat` runs) for a few flag values: for
     exploring, not for reporting (use run_bench for numbers with confidence intervals)."""
-    from lab import workloads
-    from lab.scenarios import SCENARIOS
     sc = SCENARIOS[scenario]
     ds = sc.dataset(scale, datasets if datasets is not None else LAB_ROOT / "datasets")
     params = sc.params(scale)
     out: dict[str, dict[str, float]] = {}
     for label, flags in variants.items():
-        tf = workloads.WORKLOADS[sc.workload](ds.gitdir, params, flags)
+        tf = build(sc.workload, flags, ds.gitdir, params)
         times = [tf(1) for _ in range(repeat)]
         s = summarize(times)
         out[label] = {"best": min(times), "mean": s.mean}

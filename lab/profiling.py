@@ -1,9 +1,9 @@
 """Profile a scenario's workload: line_profiler on its hot loops, scalene, cProfile.
 
-Contract: each function runs the workload with the given flags on the
-scenario's dataset and writes the profiler's text output to `out`, returning
-that path. line_profiler and cProfile run in-process; scalene runs
-`lab.run_once` in a subprocess (it must own the interpreter).
+Contract: each function runs the workload (lab.workloads.build) with the given
+flags on the scenario's dataset and writes the profiler's text output to `out`,
+returning that path. line_profiler and cProfile run in-process; scalene runs
+`lab/worker.py --once` in a subprocess (it must own the interpreter).
 
 line_profiler profiles the scenario's `hot` entries: "module:qualname" names a
 function, "module:factory()" calls factory(flags) for the function(s) to profile
@@ -28,7 +28,9 @@ from typing import Any, Callable
 
 from reftable_core.flags import Flags
 
+from . import worker
 from .scenarios import Scenario
+from .workloads import TimeFunc, build
 
 
 def resolve_dotted(dotted: str) -> Callable[..., Any]:
@@ -97,11 +99,10 @@ def write_line_stats(lp: Any, out: Path) -> Path:
     return out
 
 
-def _prepare(scenario: Scenario, scale: str, flags: Flags, datasets_dir: Path | None):
-    from lab.workloads import WORKLOADS
-    ds = scenario.dataset(scale, datasets_dir)
-    params = scenario.params(scale)
-    return ds, params, WORKLOADS[scenario.workload](ds.gitdir, params, flags)
+def _time_func(scenario: Scenario, scale: str, flags: Flags,
+               datasets_dir: Path | None) -> TimeFunc:
+    return build(scenario.workload, flags, scenario.dataset(scale, datasets_dir).gitdir,
+                 scenario.params(scale))
 
 
 def line_profile(scenario: Scenario, scale: str, flags: Flags, out: Path, loops: int = 1,
@@ -113,7 +114,7 @@ def line_profile(scenario: Scenario, scale: str, flags: Flags, out: Path, loops:
     for entry in scenario.hot:
         for func in resolve_hot(entry, flags):
             lp.add_function(func)
-    _, _, time_func = _prepare(scenario, scale, flags, datasets_dir)
+    time_func = _time_func(scenario, scale, flags, datasets_dir)
     lp.enable_by_count()
     try:
         time_func(loops)
@@ -124,7 +125,7 @@ def line_profile(scenario: Scenario, scale: str, flags: Flags, out: Path, loops:
 
 def c_profile(scenario: Scenario, scale: str, flags: Flags, out: Path, loops: int = 1,
               datasets_dir: Path | None = None) -> Path:
-    _, _, time_func = _prepare(scenario, scale, flags, datasets_dir)
+    time_func = _time_func(scenario, scale, flags, datasets_dir)
     prof = cProfile.Profile()
     prof.enable()
     try:
@@ -142,9 +143,8 @@ def scalene_profile(scenario: Scenario, scale: str, flags: Flags, out: Path, loo
     ds = scenario.dataset(scale, datasets_dir)
     params = scenario.params(scale)
     json_out = out.with_suffix(".json")
-    run_once = Path(__file__).with_name("run_once.py")
-    cmd = [sys.executable, "-m", "scalene", "run", "-o", str(json_out), str(run_once), "---",
-           "--workload", scenario.workload, "--gitdir", str(ds.gitdir),
+    cmd = [sys.executable, "-m", "scalene", "run", "-o", str(json_out), worker.__file__, "---",
+           "--once", "--workload", scenario.workload, "--gitdir", str(ds.gitdir),
            "--params", json.dumps(params), "--lab-flags", flags.to_spec(), "--loops", str(loops)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0 or not json_out.exists():

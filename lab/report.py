@@ -3,7 +3,8 @@
 Contract: render(results, out_dir) writes report.md and one PNG per scenario
 (time per variant with its 95 % CI, and the ratios with their bootstrap CIs)
 and returns the report path. Input is ScenarioResult objects or the
-<scenario>.result.json files the harness wrote.
+<scenario>.result.json files the harness wrote (their values read from the
+pyperf JSON files beside them, as the harness reads them).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from .stats import format_seconds, summarize
 
 
 def load_results(run_dir: Path) -> list[ScenarioResult]:
-    return [ScenarioResult.from_json(json.loads(p.read_text()))
+    return [ScenarioResult.from_json(json.loads(p.read_text()), p.parent)
             for p in sorted(Path(run_dir).glob("*.result.json"))]
 
 

@@ -1,25 +1,31 @@
 """The lab's scenarios: each reproduces one seed thread's benchmark.
 
 Contract: a Scenario names a data_gen preset (with parameters per scale), a
-workload (a key of lab.workloads.WORKLOADS, timed in pyperf workers), the
+workload (a key of lab.workloads.WORKLOADS, timed by lab.workloads.build), the
 flag variants to time, the peers to time beside them (real git, dulwich, our
 CLI: also workloads, so every number comes from the same machinery), the
 comparisons to report as ratios, and the seed's published figures.
+SCENARIOS is the one registry: every scenario is listed in this module, and
+importing it has no other effect.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import product
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Iterable
 
 from reftable_core.flags import FLAG_INFO, Flags, baseline
+
+import data_gen
 
 
 @dataclass(frozen=True)
 class Variant:
     label: str
     flags: Flags
-    workload: str | None = None         # None: the scenario's own workload
+    workload: str
+    peer: bool = False                  # a peer (git, dulwich, our CLI), not a flags variant
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,8 @@ class Scenario:
     dataset_keys: tuple[str, ...] = ("refs", "tables", "seed", "object_format")
     hot: tuple[str, ...] = ()   # line_profiler: "module:qualname" or "module:factory()"
     #                             (called as factory(flags) for the function or list of them)
+    cumulative: tuple[str, ...] = ()  # on|off flags switched on one by one on top of all-off,
+    #                                   each step keeping the previous ones (a seed's sequence)
 
     # -- parameters --------------------------------------------------------
     def params(self, scale: str) -> dict[str, Any]:
@@ -56,7 +64,6 @@ class Scenario:
         return {k: v for k, v in self.params(scale).items() if k in self.dataset_keys}
 
     def dataset(self, scale: str, datasets_dir: Path | str | None = None) -> DatasetRef:
-        import data_gen
         kwargs = self.dataset_params(scale)
         if datasets_dir is not None:
             kwargs["root"] = Path(datasets_dir)
@@ -64,21 +71,41 @@ class Scenario:
         return DatasetRef(Path(ds.path), Path(ds.gitdir))
 
     # -- variants ----------------------------------------------------------
-    def variants(self) -> list[Variant]:
-        out = [Variant("all-on", Flags()), Variant("all-off", baseline())]
+    def _flag_variants(self) -> list[Variant]:
+        out = [Variant("all-on", Flags(), self.workload),
+               Variant("all-off", baseline(), self.workload)]
         for name in self.studied:
             if name in self.flag_values:
                 default = getattr(Flags(), name)
                 for value in self.flag_values[name]:
                     if value != default:
-                        out.append(Variant(f"{name}={value}", Flags().with_spec(f"{name}={value}")))
+                        out.append(Variant(f"{name}={value}",
+                                           Flags().with_spec(f"{name}={value}"), self.workload))
             else:
-                out.append(Variant(f"{name}=off", Flags().with_spec(f"{name}=off")))
-                out.append(Variant(f"only-{name}", baseline().with_spec(f"{name}=on")))
+                out.append(Variant(f"{name}=off", Flags().with_spec(f"{name}=off"),
+                                   self.workload))
+                out.append(Variant(f"only-{name}", baseline().with_spec(f"{name}=on"),
+                                   self.workload))
         for label, spec in self.extra_variants:
-            out.append(Variant(label, Flags().with_spec(spec)))
-        for label, workload in self.peer_workloads:
-            out.append(Variant(label, Flags(), workload))
+            out.append(Variant(label, Flags().with_spec(spec), self.workload))
+        return out
+
+    def _steps(self, known: Iterable[Variant]) -> list[Variant]:
+        """The cumulative steps; a step whose flags another variant has takes its label."""
+        by_flags = {v.flags: v.label for v in known}
+        flags, out = baseline(), []
+        for i, name in enumerate(self.cumulative):
+            flags = flags.with_spec(f"{name}=on")
+            label = by_flags.get(flags, "all-off+" + "+".join(self.cumulative[:i + 1]))
+            out.append(Variant(label, flags, self.workload))
+        return out
+
+    def variants(self) -> list[Variant]:
+        out = self._flag_variants()
+        labels = {v.label for v in out}
+        out += [v for v in self._steps(out) if v.label not in labels]
+        out += [Variant(label, Flags(), workload, peer=True)
+                for label, workload in self.peer_workloads]
         return out
 
     def comparisons(self) -> list[tuple[str, str, str]]:
@@ -95,22 +122,185 @@ class Scenario:
                 rows.append((f"{name} alone, others off", "all-off", f"only-{name}"))
         for label, _ in self.extra_variants:
             rows.append((f"{label} vs all-on", label, "all-on"))
+        prev = "all-off"
+        pairs = {(slow, fast) for _, slow, fast in rows}
+        for name, step in zip(self.cumulative, self._steps(self._flag_variants())):
+            if (prev, step.label) not in pairs:
+                rows.append((f"+{name} on top of {prev}", prev, step.label))
+            prev = step.label
         for label, _ in self.peer_workloads:
             rows.append((f"{label} over reftable-lab (all-on)", "all-on", label))
         return rows
 
 
-SCENARIOS: dict[str, Scenario] = {}
+def _grid(**axes: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """extra_variants for every combination of the axes' values: label "v1,v2,...",
+    spec "flag1=v1,flag2=v2,..." (in the order the axes are given)."""
+    names = list(axes)
+    return tuple((",".join(values), ",".join(f"{n}={v}" for n, v in zip(names, values)))
+                 for values in product(*axes.values()))
 
 
-def register(s: Scenario) -> Scenario:
-    if s.name in SCENARIOS:
-        raise ValueError(f"duplicate scenario {s.name}")
-    for f in s.studied:
-        if f not in FLAG_INFO:
-            raise ValueError(f"scenario {s.name} studies unknown flag {f}")
-    SCENARIOS[s.name] = s
-    return s
+def _registry(scenarios: Iterable[Scenario]) -> dict[str, Scenario]:
+    out: dict[str, Scenario] = {}
+    for s in scenarios:
+        if s.name in out:
+            raise ValueError(f"duplicate scenario {s.name}")
+        for f in (*s.studied, *s.cumulative):
+            if f not in FLAG_INFO:
+                raise ValueError(f"scenario {s.name} studies unknown flag {f}")
+        out[s.name] = s
+    return out
 
 
-Factory = Callable[..., Any]
+# -- the scenarios --------------------------------------------------------------------
+
+_REFTABLE_ITER_FLAGS = ("merged_cmp", "same_subiter_skip", "pq_cmp", "single_subiter_bypass",
+                        "block_key_swap", "ref_name_alloc")
+# the generated loops for the profiled flags: the ref block decoder and the merge
+# generator (which inlines the priority queue)
+_HOT_ITER = ("lab.profiling:ref_record_loops()", "reftable_core.reftable.merged:merge_function()")
+_SHOW_REF_PEERS = (("git", "git_show_ref"), ("reftable-lab-cli", "cli_show_ref"))
+
+
+def _update_ref_create(n: int) -> Scenario:
+    return Scenario(
+        name=f"update-ref-create-{n}", seed="004",
+        description=f"update-ref --stdin: create {n} refs in an otherwise empty repository",
+        preset="empty-repo",
+        scale_params={"small": {"refs": min(n, 1000), "seed": 0},
+                      "full": {"refs": n, "seed": 0}},
+        workload="update_ref_create", studied=("stat_cache", "mmap"),
+        cumulative=("stat_cache", "mmap"),
+        published="10k refs: 1.31 s -> 0.92 s (stat_cache) -> 0.48 s (mmap)",
+        peer_workloads=(("git", "git_update_ref_create"),),
+        dataset_keys=("refs", "seed", "object_format"))
+
+
+_ODB_SCALES = {"small": {"commits": 300, "files": 300, "seed": 0},
+               "full": {"commits": 3000, "files": 2000, "seed": 0}}
+_ODB_HOT = ("reftable_core.odb.delta_cache:HashmapCache.add",
+            "reftable_core.odb.delta_cache:FixedSlotCache.add")
+_ODB_KEYS = ("commits", "files", "seed", "object_format")
+_ODB_WALKS = (("log-raw", "odb_log_raw"), ("log-S", "odb_log_S"))
+
+
+def _odb_walk(kind: str, workload: str, published: str) -> Scenario:
+    return Scenario(
+        name=f"odb-{kind}", seed="002",
+        description=f"{kind} over a history packed with --depth=50 (delta base cache)",
+        preset="history-depth50", scale_params=_ODB_SCALES, workload=workload,
+        studied=("delta_cache_lru", "delta_cache_index"),
+        flag_values={"delta_cache_lru": ("blob_first", "single"),
+                     "delta_cache_index": ("fixed:256", "fixed:1024", "fixed:4096", "hashmap")},
+        # at the full scale the walk's bases fit in ~12-40 MB, so 96m never evicts: the
+        # small limits are where blob_first's whole-list walks (and its upswing with
+        # more slots, seed 5/7) show
+        extra_variants=(("limit=4m", "delta_cache_limit=4m"),
+                        ("limit=16m", "delta_cache_limit=16m"),
+                        ("blob_first,limit=4m", "delta_cache_lru=blob_first,delta_cache_limit=4m"),
+                        ("blob_first,fixed:16384,limit=4m",
+                         "delta_cache_lru=blob_first,delta_cache_index=fixed:16384,"
+                         "delta_cache_limit=4m"),
+                        ("single,fixed:16384,limit=4m",
+                         "delta_cache_index=fixed:16384,delta_cache_limit=4m")),
+        published=published,
+        peer_workloads=(("git", f"git_{workload[4:]}"),)
+        + ((("dulwich", "dulwich_log_raw"),) if kind == "log-raw" else ()),
+        dataset_keys=_ODB_KEYS, hot=_ODB_HOT)
+
+
+def _odb_slots(kind: str, workload: str) -> Scenario:
+    """Seed 002 5/7: the MAX_DELTA_CACHE sweep (slot counts, per LRU, at small limits)."""
+    return Scenario(
+        name=f"odb-{kind}-slots", seed="002",
+        description=f"{kind}: delta_cache_index=fixed:N slot sweep, blob_first vs single LRU, "
+                    f"at delta_cache_limit 4m and 16m",
+        preset="history-depth50", scale_params=_ODB_SCALES, workload=workload, studied=(),
+        extra_variants=_grid(delta_cache_index=("fixed:256", "fixed:1024", "fixed:4096",
+                                                "fixed:16384"),
+                             delta_cache_lru=("blob_first", "single"),
+                             delta_cache_limit=("4m", "16m")),
+        published="MAX_DELTA_CACHE 256 -> 4096: log -S 12.6 s -> 6.5 s, worse again from 16384 "
+                  "(blob_first walks the whole LRU list); single LRU flat (5/7)",
+        dataset_keys=_ODB_KEYS, hot=_ODB_HOT)
+
+
+def _odb_cache_size(kind: str, workload: str) -> Scenario:
+    """Seed 002 6/7 and the cover letter: hashmap vs fixed:256 across base cache limits."""
+    return Scenario(
+        name=f"odb-{kind}-cache-size", seed="002",
+        description=f"{kind}: delta base cache limit sweep (1m .. 512m), fixed:256 vs hashmap, "
+                    f"each with blob_first and single LRU",
+        preset="history-depth50", scale_params=_ODB_SCALES, workload=workload, studied=(),
+        extra_variants=_grid(delta_cache_limit=("1m", "4m", "16m", "96m", "512m"),
+                             delta_cache_index=("fixed:256", "hashmap"),
+                             delta_cache_lru=("blob_first", "single")),
+        published="core.deltaBaseCacheLimit 128m -> 1024m: log -S --raw 4m56 s -> 3m32 s "
+                  "(kernel); hashmap lets a bigger limit pay off (6/7)",
+        dataset_keys=_ODB_KEYS, hot=_ODB_HOT)
+
+
+SCENARIOS: dict[str, Scenario] = _registry([
+    Scenario(
+        name="show-ref-1table", seed="000",
+        description="show-ref: single matching ref over N refs in 1 table",
+        preset="refs-1m-1table",
+        scale_params={"small": {"refs": 20_000, "seed": 0},
+                      "full": {"refs": 1_000_000, "seed": 0}},
+        workload="show_ref", studied=_REFTABLE_ITER_FLAGS + ("mmap",),
+        published="1.11x (2/7 merged_cmp), 1.04x (3/7), 1.03x (5/7), 1.01x (6/7)",
+        peer_workloads=_SHOW_REF_PEERS, hot=_HOT_ITER),
+    Scenario(
+        name="show-ref-3tables", seed="000",
+        description="show-ref: single matching ref over N refs in 3 tables",
+        preset="refs-1m-3tables",
+        scale_params={"small": {"refs": 20_000, "tables": 3, "seed": 0},
+                      "full": {"refs": 1_000_000, "tables": 3, "seed": 0}},
+        workload="show_ref", studied=_REFTABLE_ITER_FLAGS,
+        published="1.30x (4/7 pq_cmp, 3 tables)",
+        peer_workloads=_SHOW_REF_PEERS, hot=_HOT_ITER),
+    *(_update_ref_create(n) for n in (1, 100, 10_000)),
+    Scenario(
+        name="update-ref-create-100k", seed="003",
+        description="update-ref --stdin: create 100k refs; each lookup meets a log block after "
+                    "the ref block",
+        preset="empty-repo",
+        scale_params={"small": {"refs": 2000, "seed": 0}, "full": {"refs": 100_000, "seed": 0}},
+        workload="update_ref_create", studied=("block_type_early_exit",),
+        published="1.62x (block_type_early_exit)",
+        peer_workloads=(("git", "git_update_ref_create"),),
+        dataset_keys=("refs", "seed", "object_format")),
+    Scenario(
+        name="packed-verify-missing", seed="001",
+        description="show-ref --verify of a missing ref in a huge packed-refs",
+        preset="packed-1m",
+        scale_params={
+            "small": {"refs": 50_000, "seed": 0, "show_ref_args": ["--verify", "-q"],
+                      "probe_kind": "missing", "expect_status": 1},
+            "full": {"refs": 1_000_000, "seed": 0, "show_ref_args": ["--verify", "-q"],
+                     "probe_kind": "missing", "expect_status": 1}},
+        workload="show_ref", studied=("packed_lookup", "packed_reader"),
+        flag_values={"packed_lookup": ("parse_all", "bsearch"),
+                     "packed_reader": ("fgetc", "getc_unlocked", "getdelim", "mmap")},
+        published="19.4 s -> 5.7 s (readers, 13M refs), 1.649 s -> 0.012 s (bsearch)",
+        peer_workloads=(("git", "git_show_ref"), ("reftable-lab-cli", "cli_show_ref"),
+                        ("dulwich", "dulwich_show_ref")),
+        hot=("reftable_core.refs.packed:_BsearchLookup.get",)),
+    Scenario(
+        name="packed-load", seed="001",
+        description="load every record of a huge packed-refs file, per reader strategy",
+        preset="packed-1m",
+        scale_params={"small": {"refs": 50_000, "seed": 0},
+                      "full": {"refs": 1_000_000, "seed": 0}},
+        workload="packed_load", studied=("packed_reader", "refname_safety"),
+        flag_values={"packed_reader": ("fgetc", "getc_unlocked", "getdelim", "mmap"),
+                     "refname_safety": ("normalize", "escape_scan", "skip_sane")},
+        published="getc 2.5%, unlocked 42%, grow 21%, getdelim 21% (per step)",
+        peer_workloads=(("dulwich", "dulwich_packed_load"),),
+        hot=("reftable_core.refs.packed:lines_fgetc", "reftable_core.refs.packed:load_lines")),
+    _odb_walk("log-raw", "odb_log_raw", "-22.0% (log --raw)"),
+    _odb_walk("log-S", "odb_log_S", "-4.7% (log -S)"),
+    *(_odb_slots(kind, workload) for kind, workload in _ODB_WALKS),
+    *(_odb_cache_size(kind, workload) for kind, workload in _ODB_WALKS),
+])

@@ -1,55 +1,72 @@
-"""pyperf worker: times one workload on one dataset with one flags value.
+"""The one worker entry: times one workload on one dataset with one flags value.
 
 Run by the harness as a subprocess (pyperf's Runner does not run inside a
 notebook kernel, and it spawns its own worker processes):
 
-    python -m lab.worker --workload show_ref_single --gitdir D --params '{..}' \
-        --lab-flags 'mmap=off,...' --name NAME -o out.json [--fast|--rigorous]
+    python -m lab.worker --workload show_ref --gitdir D --params '{..}' \
+        --lab-flags 'mmap=off,...' --name NAME [--round R] -o out.json [--fast|--rigorous]
 
-A workload (lab.workloads.WORKLOADS[name]) is a factory
-    factory(gitdir: Path, params: dict, flags: Flags) -> time_func(loops) -> seconds
-so each loop's set-up (e.g. a fresh copy of an empty repository) stays
-outside the timed region.
+The time_func comes from lab.workloads.build, so each loop's set-up (e.g. a
+fresh copy of an empty repository) stays outside the timed region. --round R
+(interleaved schedules) records R in every run's metadata (lab.harness.ROUND_KEY).
+
+With --once it runs the workload outside pyperf, pyperf's --loops times (1 by
+default), and prints the elapsed seconds: the target for profilers that must
+own the interpreter (scalene runs this file as a script).
 """
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pyperf
 
-from reftable_core.flags import Flags
+from lab.harness import ROUND_KEY
+from lab.workloads import TimeFunc, build
 
-_OWN_ARGS = ("workload", "gitdir", "params", "lab_flags")
+_OWN_ARGS = ("workload", "gitdir", "params", "lab_flags", "name", "round")
 
 
 def _add_cmdline_args(cmd: list[str], args: Any) -> None:
     for name in _OWN_ARGS:
-        cmd.extend([f"--{name.replace('_', '-')}", str(getattr(args, name))])
+        if getattr(args, name) is not None:
+            cmd.extend([f"--{name.replace('_', '-')}", str(getattr(args, name))])
 
 
-def main() -> None:
+def _not_a_worker(loops: int) -> float:
+    raise RuntimeError("the pyperf manager spawns workers; it never runs the workload")
+
+
+def main() -> int:
     runner = pyperf.Runner(add_cmdline_args=_add_cmdline_args)
     runner.argparser.add_argument("--workload", required=True)
     runner.argparser.add_argument("--gitdir", required=True)
     runner.argparser.add_argument("--params", default="{}")
     runner.argparser.add_argument("--lab-flags", default="")
     runner.argparser.add_argument("--name", default=None)
+    runner.argparser.add_argument("--round", type=int, default=None,
+                                  help="the interleaved round these runs belong to")
+    runner.argparser.add_argument("--once", action="store_true",
+                                  help="run --loops times (default 1) outside pyperf, print "
+                                       "the seconds")
     args = runner.parse_args()
-    name = args.name or args.workload
-    if args.worker:
-        from lab.workloads import WORKLOADS
-        flags = Flags().with_spec(args.lab_flags)
-        factory = WORKLOADS[args.workload]
-        time_func = factory(Path(args.gitdir), json.loads(args.params), flags)
-    else:           # the manager only spawns workers; it never runs the workload
-        def time_func(loops: int) -> float:
-            raise RuntimeError("not a worker")
+    time_func: TimeFunc = _not_a_worker
+    if args.once or args.worker:
+        time_func = build(args.workload, args.lab_flags, Path(args.gitdir),
+                          json.loads(args.params))
+    if args.once:
+        loops = args.loops or 1
+        print(f"{args.workload}: {time_func(loops):.6f} s for {loops} loop(s)", file=sys.stderr)
+        return 0
     runner.metadata["lab_workload"] = args.workload
     runner.metadata["lab_flags"] = args.lab_flags
-    runner.bench_time_func(name, time_func)
+    if args.round is not None:
+        runner.metadata[ROUND_KEY] = args.round
+    runner.bench_time_func(args.name or args.workload, time_func)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -6,11 +6,17 @@ that does all set-up (opening files, choosing the probe ref, copying a
 template repository per loop) outside the timed region and returns the
 elapsed perf_counter seconds for `loops` runs of the measured operation.
 Peers (real git, dulwich, our own CLI as a whole process) are workloads too,
-so every number in a report comes from the same pyperf machinery. Importing
-this module registers the scenarios in lab.scenarios.SCENARIOS.
+so every number in a report comes from the same pyperf machinery.
+
+build(workload, flags, dataset, params) is the one way to get a time_func:
+the pyperf worker, the within-process interleaved runner, the profilers and
+the notebooks all call it. Scenarios (lab.scenarios) name workloads by key;
+this module knows nothing of them. dulwich is an optional peer (the `test`
+extra): its three workloads import it when they are built.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -18,25 +24,19 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from reftable_core.flags import Flags
+from reftable_core.refs.api import RefUpdate
+from reftable_core.refs.packed import PackedRefs
+from reftable_core.repo import open_repo
 
+from .commands.odb import log_raw, log_S
+from .commands.show_ref import show_ref
 from .gitbin import find_git, hermetic_env
 
 TimeFunc = Callable[[int], float]
 Factory = Callable[[Path, dict[str, Any], Flags], TimeFunc]
-
-WORKLOADS: dict[str, Factory] = {}
-
-
-def workload(name: str) -> Callable[[Factory], Factory]:
-    def deco(f: Factory) -> Factory:
-        if name in WORKLOADS:
-            raise ValueError(f"duplicate workload {name}")
-        WORKLOADS[name] = f
-        return f
-    return deco
 
 
 # -- helpers ------------------------------------------------------------------
@@ -89,7 +89,6 @@ def _reftable_lab_argv() -> list[str]:
 
 def _facts(gitdir: Path) -> dict[str, Any]:
     """The dataset's manifest facts (probe refs, tip, scripts), from manifest.json beside it."""
-    import json
     for cand in (gitdir.parent / "manifest.json", gitdir / "manifest.json"):
         if cand.exists():
             return json.loads(cand.read_text()).get("facts", {})
@@ -128,10 +127,8 @@ class _Sink:
 
 # -- seed 000: show-ref single matching ref ------------------------------------
 
-@workload("show_ref")
 def show_ref_inprocess(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
     """`show-ref <pattern>` in-process: open the repo, iterate every ref, print the match."""
-    from lab.commands.show_ref import show_ref
     argv = ["--git-dir", str(gitdir), *params.get("show_ref_args", []),
             _probe(gitdir, params, params.get("probe_kind", "middle"))]
     sink = _Sink()
@@ -149,7 +146,6 @@ def show_ref_inprocess(gitdir: Path, params: dict[str, Any], flags: Flags) -> Ti
     return _in_process(run)
 
 
-@workload("git_show_ref")
 def git_show_ref(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
     argv = [find_git(), "--git-dir", str(gitdir), "show-ref", *params.get("show_ref_args", []),
             _probe(gitdir, params, params.get("probe_kind", "middle"))]
@@ -158,7 +154,6 @@ def git_show_ref(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc
     return lambda loops: _time_subprocess(argv, loops, env=env, ok_codes=ok)
 
 
-@workload("cli_show_ref")
 def cli_show_ref(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
     """The whole `reftable-lab show-ref` process (interpreter start-up included)."""
     argv = [*_reftable_lab_argv(), "show-ref", "--git-dir", str(gitdir),
@@ -168,7 +163,6 @@ def cli_show_ref(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc
     return lambda loops: _time_subprocess(argv, loops, ok_codes=ok)
 
 
-@workload("dulwich_show_ref")
 def dulwich_show_ref(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
     """dulwich: open the repository and look the probe ref up (it parses packed-refs whole)."""
     from dulwich.repo import Repo as DRepo
@@ -195,11 +189,8 @@ def _create_updates(gitdir: Path, params: dict[str, Any]) -> tuple[bytes, int, s
     return tip, n, fmt
 
 
-@workload("update_ref_create")
 def update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
     """One transaction creating N refs (each queued update reads the ref first, as git does)."""
-    from reftable_core.refs.api import RefUpdate
-    from reftable_core.repo import open_repo
     tip, n, fmt = _create_updates(gitdir, params)
     zero = bytes(len(tip))
     names = [(fmt % i).encode() for i in range(n)]
@@ -221,7 +212,6 @@ def update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) -> Tim
     return time_func
 
 
-@workload("git_update_ref_create")
 def git_update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
     tip, n, fmt = _create_updates(gitdir, params)
     script = b"".join(b"create %s %s\n" % ((fmt % i).encode(), tip.hex().encode())
@@ -236,7 +226,6 @@ def git_update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) ->
                                           before_each=before)
 
 
-@workload("cli_update_ref_create")
 def cli_update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
     tip, n, fmt = _create_updates(gitdir, params)
     script = b"".join(b"create %s %s\n" % ((fmt % i).encode(), tip.hex().encode())
@@ -252,13 +241,10 @@ def cli_update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) ->
 
 # -- seed 001: packed-refs ---------------------------------------------------------
 
-@workload("packed_load")
 def packed_load(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
     """Load every record of packed-refs with the chosen reader (packed_lookup forced to parse_all)."""
-    from reftable_core.refs.packed import PackedRefs
     path = gitdir / "packed-refs"
     load_flags = flags.replace(packed_lookup="parse_all")
-    from reftable_core.repo import open_repo
     hash_size = open_repo(gitdir).hash_size
 
     def run() -> None:
@@ -269,7 +255,6 @@ def packed_load(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
     return _in_process(run)
 
 
-@workload("dulwich_packed_load")
 def dulwich_packed_load(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
     from dulwich.repo import Repo as DRepo
 
@@ -286,7 +271,6 @@ def dulwich_packed_load(gitdir: Path, params: dict[str, Any], flags: Flags) -> T
 
 def _walk(kind: str) -> Factory:
     def factory(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
-        from lab.commands.odb import log_raw, log_S
         ref = params.get("ref", "refs/heads/main")
         needle = params.get("needle", "foo")
         if "limit" in params:
@@ -301,10 +285,6 @@ def _walk(kind: str) -> Factory:
                     pass
         return _in_process(run)
     return factory
-
-
-WORKLOADS["odb_log_raw"] = _walk("log-raw")
-WORKLOADS["odb_log_S"] = _walk("log-S")
 
 
 def _git_log(kind: str) -> Factory:
@@ -322,11 +302,6 @@ def _git_log(kind: str) -> Factory:
     return factory
 
 
-WORKLOADS["git_log_raw"] = _git_log("log-raw")
-WORKLOADS["git_log_S"] = _git_log("log-S")
-
-
-@workload("dulwich_log_raw")
 def dulwich_log_raw(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
     """dulwich reading the same objects: first-parent walk with tree_changes per commit."""
     from dulwich.diff_tree import tree_changes
@@ -348,7 +323,6 @@ def dulwich_log_raw(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeF
     return _in_process(run)
 
 
-@workload("spin")
 def spin(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
     """A pure-Python loop of params["n"] additions, no dataset needed: the harness's
     self-test workload, and a probe of the machine's speed drift."""
@@ -361,113 +335,37 @@ def spin(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
     return _in_process(run)
 
 
-# -- the scenarios ------------------------------------------------------------------
+# -- the registry ---------------------------------------------------------------------
 
-from .scenarios import Scenario, register  # noqa: E402
+WORKLOADS: dict[str, Factory] = {
+    "show_ref": show_ref_inprocess,
+    "git_show_ref": git_show_ref,
+    "cli_show_ref": cli_show_ref,
+    "dulwich_show_ref": dulwich_show_ref,
+    "update_ref_create": update_ref_create,
+    "git_update_ref_create": git_update_ref_create,
+    "cli_update_ref_create": cli_update_ref_create,
+    "packed_load": packed_load,
+    "dulwich_packed_load": dulwich_packed_load,
+    "odb_log_raw": _walk("log-raw"),
+    "odb_log_S": _walk("log-S"),
+    "git_log_raw": _git_log("log-raw"),
+    "git_log_S": _git_log("log-S"),
+    "dulwich_log_raw": dulwich_log_raw,
+    "spin": spin,
+}
 
-_REFTABLE_ITER_FLAGS = ("merged_cmp", "same_subiter_skip", "pq_cmp", "single_subiter_bypass",
-                        "block_key_swap",
-                        "ref_name_alloc")
-# the generated loops for the profiled flags: the ref block decoder and the merge
-# generator (which inlines the priority queue)
-_HOT_ITER = ("lab.profiling:ref_record_loops()", "reftable_core.reftable.merged:merge_function()")
-_SHOW_REF_PEERS = (("git", "git_show_ref"), ("reftable-lab-cli", "cli_show_ref"))
 
-register(Scenario(
-    name="show-ref-1table", seed="000",
-    description="show-ref: single matching ref over N refs in 1 table",
-    preset="refs-1m-1table",
-    scale_params={"small": {"refs": 20_000, "seed": 0}, "full": {"refs": 1_000_000, "seed": 0}},
-    workload="show_ref", studied=_REFTABLE_ITER_FLAGS + ("mmap",),
-    published="1.11x (2/7 merged_cmp), 1.04x (3/7), 1.03x (5/7), 1.01x (6/7)",
-    peer_workloads=_SHOW_REF_PEERS, hot=_HOT_ITER))
+def build(workload: str, flags: Flags | str, dataset: Path | str,
+          params: Mapping[str, Any] | None = None) -> TimeFunc:
+    """The time_func of WORKLOADS[workload] on the dataset at git dir `dataset`.
 
-register(Scenario(
-    name="show-ref-3tables", seed="000",
-    description="show-ref: single matching ref over N refs in 3 tables",
-    preset="refs-1m-3tables",
-    scale_params={"small": {"refs": 20_000, "tables": 3, "seed": 0},
-                  "full": {"refs": 1_000_000, "tables": 3, "seed": 0}},
-    workload="show_ref", studied=_REFTABLE_ITER_FLAGS,
-    published="1.30x (4/7 pq_cmp, 3 tables)",
-    peer_workloads=_SHOW_REF_PEERS, hot=_HOT_ITER))
-
-for _n in (1, 100, 10_000):
-    register(Scenario(
-        name=f"update-ref-create-{_n}", seed="004",
-        description=f"update-ref --stdin: create {_n} refs in an otherwise empty repository",
-        preset="empty-repo",
-        scale_params={"small": {"refs": min(_n, 1000), "seed": 0},
-                      "full": {"refs": _n, "seed": 0}},
-        workload="update_ref_create", studied=("stat_cache", "mmap"),
-        published="10k refs: 1.31 s -> 0.92 s (stat_cache) -> 0.48 s (mmap)",
-        peer_workloads=(("git", "git_update_ref_create"),),
-        dataset_keys=("refs", "seed", "object_format")))
-
-register(Scenario(
-    name="update-ref-create-100k", seed="003",
-    description="update-ref --stdin: create 100k refs; each lookup meets a log block after "
-                "the ref block",
-    preset="empty-repo",
-    scale_params={"small": {"refs": 2000, "seed": 0}, "full": {"refs": 100_000, "seed": 0}},
-    workload="update_ref_create", studied=("block_type_early_exit",),
-    published="1.62x (block_type_early_exit)",
-    peer_workloads=(("git", "git_update_ref_create"),),
-    dataset_keys=("refs", "seed", "object_format")))
-
-register(Scenario(
-    name="packed-verify-missing", seed="001",
-    description="show-ref --verify of a missing ref in a huge packed-refs",
-    preset="packed-1m",
-    scale_params={
-        "small": {"refs": 50_000, "seed": 0, "show_ref_args": ["--verify", "-q"],
-                  "probe_kind": "missing", "expect_status": 1},
-        "full": {"refs": 1_000_000, "seed": 0, "show_ref_args": ["--verify", "-q"],
-                 "probe_kind": "missing", "expect_status": 1}},
-    workload="show_ref", studied=("packed_lookup", "packed_reader"),
-    flag_values={"packed_lookup": ("parse_all", "bsearch"),
-                 "packed_reader": ("fgetc", "getc_unlocked", "getdelim", "mmap")},
-    published="19.4 s -> 5.7 s (readers, 13M refs), 1.649 s -> 0.012 s (bsearch)",
-    peer_workloads=(("git", "git_show_ref"), ("reftable-lab-cli", "cli_show_ref"),
-                    ("dulwich", "dulwich_show_ref")),
-    hot=("reftable_core.refs.packed:_BsearchLookup.get",)))
-
-register(Scenario(
-    name="packed-load", seed="001",
-    description="load every record of a huge packed-refs file, per reader strategy",
-    preset="packed-1m",
-    scale_params={"small": {"refs": 50_000, "seed": 0}, "full": {"refs": 1_000_000, "seed": 0}},
-    workload="packed_load", studied=("packed_reader", "refname_safety"),
-    flag_values={"packed_reader": ("fgetc", "getc_unlocked", "getdelim", "mmap"),
-                 "refname_safety": ("normalize", "escape_scan", "skip_sane")},
-    published="getc 2.5%, unlocked 42%, grow 21%, getdelim 21% (per step)",
-    peer_workloads=(("dulwich", "dulwich_packed_load"),),
-    hot=("reftable_core.refs.packed:lines_fgetc", "reftable_core.refs.packed:load_lines")))
-
-_ODB_SCALES = {"small": {"commits": 300, "files": 300, "seed": 0},
-               "full": {"commits": 3000, "files": 2000, "seed": 0}}
-for _kind, _wl, _pub in (("log-raw", "odb_log_raw", "-22.0% (log --raw)"),
-                         ("log-S", "odb_log_S", "-4.7% (log -S)")):
-    register(Scenario(
-        name=f"odb-{_kind}", seed="002",
-        description=f"{_kind} over a history packed with --depth=50 (delta base cache)",
-        preset="history-depth50", scale_params=_ODB_SCALES, workload=_wl,
-        studied=("delta_cache_lru", "delta_cache_index"),
-        flag_values={"delta_cache_lru": ("blob_first", "single"),
-                     "delta_cache_index": ("fixed:256", "fixed:1024", "fixed:4096", "hashmap")},
-        # at the full scale the walk's bases fit in ~12-40 MB, so 96m never evicts: the
-        # small limits are where blob_first's whole-list walks (and its upswing with
-        # more slots, seed 5/7) show
-        extra_variants=(("limit=4m", "delta_cache_limit=4m"),
-                        ("limit=16m", "delta_cache_limit=16m"),
-                        ("blob_first,limit=4m", "delta_cache_lru=blob_first,delta_cache_limit=4m"),
-                        ("blob_first,fixed:16384,limit=4m",
-                         "delta_cache_lru=blob_first,delta_cache_index=fixed:16384,"
-                         "delta_cache_limit=4m"),
-                        ("single,fixed:16384,limit=4m",
-                         "delta_cache_index=fixed:16384,delta_cache_limit=4m")),
-        published=_pub,
-        peer_workloads=(("git", f"git_{_wl[4:]}"),)
-        + ((("dulwich", "dulwich_log_raw"),) if _kind == "log-raw" else ()),
-        dataset_keys=("commits", "files", "seed", "object_format"),
-        hot=("reftable_core.odb.delta_cache:HashmapCache.add", "reftable_core.odb.delta_cache:FixedSlotCache.add")))
+    flags: a Flags, or a flags spec applied on top of the defaults (what a
+    worker gets on its command line). params: the scenario's parameters at
+    its scale (probe kind, ref count, needle, ...).
+    """
+    if workload not in WORKLOADS:
+        raise KeyError(f"unknown workload {workload!r}; known: {', '.join(WORKLOADS)}")
+    if isinstance(flags, str):
+        flags = Flags().with_spec(flags)
+    return WORKLOADS[workload](Path(dataset), dict(params or {}), flags)

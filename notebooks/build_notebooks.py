@@ -75,7 +75,7 @@ NOTEBOOKS = {
         [("show-ref-1table", ["all-on", "all-off", "only-merged_cmp", "git"]),
          ("show-ref-3tables", ["all-on", "all-off", "pq_cmp=off", "only-pq_cmp", "git"])],
         {"pq_cmp off": "pq_cmp=off", "merged_cmp off": "merged_cmp=off"},
-        "from lab.workloads import WORKLOADS\nimport data_gen\n"
+        "import data_gen\n"
         "ds = data_gen.build('refs-1m-3tables', refs=20_000, tables=3, root=DATASETS)\n"
         "print(ds.manifest['facts']['probe_refs'])\n"
         "!{sys.executable} -m lab.cli dump --stack {ds.gitdir}/reftable | head -20"),
@@ -179,7 +179,7 @@ def profiling() -> nbformat.NotebookNode:
             "queue inline, each generated for the chosen flags), cProfile for the call tree, and "
             "scalene for CPU and memory per line. Toggle a flag and profile again to see "
             "where the time moves."),
-        new_code_cell(SETUP + "\nfrom lab.scenarios import SCENARIOS\nimport lab.workloads\n"
+        new_code_cell(SETUP + "\nfrom lab.scenarios import SCENARIOS\n"
                       "from lab import profiling\nOUT = ROOT / 'results' / 'profiles'\n"
                       "OUT.mkdir(parents=True, exist_ok=True)"),
         new_markdown_cell("## line_profiler: merged iteration with pq_cmp on and off"),

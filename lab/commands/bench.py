@@ -64,16 +64,10 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
     f.set_defaults(func=run_profile)
 
 
-def _scenarios():
-    from lab import workloads  # noqa: F401  (registers the scenarios)
-    from lab.scenarios import SCENARIOS
-    return SCENARIOS
-
-
 def run_bench(args: argparse.Namespace, flags: Flags) -> int:
     from lab.harness import BenchError, run_scenario
     from lab.report import render
-    scenarios = _scenarios()
+    from lab.scenarios import SCENARIOS as scenarios
     if args.list:
         for name, s in scenarios.items():
             print(f"{name:28s} seed {s.seed:8s} preset {s.preset:16s} {s.description}")
@@ -118,11 +112,11 @@ def run_compare(args: argparse.Namespace, flags: Flags) -> int:
 def run_report(args: argparse.Namespace, flags: Flags) -> int:
     from lab.harness import compute_ratios
     from lab.report import load_results, render
+    from lab.scenarios import SCENARIOS as scenarios
     results = load_results(args.run_dir)
     if not results:
         print(f"reftable-lab report: no *.result.json in {args.run_dir}", file=sys.stderr)
         return 1
-    scenarios = _scenarios()
     for r in results:       # ratios recomputed from the raw values, with today's estimators
         if r.scenario in scenarios:
             r.ratios = compute_ratios(r, scenarios[r.scenario].comparisons())
@@ -132,7 +126,7 @@ def run_report(args: argparse.Namespace, flags: Flags) -> int:
 
 def run_profile(args: argparse.Namespace, flags: Flags) -> int:
     from lab.profiling import PROFILERS
-    scenarios = _scenarios()
+    from lab.scenarios import SCENARIOS as scenarios
     if args.scenario not in scenarios:
         print(f"reftable-lab profile: unknown scenario {args.scenario}", file=sys.stderr)
         return 2

@@ -9,14 +9,25 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pyperf
 import pytest
+from reftable_core.flags import FLAG_INFO, Flags, baseline
 
 from lab.cli import main
-from lab.harness import (BenchError, ScenarioResult, VariantResult, compute_ratios, round_orders,
-                         run_scenario)
+from lab.harness import (
+    ROUND_KEY,
+    BenchError,
+    ScenarioResult,
+    VariantResult,
+    compute_ratios,
+    load_runs,
+    round_orders,
+    rounds_benchmark,
+    run_scenario,
+)
 from lab.report import load_results, markdown, render
 from lab.scenarios import SCENARIOS, DatasetRef, Scenario
-from reftable_core.flags import FLAG_INFO, Flags, baseline
+from lab.workloads import build
 
 
 def test_flags_command_lists_every_flag(capsys: pytest.CaptureFixture[str]) -> None:
@@ -64,6 +75,14 @@ def test_variant_flags_differ_only_in_the_studied_flag() -> None:
     assert by["only-pq_cmp"] == baseline().replace(pq_cmp=True)
 
 
+def _dump_pyperf(r: ScenarioResult, out_dir: Path) -> None:
+    """Each variant's values as the pyperf file its json_path names (in out_dir)."""
+    for v in r.variants:
+        bench = rounds_benchmark(v.benchmark or v.label, v.rounds or [v.values],
+                                 numbered=bool(v.rounds))
+        pyperf.BenchmarkSuite([bench]).dump(str(out_dir / v.json_path), replace=True)
+
+
 def _fake_result() -> ScenarioResult:
     r = ScenarioResult("show-ref-3tables", "small", "/nowhere", {"refs": 10}, published="1.30x",
                        seed="000")
@@ -80,7 +99,9 @@ def test_ratios_and_report_round_trip(tmp_path: Path) -> None:
     assert [q["title"] for q in r.ratios] == ["all", "git"]
     assert r.ratios[0]["ratio"] == pytest.approx(2.0, rel=0.01)
     assert r.ratios[0]["significant"]
+    _dump_pyperf(r, tmp_path)
     (tmp_path / "show-ref-3tables.result.json").write_text(json.dumps(r.to_json()))
+    assert "values" not in r.to_json()["variants"][0]
     loaded = load_results(tmp_path)
     assert loaded[0].to_json() == r.to_json()
     report = render(loaded, tmp_path)
@@ -101,9 +122,13 @@ def test_compare_two_pyperf_files(tmp_path: Path) -> None:
 
 
 def test_old_result_files_load_without_rounds(tmp_path: Path) -> None:
-    d = _fake_result().to_json()
-    for v in d["variants"]:
-        del v["rounds"]
+    """Result files from before rounds (and before the values moved to the pyperf
+    files) hold each variant's values inline."""
+    fake = _fake_result()
+    d = fake.to_json()
+    for v, res in zip(d["variants"], fake.variants):
+        del v["benchmark"]
+        v["values"] = res.values
     del d["round_order"]
     for q in d["ratios"]:
         del q["paired"], q["rounds"]
@@ -145,6 +170,8 @@ def test_ratios_are_paired_with_two_rounds_or_more(tmp_path: Path) -> None:
     q = four.ratios[0]
     assert q["paired"] and q["rounds"] == 4
     assert q["ratio"] == pytest.approx(2.0, rel=0.01) and q["significant"]
+    _dump_pyperf(four, tmp_path)
+    assert load_runs(tmp_path / "a.json") == (four.variants[0].values, four.variants[0].rounds)
     (tmp_path / "s.result.json").write_text(json.dumps(four.to_json()))
     loaded = load_results(tmp_path)
     assert loaded[0].to_json() == four.to_json()
@@ -155,7 +182,6 @@ def test_ratios_are_paired_with_two_rounds_or_more(tmp_path: Path) -> None:
 
 def test_interleaved_rounds_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two variants of the dataset-free `spin` workload in 2 rounds of real pyperf workers."""
-    import lab.workloads  # noqa: F401  (registers the scenarios)
     monkeypatch.setattr(Scenario, "dataset",
                         lambda self, scale, datasets_dir=None: DatasetRef(tmp_path, tmp_path))
     s = dataclasses.replace(SCENARIOS["show-ref-1table"], name="selftest", workload="spin",
@@ -171,9 +197,12 @@ def test_interleaved_rounds_end_to_end(tmp_path: Path, monkeypatch: pytest.Monke
         bench = pyperf.Benchmark.load(v.json_path)
         assert bench.get_values() == tuple(v.values)
         assert len({run.get_loops() for run in bench.get_runs() if run.values}) == 1
+        assert sorted({run.get_metadata()[ROUND_KEY] for run in bench.get_runs()
+                       if run.values}) == [1, 2]
     assert res.ratios[0]["paired"] and res.ratios[0]["rounds"] == 2
     saved = json.loads((tmp_path / "out" / "selftest.result.json").read_text())
-    assert saved["variants"][0]["rounds"] == res.variants[0].rounds
+    loaded = ScenarioResult.from_json(saved, tmp_path / "out")
+    assert [v.rounds for v in loaded.variants] == [v.rounds for v in res.variants]
 
 
 def test_line_profile_shows_generated_source(tmp_path: Path) -> None:
@@ -205,7 +234,6 @@ def test_line_profile_shows_generated_source(tmp_path: Path) -> None:
 
 def test_within_process_rounds_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """All rounds of two `spin` variants in one lab.interleave process, paired by round."""
-    import lab.workloads  # noqa: F401  (registers the scenarios)
     monkeypatch.setattr(Scenario, "dataset",
                         lambda self, scale, datasets_dir=None: DatasetRef(tmp_path, tmp_path))
     s = dataclasses.replace(SCENARIOS["show-ref-1table"], name="selftest-wp", workload="spin",
@@ -216,6 +244,16 @@ def test_within_process_rounds_end_to_end(tmp_path: Path, monkeypatch: pytest.Mo
     for v in res.variants:
         assert len(v.rounds) == 4 and all(len(x) == 1 and x[0] > 0 for x in v.rounds)
         assert v.json_path.endswith("selftest-wp.interleave.json")
+    suite = pyperf.BenchmarkSuite.load(res.variants[0].json_path)       # pyperf's own model
+    assert sorted(suite.get_benchmark_names()) == ["selftest-wp[all-off]", "selftest-wp[all-on]"]
+    for v in res.variants:
+        bench = suite.get_benchmark(v.benchmark)
+        runs = bench.get_runs()
+        assert [run.get_metadata()[ROUND_KEY] for run in runs] == [1, 2, 3, 4]
+        assert list(bench.get_values()) == v.values and runs[0].warmups
+    saved = json.loads((tmp_path / "out" / "selftest-wp.result.json").read_text())
+    loaded = ScenarioResult.from_json(saved, tmp_path / "out")
+    assert [v.rounds for v in loaded.variants] == [v.rounds for v in res.variants]
     q = res.ratios[0]
     assert q["paired"] and q["rounds"] == 4 and 0.5 < q["ratio"] < 2.0
     text = markdown([res])
@@ -223,3 +261,57 @@ def test_within_process_rounds_end_to_end(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(BenchError):
         run_scenario(s, "small", tmp_path / "out2", only=["all-on"], progress=False,
                      within_process=True)
+
+
+def test_scenarios_are_one_explicit_registry() -> None:
+    """Importing lab.scenarios alone gives every scenario (no registration by importing
+    lab.workloads), and every workload it names is built by lab.workloads.build."""
+    code = ("import sys, lab.scenarios as s; "
+            "print(len(s.SCENARIOS), 'lab.workloads' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == [str(len(SCENARIOS)), "False"]
+    with pytest.raises(KeyError, match="unknown workload 'nope'"):
+        build("nope", Flags(), Path("."))
+
+
+def test_build_takes_flags_or_a_spec(tmp_path: Path) -> None:
+    for flags in (Flags(), "mmap=off"):
+        assert build("spin", flags, tmp_path, {"n": 1000})(2) > 0
+
+
+def test_worker_once_runs_outside_pyperf(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "lab.worker", "--once", "--workload", "spin",
+                           "--gitdir", str(tmp_path), "--params", '{"n": 1000}',
+                           "--lab-flags", "mmap=off", "--loops", "3"],
+                          capture_output=True, text=True, check=True)
+    assert "spin:" in proc.stderr and "for 3 loop(s)" in proc.stderr
+
+
+def test_update_ref_cumulative_steps() -> None:
+    """Seed 004's sequence: stat_cache on top of all-off, then mmap on top of that."""
+    s = SCENARIOS["update-ref-create-10000"]
+    by = {v.label: v.flags for v in s.variants()}
+    assert by["only-stat_cache"] == baseline().replace(stat_cache=True)
+    assert by["all-off+stat_cache+mmap"] == baseline().replace(stat_cache=True, mmap=True)
+    rows = {(slow, fast): title for title, slow, fast in s.comparisons()}
+    assert ("all-off", "only-stat_cache") in rows
+    assert rows[("only-stat_cache", "all-off+stat_cache+mmap")] == \
+        "+mmap on top of only-stat_cache"
+    assert len(rows) == len(s.comparisons())
+
+
+def test_delta_cache_sweeps() -> None:
+    """Seed 002's tables: fixed:N slot counts per LRU at small limits, and the base
+    cache limit for fixed:256 and hashmap."""
+    slots = {v.label: v.flags for v in SCENARIOS["odb-log-S-slots"].variants()}
+    assert slots["fixed:16384,blob_first,4m"] == Flags().replace(
+        delta_cache_index="fixed:16384", delta_cache_lru="blob_first", delta_cache_limit=4 << 20)
+    assert len(slots) == 2 + 4 * 2 * 2
+    sizes = {v.label: v.flags for v in SCENARIOS["odb-log-raw-cache-size"].variants()}
+    assert sizes["512m,fixed:256,single"] == Flags().replace(
+        delta_cache_index="fixed:256", delta_cache_limit=512 << 20)
+    assert len(sizes) == 2 + 5 * 2 * 2
+    for name in ("odb-log-raw-slots", "odb-log-S-slots", "odb-log-raw-cache-size",
+                 "odb-log-S-cache-size"):
+        assert SCENARIOS[name].preset == "history-depth50"

@@ -12,10 +12,10 @@ from reftable_core.flags import Flags, baseline
 from reftable_core.odb.store import open_object_store
 from reftable_core.odb.walk import format_raw, walk_log_raw, walk_log_S
 
-from lab.benchmarks.bench_odb import make_history
 from lab.cli import main as cli_main
 from lab.commands.odb import log_raw, log_S, walk_start
 from lab.gitbin import GitRunner, hermetic_env
+from tests.helpers.odb import make_history
 
 NEEDLES = ["foo bar", "omega", "thud\nalpha", "zeta zeta"]
 
