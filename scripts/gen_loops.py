@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVar
 
 from ..errors import FormatError
-from .basics import MAX_U64, Buf, get_varint
+from .basics import MAX_U64, get_varint
 from .pq import LOG, REF
 from .record import (
     BLOCK_TYPE_INDEX,
@@ -73,7 +73,7 @@ class LoopBlock(Protocol):
     """What a record loop reads of a block (block.Block is one)."""
 
     @property
-    def data(self) -> Buf: ...
+    def data(self) -> bytes: ...
     @property
     def end(self) -> int: ...
     @property
@@ -86,23 +86,24 @@ class LoopBlock(Protocol):
 
 B = TypeVar("B", bound=LoopBlock)
 RecordLoop = Callable[..., Iterator[Any]]
-MergeLoop = Callable[[list[list[Any]], list[Iterator[Any]], bool], Iterator[Any]]
+MergeLoop = Callable[[list[Any], list[Iterator[Any]], bool], Iterator[Any]]
 '''
 
 # ================================================================ record loops
 # The end of every record loop: on to the next block of the section.
 _NEXT_BLOCK = '''\
         # on to the next block of this section (None: stop here)
-        block = next_block(block) if next_block is not None else None
-        if block is None:
+        following = next_block(block) if next_block is not None else None
+        if following is None:
             return
+        block = following
         off = block.header_off + 4
         last = b""
 '''
 
 REF_LOOP = '''
 def FUNC(
-        block: B, off: int, last: bytes, hash_size: int, min_ui: int,
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
     """Yield RefRecords from block (at off, after key last), then from the blocks
     next_block(block) returns (VARIANT)."""
@@ -189,7 +190,7 @@ def FUNC(
 
 LOG_LOOP = '''
 def FUNC(
-        block: B, off: int, last: bytes, hash_size: int, min_ui: int,
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[LogRecord]:
     """Yield LogRecords like the ref loops do RefRecords (VARIANT)."""
     LogRec = LogRecord
@@ -258,7 +259,7 @@ def FUNC(
 
 GENERIC_LOOP = '''
 def FUNC(
-        block: B, off: int, last: bytes, hash_size: int, min_ui: int,
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[Record]:
     """Yield the records of TYPE blocks through record.decode_record (cold path;
     VARIANT)."""
@@ -307,7 +308,7 @@ GENERIC_TYPES = (("BLOCK_TYPE_OBJ", "obj"), ("BLOCK_TYPE_INDEX", "index"))
 # ================================================================ merge loops
 MERGE_LOOP = '''
 def FUNC(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (VARIANT): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
     versions of the same key), skip deletions if suppress."""
@@ -458,7 +459,7 @@ def expand(template: str, lines: dict[str, str], words: dict[str, str],
             out.append(line)
     src = "\n".join(out) + "\n"
     for marker, text in words.items():
-        src = re.sub(rf"\b{marker}\b", lambda _m, t=text: t, src)
+        src = re.sub(rf"\b{marker}\b", text.replace("\\", r"\\"), src)
     if "LESS(" in src:
         src = _LESS_CALL.sub(
             lambda m: less.replace("A", m.group(1)).replace("B", m.group(2)), src)

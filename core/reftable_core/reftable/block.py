@@ -174,7 +174,7 @@ class Block:
         "typ",
     )
 
-    def __init__(self, typ: int, data: Buf, off: int, header_off: int, end: int,
+    def __init__(self, typ: int, data: bytes, off: int, header_off: int, end: int,
                  restart_count: int, full_size: int, name: str) -> None:
         self.typ = typ
         self.data = data

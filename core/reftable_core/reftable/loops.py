@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVar
 
 from ..errors import FormatError
-from .basics import MAX_U64, Buf, get_varint
+from .basics import MAX_U64, get_varint
 from .pq import LOG, REF
 from .record import (
     BLOCK_TYPE_INDEX,
@@ -40,7 +40,7 @@ class LoopBlock(Protocol):
     """What a record loop reads of a block (block.Block is one)."""
 
     @property
-    def data(self) -> Buf: ...
+    def data(self) -> bytes: ...
     @property
     def end(self) -> int: ...
     @property
@@ -53,11 +53,11 @@ class LoopBlock(Protocol):
 
 B = TypeVar("B", bound=LoopBlock)
 RecordLoop = Callable[..., Iterator[Any]]
-MergeLoop = Callable[[list[list[Any]], list[Iterator[Any]], bool], Iterator[Any]]
+MergeLoop = Callable[[list[Any], list[Iterator[Any]], bool], Iterator[Any]]
 
 
 def ref_loop__swap_on__alloc_on(
-        block: B, off: int, last: bytes, hash_size: int, min_ui: int,
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
     """Yield RefRecords from block (at off, after key last), then from the blocks
     next_block(block) returns (block_key_swap=on, ref_name_alloc=on)."""
@@ -140,15 +140,16 @@ def ref_loop__swap_on__alloc_on(
                 raise
             raise FormatError("truncated ref record", name_of_table, block_off + off) from None
         # on to the next block of this section (None: stop here)
-        block = next_block(block) if next_block is not None else None
-        if block is None:
+        following = next_block(block) if next_block is not None else None
+        if following is None:
             return
+        block = following
         off = block.header_off + 4
         last = b""
 
 
 def ref_loop__swap_on__alloc_off(
-        block: B, off: int, last: bytes, hash_size: int, min_ui: int,
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
     """Yield RefRecords from block (at off, after key last), then from the blocks
     next_block(block) returns (block_key_swap=on, ref_name_alloc=off)."""
@@ -233,15 +234,16 @@ def ref_loop__swap_on__alloc_off(
                 raise
             raise FormatError("truncated ref record", name_of_table, block_off + off) from None
         # on to the next block of this section (None: stop here)
-        block = next_block(block) if next_block is not None else None
-        if block is None:
+        following = next_block(block) if next_block is not None else None
+        if following is None:
             return
+        block = following
         off = block.header_off + 4
         last = b""
 
 
 def ref_loop__swap_off__alloc_on(
-        block: B, off: int, last: bytes, hash_size: int, min_ui: int,
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
     """Yield RefRecords from block (at off, after key last), then from the blocks
     next_block(block) returns (block_key_swap=off, ref_name_alloc=on)."""
@@ -324,15 +326,16 @@ def ref_loop__swap_off__alloc_on(
                 raise
             raise FormatError("truncated ref record", name_of_table, block_off + off) from None
         # on to the next block of this section (None: stop here)
-        block = next_block(block) if next_block is not None else None
-        if block is None:
+        following = next_block(block) if next_block is not None else None
+        if following is None:
             return
+        block = following
         off = block.header_off + 4
         last = b""
 
 
 def ref_loop__swap_off__alloc_off(
-        block: B, off: int, last: bytes, hash_size: int, min_ui: int,
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
     """Yield RefRecords from block (at off, after key last), then from the blocks
     next_block(block) returns (block_key_swap=off, ref_name_alloc=off)."""
@@ -417,15 +420,16 @@ def ref_loop__swap_off__alloc_off(
                 raise
             raise FormatError("truncated ref record", name_of_table, block_off + off) from None
         # on to the next block of this section (None: stop here)
-        block = next_block(block) if next_block is not None else None
-        if block is None:
+        following = next_block(block) if next_block is not None else None
+        if following is None:
             return
+        block = following
         off = block.header_off + 4
         last = b""
 
 
 def log_loop__swap_on(
-        block: B, off: int, last: bytes, hash_size: int, min_ui: int,
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[LogRecord]:
     """Yield LogRecords like the ref loops do RefRecords (block_key_swap=on)."""
     LogRec = LogRecord
@@ -491,15 +495,16 @@ def log_loop__swap_on(
                 raise
             raise FormatError("truncated log record", name_of_table, block_off + off) from None
         # on to the next block of this section (None: stop here)
-        block = next_block(block) if next_block is not None else None
-        if block is None:
+        following = next_block(block) if next_block is not None else None
+        if following is None:
             return
+        block = following
         off = block.header_off + 4
         last = b""
 
 
 def log_loop__swap_off(
-        block: B, off: int, last: bytes, hash_size: int, min_ui: int,
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[LogRecord]:
     """Yield LogRecords like the ref loops do RefRecords (block_key_swap=off)."""
     LogRec = LogRecord
@@ -565,15 +570,16 @@ def log_loop__swap_off(
                 raise
             raise FormatError("truncated log record", name_of_table, block_off + off) from None
         # on to the next block of this section (None: stop here)
-        block = next_block(block) if next_block is not None else None
-        if block is None:
+        following = next_block(block) if next_block is not None else None
+        if following is None:
             return
+        block = following
         off = block.header_off + 4
         last = b""
 
 
 def obj_loop__swap_on(
-        block: B, off: int, last: bytes, hash_size: int, min_ui: int,
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[Record]:
     """Yield the records of BLOCK_TYPE_OBJ blocks through record.decode_record (cold path;
     block_key_swap=on)."""
@@ -595,15 +601,16 @@ def obj_loop__swap_on(
             last = key
             yield rec
         # on to the next block of this section (None: stop here)
-        block = next_block(block) if next_block is not None else None
-        if block is None:
+        following = next_block(block) if next_block is not None else None
+        if following is None:
             return
+        block = following
         off = block.header_off + 4
         last = b""
 
 
 def obj_loop__swap_off(
-        block: B, off: int, last: bytes, hash_size: int, min_ui: int,
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[Record]:
     """Yield the records of BLOCK_TYPE_OBJ blocks through record.decode_record (cold path;
     block_key_swap=off)."""
@@ -625,15 +632,16 @@ def obj_loop__swap_off(
             last[:] = key
             yield rec
         # on to the next block of this section (None: stop here)
-        block = next_block(block) if next_block is not None else None
-        if block is None:
+        following = next_block(block) if next_block is not None else None
+        if following is None:
             return
+        block = following
         off = block.header_off + 4
         last = b""
 
 
 def index_loop__swap_on(
-        block: B, off: int, last: bytes, hash_size: int, min_ui: int,
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[Record]:
     """Yield the records of BLOCK_TYPE_INDEX blocks through record.decode_record (cold path;
     block_key_swap=on)."""
@@ -655,15 +663,16 @@ def index_loop__swap_on(
             last = key
             yield rec
         # on to the next block of this section (None: stop here)
-        block = next_block(block) if next_block is not None else None
-        if block is None:
+        following = next_block(block) if next_block is not None else None
+        if following is None:
             return
+        block = following
         off = block.header_off + 4
         last = b""
 
 
 def index_loop__swap_off(
-        block: B, off: int, last: bytes, hash_size: int, min_ui: int,
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[Record]:
     """Yield the records of BLOCK_TYPE_INDEX blocks through record.decode_record (cold path;
     block_key_swap=off)."""
@@ -685,15 +694,16 @@ def index_loop__swap_off(
             last[:] = key
             yield rec
         # on to the next block of this section (None: stop here)
-        block = next_block(block) if next_block is not None else None
-        if block is None:
+        following = next_block(block) if next_block is not None else None
+        if following is None:
             return
+        block = following
         off = block.header_off + 4
         last = b""
 
 
 def merge_ref__cmp_on__skip_on__bypass_on__pq_on(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
     single_subiter_bypass=on, pq_cmp=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -795,7 +805,7 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_on(
 
 
 def merge_ref__cmp_on__skip_on__bypass_on__pq_off(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
     single_subiter_bypass=on, pq_cmp=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -897,7 +907,7 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off(
 
 
 def merge_ref__cmp_on__skip_on__bypass_off__pq_on(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
     single_subiter_bypass=off, pq_cmp=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -988,7 +998,7 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_on(
 
 
 def merge_ref__cmp_on__skip_on__bypass_off__pq_off(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
     single_subiter_bypass=off, pq_cmp=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -1079,7 +1089,7 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_off(
 
 
 def merge_ref__cmp_on__skip_off__bypass_on__pq_on(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
     single_subiter_bypass=on, pq_cmp=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -1179,7 +1189,7 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_on(
 
 
 def merge_ref__cmp_on__skip_off__bypass_on__pq_off(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
     single_subiter_bypass=on, pq_cmp=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -1279,7 +1289,7 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off(
 
 
 def merge_ref__cmp_on__skip_off__bypass_off__pq_on(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
     single_subiter_bypass=off, pq_cmp=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -1368,7 +1378,7 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_on(
 
 
 def merge_ref__cmp_on__skip_off__bypass_off__pq_off(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
     single_subiter_bypass=off, pq_cmp=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -1457,7 +1467,7 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_off(
 
 
 def merge_ref__cmp_off__skip_on__bypass_on__pq_on(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
     single_subiter_bypass=on, pq_cmp=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -1560,7 +1570,7 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on(
 
 
 def merge_ref__cmp_off__skip_on__bypass_on__pq_off(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
     single_subiter_bypass=on, pq_cmp=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -1663,7 +1673,7 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off(
 
 
 def merge_ref__cmp_off__skip_on__bypass_off__pq_on(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
     single_subiter_bypass=off, pq_cmp=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -1755,7 +1765,7 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_on(
 
 
 def merge_ref__cmp_off__skip_on__bypass_off__pq_off(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
     single_subiter_bypass=off, pq_cmp=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -1847,7 +1857,7 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_off(
 
 
 def merge_ref__cmp_off__skip_off__bypass_on__pq_on(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
     single_subiter_bypass=on, pq_cmp=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -1948,7 +1958,7 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on(
 
 
 def merge_ref__cmp_off__skip_off__bypass_on__pq_off(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
     single_subiter_bypass=on, pq_cmp=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -2049,7 +2059,7 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off(
 
 
 def merge_ref__cmp_off__skip_off__bypass_off__pq_on(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
     single_subiter_bypass=off, pq_cmp=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -2139,7 +2149,7 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_on(
 
 
 def merge_ref__cmp_off__skip_off__bypass_off__pq_off(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
     single_subiter_bypass=off, pq_cmp=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -2229,7 +2239,7 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_off(
 
 
 def merge_log__cmp_on__skip_on__bypass_on__pq_on(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
     single_subiter_bypass=on, pq_cmp=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -2331,7 +2341,7 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_on(
 
 
 def merge_log__cmp_on__skip_on__bypass_on__pq_off(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
     single_subiter_bypass=on, pq_cmp=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -2433,7 +2443,7 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off(
 
 
 def merge_log__cmp_on__skip_on__bypass_off__pq_on(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
     single_subiter_bypass=off, pq_cmp=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -2524,7 +2534,7 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_on(
 
 
 def merge_log__cmp_on__skip_on__bypass_off__pq_off(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
     single_subiter_bypass=off, pq_cmp=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -2615,7 +2625,7 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_off(
 
 
 def merge_log__cmp_on__skip_off__bypass_on__pq_on(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
     single_subiter_bypass=on, pq_cmp=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -2715,7 +2725,7 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_on(
 
 
 def merge_log__cmp_on__skip_off__bypass_on__pq_off(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
     single_subiter_bypass=on, pq_cmp=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -2815,7 +2825,7 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off(
 
 
 def merge_log__cmp_on__skip_off__bypass_off__pq_on(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
     single_subiter_bypass=off, pq_cmp=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -2904,7 +2914,7 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_on(
 
 
 def merge_log__cmp_on__skip_off__bypass_off__pq_off(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
     single_subiter_bypass=off, pq_cmp=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -2993,7 +3003,7 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_off(
 
 
 def merge_log__cmp_off__skip_on__bypass_on__pq_on(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
     single_subiter_bypass=on, pq_cmp=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -3096,7 +3106,7 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on(
 
 
 def merge_log__cmp_off__skip_on__bypass_on__pq_off(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
     single_subiter_bypass=on, pq_cmp=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -3199,7 +3209,7 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off(
 
 
 def merge_log__cmp_off__skip_on__bypass_off__pq_on(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
     single_subiter_bypass=off, pq_cmp=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -3291,7 +3301,7 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_on(
 
 
 def merge_log__cmp_off__skip_on__bypass_off__pq_off(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
     single_subiter_bypass=off, pq_cmp=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -3383,7 +3393,7 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_off(
 
 
 def merge_log__cmp_off__skip_off__bypass_on__pq_on(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
     single_subiter_bypass=on, pq_cmp=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -3484,7 +3494,7 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on(
 
 
 def merge_log__cmp_off__skip_off__bypass_on__pq_off(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
     single_subiter_bypass=on, pq_cmp=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -3585,7 +3595,7 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off(
 
 
 def merge_log__cmp_off__skip_off__bypass_off__pq_on(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
     single_subiter_bypass=off, pq_cmp=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
@@ -3675,7 +3685,7 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_on(
 
 
 def merge_log__cmp_off__skip_off__bypass_off__pq_off(
-        heap: list[list[Any]], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
     single_subiter_bypass=off, pq_cmp=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
