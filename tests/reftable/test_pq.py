@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reftable_core.flags import Flags, baseline
 from reftable_core.reftable.pq import LOG, REF, MergedIterPQueue, log_key_cmp, make_less, ref_key_cmp
+from scripts.gen_loops import LESS, SHADOW
 
 FLAGSETS = [Flags(), baseline(), Flags(pq_cmp=False), baseline().replace(pq_cmp=True)]
 
@@ -84,15 +85,16 @@ def test_less_is_chosen_at_construction() -> None:
 @settings(max_examples=150, deadline=None)
 def test_merge_loop_inline_comparisons_match_pq(a: bytes, b: bytes, ua: int, ub: int,
                                                 ia: int, ib: int) -> None:
-    """The comparisons merged.py expands inline equal pq.make_less and the key order."""
-    from reftable_core.reftable.merged import _LESS, _SHADOW
+    """The comparisons the merge loops expand inline (scripts/gen_loops.py's templates;
+    test_loops_fresh checks that loops.py is what they generate) equal pq.make_less and
+    the key order."""
     for kind, mk in ((REF, lambda n, u: FRef(n, u)), (LOG, lambda n, u: FLog(n, u))):
         ea, eb = (mk(a, ua), ia), (mk(b, ub), ib)
         for pq_cmp in (False, True):
-            inline = eval("lambda A, B: " + _LESS[(kind, pq_cmp)])  # noqa: S307
+            inline = eval("lambda A, B: " + LESS[(kind, pq_cmp)])  # noqa: S307
             assert inline(ea, eb) == make_less(kind, Flags(pq_cmp=pq_cmp))(ea, eb)
         for merged_cmp in (False, True):
-            entry_key, shadowed = _SHADOW[(kind, merged_cmp)]
+            entry_key, shadowed = SHADOW[(kind, merged_cmp)]
             ns = {"erec": eb[0], "top": ea}
             if entry_key:
                 exec(entry_key, ns)  # noqa: S102

@@ -200,3 +200,30 @@ def test_corrupt_header_and_footer() -> None:
         with pytest.raises(FormatError) as ei:
             _reader(bad)
         assert "mem.ref" in str(ei.value)
+
+
+def test_table_and_merged_table_share_one_interface() -> None:
+    """iter.Reftable / iter.RecordIter: one table and a one-table stack answer alike."""
+    from reftable_core.reftable.iter import RecordIter, Reftable
+    from reftable_core.reftable.merged import MergedTable
+    oid = b"\x01" * 20
+    refs = [RefRecord(b"refs/heads/%d" % i, 1, 1, oid) for i in range(30)]
+    refs.append(RefRecord(b"refs/tags/v1", 1, 1, oid))
+    logs = [LogRecord(b"refs/heads/1", u, 1, oid, oid, b"n", b"e", 10 + u, 0, b"m")
+            for u in (1, 2, 3)]
+    r = _reader(_write(refs, logs, min_update_index=1, max_update_index=3))
+    mt = MergedTable([r])
+    for t in (r, mt):
+        assert isinstance(t, Reftable)
+        assert (t.hash_id, t.min_update_index, t.max_update_index) == ("sha1", 1, 3)
+        assert all(isinstance(it, RecordIter) for it in (t.refs(), t.logs()))
+        assert [x.refname for x in t.iter_refs(b"refs/heads/2")] == [
+            b"refs/heads/2", b"refs/heads/20", b"refs/heads/21", b"refs/heads/22",
+            b"refs/heads/23", b"refs/heads/24", b"refs/heads/25", b"refs/heads/26",
+            b"refs/heads/27", b"refs/heads/28", b"refs/heads/29"]
+        assert list(t.iter_refs(b"refs/tags/")) == [refs[-1]]
+        assert [x.update_index for x in t.iter_logs(b"refs/heads/1")] == [3, 2, 1]
+        it = t.refs()
+        assert it.seek_ref(b"refs/tags/") is it and next(it) == refs[-1]
+        assert next(t.logs().seek_log(b"refs/heads/1", 2)).update_index == 2
+        it.close()

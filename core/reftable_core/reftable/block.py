@@ -13,7 +13,7 @@ Reader: a BlockLoader (chosen from flags.block_type_early_exit) turns
 table -- or None when past the end / of an unwanted type. seek_in_block()
 binary-searches the restart points and scans linearly; record_loop(typ, flags)
 returns the generator function that decodes a block's records sequentially
-(variants chosen by flags.block_key_swap and flags.ref_name_alloc).
+(loops.py's variant for flags.block_key_swap and flags.ref_name_alloc).
 All offsets in a Block are relative to the block start (which, for the block
 at file offset 0, includes the file header). Block.data is always bytes: a
 memoryview from MmapSource is copied once per loaded block (after the
@@ -26,18 +26,15 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable, Iterator
 
-from .basics import MAX_U64, Buf, get_varint, put_varint
-from .codegen import define
+from .basics import Buf, get_varint, put_varint
 from ..errors import FormatError, ZlibError
 from ..flags import Flags
+from .loops import RECORD_LOOPS, RecordLoop
 from .record import (
     BLOCK_TYPE_INDEX,
     BLOCK_TYPE_LOG,
     BLOCK_TYPE_REF,
     BLOCK_TYPES,
-    LogRecord,
-    RefRecord,
-    decode_record,
     skip_value,
 )
 
@@ -177,7 +174,7 @@ class Block:
         "typ",
     )
 
-    def __init__(self, typ: int, data: Buf, off: int, header_off: int, end: int,
+    def __init__(self, typ: int, data: bytes, off: int, header_off: int, end: int,
                  restart_count: int, full_size: int, name: str) -> None:
         self.typ = typ
         self.data = data
@@ -433,267 +430,18 @@ def seek_in_block(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes
 
 
 # -------------------------------------------------------------- loops
-# The hot loops are generated from one template per record type so that the
-# flag variants differ only in the lines the flag is about.  Markers:
-#   LAST_INIT  how the iterator's last_key buffer starts (from `last`)
-#   KEY_STORE  what happens to last_key after a record is decoded
-#   NAME       how the record's refname is produced from the key
-_KEY_VARIANTS = {
-    # block_key_swap=on: the freshly decoded key becomes last_key (swap, no copy)
-    True: ("last = bytes(last)", "last = key"),
-    # block_key_swap=off: the key is copied into the iterator's last_key buffer
-    False: ("last = bytearray(last)", "last[:] = key"),
-}
-_NAME_VARIANTS = {
-    # ref_name_alloc=on: a fresh name object per record
-    True: ("pass", "name = NEWNAME"),
-    # ref_name_alloc=off: the previous record's name buffer is resized in place
-    False: ("namebuf = bytearray()", "namebuf[:] = key\n{i}name = bytes(namebuf)"),
-}
-
-_REF_LOOP = '''
-def ref_loop(block, off, last, hash_size, min_ui, next_block):
-    """Yield RefRecords from block (at off, after key last), then from the blocks next_block(block) returns."""
-    RefRec = RefRecord
-    new = object.__new__
-    h2 = 2 * hash_size
-    while True:
-        data = block.data
-        end = block.end
-        block_off = block.off
-        name_of_table = block.name
-        LAST_INIT
-        NAME_INIT
-        try:
-            while off < end:
-                start = off
-                p = data[off]
-                if p < 0x80:
-                    off += 1
-                else:
-                    p, off = get_varint(data, off)
-                s = data[off]
-                if s < 0x80:
-                    off += 1
-                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
-                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
-                    off += 2
-                else:
-                    s, off = get_varint(data, off)
-                if p > len(last):
-                    raise FormatError("prefix length exceeds the previous key",
-                                      name_of_table, block_off + start)
-                nxt = off + (s >> 3)
-                key = last[:p] + data[off:nxt]
-                off = nxt
-                u = data[off]
-                if u < 0x80:
-                    off += 1
-                else:
-                    u, off = get_varint(data, off)
-                NAME
-                vt = s & 7
-                if vt == 1:
-                    # the common records are built slot by slot: object.__new__ plus
-                    # six slot stores cost about half of a call to the dataclass __init__
-                    nxt = off + hash_size
-                    rec = new(RefRec)
-                    rec.refname = name
-                    rec.update_index = u + min_ui
-                    rec.value_type = 1
-                    rec.value = data[off:nxt]
-                    rec.target_value = None
-                    rec.target = None
-                elif vt == 2:
-                    nxt = off + h2
-                    rec = new(RefRec)
-                    rec.refname = name
-                    rec.update_index = u + min_ui
-                    rec.value_type = 2
-                    rec.value = data[off:off + hash_size]
-                    rec.target_value = data[off + hash_size:nxt]
-                    rec.target = None
-                elif vt == 3:
-                    n, off = get_varint(data, off)
-                    nxt = off + n
-                    rec = RefRec(name, u + min_ui, 3, None, None, data[off:nxt])
-                elif vt == 0:
-                    nxt = off
-                    rec = RefRec(name, u + min_ui, 0, None, None, None)
-                else:
-                    raise FormatError(f"unknown ref value type {vt}", name_of_table,
-                                      block_off + start)
-                if nxt > end:       # offsets only grow: this also covers the key suffix
-                    raise FormatError("ref record runs past the block",
-                                      name_of_table, block_off + start)
-                off = nxt
-                KEY_STORE
-                yield rec
-        except (IndexError, FormatError) as e:
-            if isinstance(e, FormatError) and e.path is not None:
-                raise
-            raise FormatError(f"truncated ref record", name_of_table, block_off + off) from None
-        # on to the next block of this section (None: stop here)
-        block = next_block(block) if next_block is not None else None
-        if block is None:
-            return
-        off = block.header_off + 4
-        last = b""
-'''
-
-_LOG_LOOP = '''
-def log_loop(block, off, last, hash_size, min_ui, next_block):
-    """Yield LogRecords like ref_loop does RefRecords."""
-    LogRec = LogRecord
-    h2 = 2 * hash_size
-    while True:
-        data = block.data
-        end = block.end
-        block_off = block.off
-        name_of_table = block.name
-        LAST_INIT
-        try:
-            while off < end:
-                start = off
-                p = data[off]
-                if p < 0x80:
-                    off += 1
-                else:
-                    p, off = get_varint(data, off)
-                s, off = get_varint(data, off)
-                nxt = off + (s >> 3)
-                if nxt > end or p > len(last):
-                    raise FormatError("record key runs past the block or bad prefix length",
-                                      name_of_table, block_off + start)
-                key = last[:p] + data[off:nxt]
-                off = nxt
-                kl = len(key)
-                if kl <= 9 or key[kl - 9] != 0:
-                    raise FormatError("malformed log key", name_of_table, block_off + start)
-                refname = bytes(key[:kl - 9])
-                ui = MAX_U64 - int.from_bytes(key[kl - 8:], "big")
-                vt = s & 7
-                if vt == 1:
-                    old = data[off:off + hash_size]
-                    new = data[off + hash_size:off + h2]
-                    off += h2
-                    n, off = get_varint(data, off)
-                    nm = data[off:off + n]
-                    off += n
-                    n, off = get_varint(data, off)
-                    em = data[off:off + n]
-                    off += n
-                    t, off = get_varint(data, off)
-                    tz = (data[off] << 8) | data[off + 1]
-                    if tz & 0x8000:
-                        tz -= 0x10000
-                    off += 2
-                    n, off = get_varint(data, off)
-                    msg = data[off:off + n]
-                    off += n
-                    rec = LogRec(refname, ui, 1, old, new, nm, em, t, tz, msg)
-                elif vt == 0:
-                    rec = LogRec(refname, ui, 0, None, None, b"", b"", 0, 0, b"")
-                else:
-                    raise FormatError(f"unknown log value type {vt}", name_of_table,
-                                      block_off + start)
-                if off > end:
-                    raise FormatError("log record runs past the block", name_of_table,
-                                      block_off + start)
-                KEY_STORE
-                yield rec
-        except (IndexError, FormatError) as e:
-            if isinstance(e, FormatError) and e.path is not None:
-                raise
-            raise FormatError(f"truncated log record", name_of_table, block_off + off) from None
-        # on to the next block of this section (None: stop here)
-        block = next_block(block) if next_block is not None else None
-        if block is None:
-            return
-        off = block.header_off + 4
-        last = b""
-'''
-
-_GENERIC_LOOP = '''
-def generic_loop(block, off, last, hash_size, min_ui, next_block):
-    """Yield obj/index records (cold path)."""
-    typ = TYPE
-    while True:
-        data = block.data
-        end = block.end
-        block_off = block.off
-        name_of_table = block.name
-        LAST_INIT
-        while off < end:
-            start = off
-            try:
-                rec, key, off = decode_record(typ, data, off, bytes(last), hash_size, min_ui)
-            except FormatError as e:
-                raise FormatError(e.msg, name_of_table, block_off + start) from None
-            if off > end:
-                raise FormatError("record runs past the block", name_of_table, block_off + start)
-            KEY_STORE
-            yield rec
-        # on to the next block of this section (None: stop here)
-        block = next_block(block) if next_block is not None else None
-        if block is None:
-            return
-        off = block.header_off + 4
-        last = b""
-'''
-
-
-def _compile(template: str, fname: str, subst: dict[str, str], func: str,
-             extra_ns: dict | None = None) -> Callable[..., Iterator]:
-    src = template
-    for marker, line in subst.items():
-        # keep indentation of the marker line for multi-line replacements
-        idx = src.index(marker)
-        indent = src[src.rindex("\n", 0, idx) + 1:idx]
-        src = src.replace(marker, line.replace("{i}", indent), 1)
-    ns: dict = {"RefRecord": RefRecord, "LogRecord": LogRecord, "get_varint": get_varint,
-                "FormatError": FormatError, "MAX_U64": MAX_U64,
-                "decode_record": decode_record}
-    if extra_ns:
-        ns.update(extra_ns)
-    return define(src, f"<reftable_core.reftable.block {fname}>", func, ns)
-
-
-_LOOPS: dict[tuple, Callable[..., Iterator]] = {}
-
-
-def record_loop(typ: int, flags: Flags) -> Callable[..., Iterator]:
-    """The sequential decoder for blocks of type typ under flags.
+def record_loop(typ: int, flags: Flags) -> RecordLoop:
+    """The sequential decoder for blocks of type typ under flags (a loops.py function).
 
     Signature: loop(block, off, last_key, hash_size, min_update_index,
     next_block) -> iterator of records, starting at block offset off (after a
     record whose key is last_key) and continuing with next_block(block) until
     that returns None (next_block None: this block only).
     """
-    swap = flags.block_key_swap
-    alloc = flags.ref_name_alloc if typ == BLOCK_TYPE_REF else True
-    k = (typ, swap, alloc)
-    fn = _LOOPS.get(k)
-    if fn is None:
-        init, store = _KEY_VARIANTS[swap]
-        tag = f"swap={'on' if swap else 'off'}"
-        if typ == BLOCK_TYPE_REF:
-            ninit, nstore = _NAME_VARIANTS[alloc]
-            # the decoded key is already a fresh bytes object when the buffers are
-            # swapped; with copying the key lives in a bytearray
-            nstore = nstore.replace("NEWNAME", "key" if swap else "bytes(key)")
-            fn = _compile(_REF_LOOP, f"ref_loop {tag} alloc={'on' if alloc else 'off'}",
-                          {"LAST_INIT": init, "KEY_STORE": store, "NAME_INIT": ninit,
-                           "NAME": nstore}, "ref_loop")
-        elif typ == BLOCK_TYPE_LOG:
-            fn = _compile(_LOG_LOOP, f"log_loop {tag}",
-                          {"LAST_INIT": init, "KEY_STORE": store}, "log_loop")
-        else:
-            fn = _compile(_GENERIC_LOOP, f"loop {chr(typ)} {tag}",
-                          {"LAST_INIT": init, "KEY_STORE": store, "TYPE": str(typ)},
-                          "generic_loop")
-        _LOOPS[k] = fn
-    return fn
+    try:
+        return RECORD_LOOPS[(typ, flags.block_key_swap, flags.ref_name_alloc)]
+    except KeyError:
+        raise ValueError(f"no record loop for block type {typ!r}") from None
 
 
 def iter_block(block: Block, hash_size: int, flags: Flags = Flags(),

@@ -3,8 +3,11 @@
 Contract: TableReader(source, flags=Flags(), name=None) validates the header
 (magic "REFT", version 1 = SHA-1 / 24 bytes, version 2 = 28 bytes with hash id
 "sha1" or "s256") and the footer (68/72 bytes, CRC-32), then serves
-  refs() / logs() -> RecordIterator (key order; .seek(key) positions at the
-      first record with key >= key; iteration runs to the end of the section),
+the interface it shares with a merged table (iter.Reftable):
+  refs() / logs() -> RecordIterator (an iter.RecordIter: key order; .seek(key)
+      positions at the first record with key >= key; iteration runs to the end
+      of the section), iter_refs(prefix), iter_logs(name) (also as logs_for);
+and of its own:
   seek_ref(name) -> RefRecord | None (exact, through the ref index if present),
   refs_for(oid) -> iterator of RefRecord whose value or peeled value is oid
       (through the obj blocks when present, else a full scan, like git),
@@ -22,11 +25,12 @@ import os
 import zlib
 from collections.abc import Iterator
 
-from .basics import MAX_U64, get_be24, get_be32, get_be64
+from .basics import get_be24, get_be32, get_be64
 from .block import Block, block_loader, record_loop, seek_in_block
 from .blocksource import BlockSource, open_file_source
 from ..errors import FormatError, ReftableError
 from ..flags import Flags
+from .iter import RecordIter, Reftable
 from .record import (
     BLOCK_TYPE_INDEX,
     BLOCK_TYPE_LOG,
@@ -37,7 +41,6 @@ from .record import (
     LogRecord,
     RefRecord,
     decode_index,
-    log_key,
 )
 
 MAGIC = b"REFT"
@@ -45,8 +48,8 @@ HEADER_SIZE = {1: 24, 2: 28}
 FOOTER_SIZE = {1: 68, 2: 72}
 
 
-class RecordIterator:
-    """Iterator over one section's records with seek(key).
+class RecordIterator(RecordIter):
+    """Iterator over one section's records with seek(key) (an iter.RecordIter).
 
     seek() does the lookup work at once (errors surface there); iteration then
     decodes block after block lazily. iter(it) hands out the underlying
@@ -78,8 +81,11 @@ class RecordIterator:
             gen = self._from_start()
         return next(gen)
 
+    def close(self) -> None:
+        self._gen = None
 
-class TableReader:
+
+class TableReader(Reftable):
     """Read-only access to one reftable (see the module contract)."""
 
     def __init__(self, source: BlockSource, flags: Flags = Flags(),
@@ -298,12 +304,8 @@ class TableReader:
         return rec if rec.refname == name else None
 
     def logs_for(self, refname: bytes) -> Iterator[LogRecord]:
-        """Log records of one ref, newest first."""
-        refname = bytes(refname)
-        for rec in self._seek(BLOCK_TYPE_LOG, log_key(refname, MAX_U64)):
-            if rec.refname != refname:
-                return
-            yield rec
+        """Log records of one ref, newest first (iter_logs)."""
+        return self.iter_logs(bytes(refname))
 
     def refs_for(self, oid: bytes) -> Iterator[RefRecord]:
         oid = bytes(oid)

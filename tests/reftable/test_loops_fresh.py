@@ -1,0 +1,56 @@
+"""loops.py is exactly what scripts/gen_loops.py generates, and every variant is reachable."""
+from __future__ import annotations
+
+import inspect
+import itertools
+import subprocess
+import sys
+from pathlib import Path
+
+from reftable_core.flags import Flags
+from reftable_core.reftable import loops
+from reftable_core.reftable.block import record_loop
+from reftable_core.reftable.merged import merge_function
+from reftable_core.reftable.record import BLOCK_TYPES
+
+from scripts import gen_loops
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_committed_loops_py_is_fresh() -> None:
+    committed = Path(loops.__file__).read_text()
+    assert Path(loops.__file__).resolve() == gen_loops.TARGET
+    assert gen_loops.render() == committed, (
+        "core/reftable_core/reftable/loops.py is stale: run python scripts/gen_loops.py")
+
+
+def test_script_writes_the_same_file_and_check_detects_staleness(tmp_path: Path) -> None:
+    out = tmp_path / "loops.py"
+    script = str(ROOT / "scripts" / "gen_loops.py")
+    subprocess.run([sys.executable, script, "--output", str(out)], check=True)
+    assert out.read_text() == Path(loops.__file__).read_text()
+    ok = subprocess.run([sys.executable, script, "--check", "--output", str(out)], check=False)
+    assert ok.returncode == 0
+    out.write_text(out.read_text().replace("last = key", "last = bytes(key)", 1))
+    stale = subprocess.run([sys.executable, script, "--check", "--output", str(out)],
+                           check=False, capture_output=True, text=True)
+    assert stale.returncode == 1 and "stale" in stale.stderr
+
+
+def test_every_generated_function_is_in_a_registry_and_picked_by_flags() -> None:
+    generated = {name for name, fn in inspect.getmembers(loops, inspect.isfunction)
+                 if fn.__module__ == loops.__name__}
+    registered = {fn.__name__ for fn in [*loops.RECORD_LOOPS.values(),
+                                         *loops.MERGE_LOOPS.values()]}
+    assert generated == registered
+    assert len(set(loops.RECORD_LOOPS.values())) == 10      # 4 ref, 2 log, 2 obj, 2 index
+    assert len(set(loops.MERGE_LOOPS.values())) == 32
+    picked = set()
+    for values in itertools.product((False, True), repeat=6):
+        flags = Flags(block_key_swap=values[0], ref_name_alloc=values[1],
+                      merged_cmp=values[2], same_subiter_skip=values[3],
+                      single_subiter_bypass=values[4], pq_cmp=values[5])
+        picked |= {record_loop(t, flags).__name__ for t in BLOCK_TYPES}
+        picked |= {merge_function(flags, kind).__name__ for kind in ("ref", "log")}
+    assert picked == generated
