@@ -7,10 +7,10 @@ returning that path. line_profiler and cProfile run in-process; scalene runs
 
 line_profiler profiles the scenario's `hot` entries: "module:qualname" names a
 function, "module:factory()" calls factory(flags) for the function(s) to profile
-(core generates its hot loops per flags with exec(), e.g.
-reftable_core.reftable.merged.merge_function). Generated code has a "<...>" file name
-that line_profiler cannot show; its linecache source is written beside the
-output (<out>.src/<name>.py) and the timings re-keyed to that file.
+(the core's hot-loop variants are ordinary functions in the committed
+reftable_core/reftable/loops.py, chosen per flags, e.g. by
+reftable_core.reftable.merged.merge_function), so line_profiler shows them from
+their real file.
 """
 from __future__ import annotations
 
@@ -18,15 +18,15 @@ import cProfile
 import importlib
 import io
 import json
-import linecache
 import pstats
-import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Callable
 
 from reftable_core.flags import Flags
+from reftable_core.reftable.block import record_loop
+from reftable_core.reftable.record import BLOCK_TYPE_REF
 
 from . import worker
 from .scenarios import Scenario
@@ -51,50 +51,15 @@ def resolve_hot(entry: str, flags: Flags) -> list[Callable[..., Any]]:
 
 def ref_record_loops(flags: Flags) -> list[Callable[..., Any]]:
     """The generated decoder of ref blocks that reftable_core.reftable.block uses under flags."""
-    from reftable_core.reftable.block import record_loop
-    from reftable_core.reftable.record import BLOCK_TYPE_REF
     return [record_loop(BLOCK_TYPE_REF, flags)]
 
 
-def _source_name(filename: str) -> str:
-    name = re.sub(r"[^A-Za-z0-9._=+-]+", "_", filename.strip("<>")).strip("_") or "generated"
-    return name + ".py"
-
-
-def materialize_generated(timings: dict, src_dir: Path) -> dict:
-    """timings (LineStats.timings) with every "<...>" file that linecache holds written
-    to src_dir/<name>.py and its entries re-keyed to that path."""
-    out: dict = {}
-    written: dict[str, str] = {}
-    for (filename, lineno, func), entries in timings.items():
-        if filename.startswith("<") and filename not in written:
-            lines = linecache.getlines(filename)
-            if lines:
-                src_dir.mkdir(parents=True, exist_ok=True)
-                path = src_dir / _source_name(filename)
-                n = 1
-                while str(path.resolve()) in written.values():     # names that sanitize alike
-                    n += 1
-                    path = src_dir / _source_name(f"{filename}-{n}")
-                path.write_text("".join(lines))
-                written[filename] = str(path.resolve())
-        out[(written.get(filename, filename), lineno, func)] = entries
-    return out
-
-
 def write_line_stats(lp: Any, out: Path) -> Path:
-    """line_profiler's text report of lp to out, generated code shown from <out>.src/."""
+    """line_profiler's text report of lp to out."""
     from line_profiler import show_text
     stats = lp.get_stats()
-    timings = materialize_generated(stats.timings,
-                                    out.parent / (out.name + ".src"))
-    # line_profiler clears linecache before reading a real file: keep the generated entries
-    keep = {k: v for k, v in linecache.cache.items() if k.startswith("<")}
     buf = io.StringIO()
-    try:
-        show_text(timings, stats.unit, stream=buf, stripzeros=True)
-    finally:
-        linecache.cache.update(keep)
+    show_text(stats.timings, stats.unit, stream=buf, stripzeros=True)
     out.write_text(buf.getvalue())
     return out
 
