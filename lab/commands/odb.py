@@ -16,9 +16,12 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
+from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags
+from reftable_core.odb.revision import parse_commit, resolve_revision
 from reftable_core.odb.store import ObjectStore, open_object_store
 from reftable_core.odb.walk import (
     Change,
@@ -53,10 +56,15 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
     q.add_argument("ref", nargs="?", default="HEAD")
     q.set_defaults(func=run_log_S)
 
-    q = osub.add_parser("cat-file", help="like git cat-file --batch for the given ids (or all with --all)")
+    q = osub.add_parser("cat-file", help="like git cat-file: -t/-s/-e OBJ, TYPE OBJ, "
+                        "--batch-check/--batch (names on stdin, or --batch-all-objects)")
     common(q)
-    q.add_argument("--all", action="store_true", help="every object of the store")
-    q.add_argument("oids", nargs="*")
+    for opt in ("-t", "-s", "-e"):
+        q.add_argument(opt, dest="mode", action="append_const", const=opt)
+    q.add_argument("--batch", dest="batch", action="append_const", const="--batch")
+    q.add_argument("--batch-check", dest="batch", action="append_const", const="--batch-check")
+    q.add_argument("--batch-all-objects", action="store_true")
+    q.add_argument("args", nargs="*", metavar="ARG")
     q.set_defaults(func=run_cat_file)
 
 
@@ -121,14 +129,120 @@ def run_log_S(args: argparse.Namespace, flags: Flags) -> int:
     return 0
 
 
+class _CatFileUsage(Exception):
+    """A usage error of cat-file: git prints this line (then its usage text), status 129."""
+
+
+def _cat_file_mode(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """(single-object mode or None, batch mode or None) with git's usage checks."""
+    modes = args.mode or []
+    batches = args.batch or []
+    if len(batches) > 1:
+        raise _CatFileUsage("error: only one batch option may be specified")
+    if len(modes) > 1:
+        raise _CatFileUsage(f"error: options '{modes[1]}' and '{modes[0]}' cannot be used "
+                            "together")       # git's cmdmode: the later one first
+    mode = modes[0] if modes else None
+    batch = batches[0] if batches else None
+    if batch is not None:
+        if mode is not None:
+            raise _CatFileUsage(f"fatal: '{mode}' is incompatible with batch mode")
+        if args.args:
+            raise _CatFileUsage("fatal: batch modes take no arguments")
+    elif args.batch_all_objects:
+        raise _CatFileUsage("fatal: '--batch-all-objects' requires a batch mode")
+    elif mode is not None:
+        if not args.args:
+            raise _CatFileUsage(f"fatal: <object> required with '{mode}'")
+        if len(args.args) > 1:
+            raise _CatFileUsage("fatal: too many arguments")
+    elif not args.args:
+        raise _CatFileUsage("usage: git cat-file <type> <object>")
+    elif len(args.args) != 2:
+        raise _CatFileUsage("fatal: only two arguments allowed in <type> <object> mode, "
+                            f"not {len(args.args)}")
+    return mode, batch
+
+
+def _read_typed(store: ObjectStore, oid: bytes, want: str, name: str) -> bytes:
+    """git's read_object_with_reference: tags are followed, a commit gives its tree."""
+    while True:
+        tname, data = store.read(oid)
+        if tname == want:
+            return data
+        if tname == "tag":
+            oid = store.peel(oid)
+        elif tname == "commit" and want == "tree":
+            oid = parse_commit(data)[0]
+        else:
+            raise ReftableError(f"git cat-file {name}: bad file")
+
+
 def run_cat_file(args: argparse.Namespace, flags: Flags) -> int:
+    """git cat-file's shapes, its outputs and statuses; a usage error is one line."""
+    try:
+        mode, batch = _cat_file_mode(args)
+    except _CatFileUsage as e:
+        print(e, file=sys.stderr)
+        return 129
     t0 = time.perf_counter()
     out = sys.stdout.buffer
-    with open_object_store(args.git_dir, None, flags) as store:
-        oids = list(store.iter_oids()) if args.all else [bytes.fromhex(h) for h in args.oids]
-        for oid in oids:
-            tname, data = store.read(oid)
-            out.write(b"%s %s %d\n" % (oid.hex().encode(), tname.encode(), len(data)) + data + b"\n")
-        out.flush()
-        _stats(store, t0, args)
+    repo = open_repo(args.git_dir, flags)
+    try:
+        with open_object_store(args.git_dir, None, flags) as store:
+            resolve_ref = ref_resolver(repo.refs)
+
+            def resolve(text: bytes) -> bytes | None:
+                return resolve_revision(text, resolve_ref, lambda: store, store.hash_len)
+
+            if batch is not None:
+                _cat_file_batch(store, resolve, batch == "--batch", args.batch_all_objects, out)
+            else:
+                status = _cat_file_one(store, resolve, mode, args.args, out)
+                if status:
+                    return status
+            out.flush()
+            _stats(store, t0, args)
+    finally:
+        repo.close()
     return 0
+
+
+def _cat_file_one(store: ObjectStore, resolve: Callable[[bytes], bytes | None],
+                  mode: str | None, argv: list[str], out: Any) -> int:
+    name = argv[-1]
+    oid = resolve(name.encode("utf-8", "surrogateescape"))
+    if oid is None:
+        raise ReftableError(f"Not a valid object name {name}")
+    if mode == "-e":
+        return 0 if store.has(oid) else 1
+    if mode is not None:
+        if not store.has(oid):
+            raise ReftableError("git cat-file: could not get object info")
+        tname, size = store.read_header(oid)
+        out.write(b"%s\n" % (tname.encode() if mode == "-t" else b"%d" % size))
+        return 0
+    out.write(_read_typed(store, oid, argv[0], name))
+    return 0
+
+
+def _cat_file_batch(store: ObjectStore, resolve: Callable[[bytes], bytes | None],
+                    contents: bool, all_objects: bool, out: Any) -> None:
+    """`<oid> <type> <size>` per object (and its contents with --batch); a name
+    that resolves to no object prints `<name> missing`. With all_objects every
+    object once, sorted by id (git's default without --unordered)."""
+    if all_objects:
+        items: Iterable[tuple[bytes, bytes | None]] = ((o, o) for o in sorted(store.iter_oids()))
+    else:
+        items = ((line, resolve(line)) for line in
+                 (raw[:-1] if raw.endswith(b"\n") else raw for raw in sys.stdin.buffer))
+    for name, oid in items:
+        if oid is None or not store.has(oid):
+            out.write(name + b" missing\n")
+            continue
+        if contents:
+            tname, data = store.read(oid)
+            out.write(b"%s %s %d\n%s\n" % (oid.hex().encode(), tname.encode(), len(data), data))
+        else:
+            tname, size = store.read_header(oid)
+            out.write(b"%s %s %d\n" % (oid.hex().encode(), tname.encode(), size))
