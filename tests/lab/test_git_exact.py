@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.helpers.labrun import run_lab
 
 from lab.commands.show_ref import default_abbrev
 from lab.gitbin import GitRunner, hermetic_env
+from tests.helpers.labrun import run_lab
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.helpers.labrun import run_lab
 
 from lab.gitbin import GitRunner, hermetic_env
+from tests.helpers.labrun import run_lab
 
 
 @pytest.fixture(scope="module")

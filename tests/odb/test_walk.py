@@ -7,7 +7,6 @@ import zlib
 from pathlib import Path
 
 import pytest
-from tests.helpers.labrun import run_lab
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reftable_core.flags import Flags, baseline
@@ -18,6 +17,7 @@ from lab.benchmarks.bench_odb import make_history
 from lab.cli import main as cli_main
 from lab.commands.odb import log_raw, log_S, walk_start
 from lab.gitbin import GitRunner, hermetic_env
+from tests.helpers.labrun import run_lab
 
 NEEDLES = ["foo bar", "omega", "thud\nalpha", "zeta zeta"]
 
