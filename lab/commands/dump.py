@@ -24,15 +24,19 @@ Sections come in that order: header, footer, blocks, refs, logs, objs, index
 records. The log message is printed with its trailing newline escaped ("\\n").
 `dump_table(reader, out)` does the work so a stack dump can reuse it.
 Exit status 0; a corrupt table raises FormatError, which the CLI prints as
-`fatal: <file> at offset N: ...` with exit status 128.
+`fatal: <file> at offset N: ...` with exit status 128; so is a path that is no
+table (a directory, unreadable) or no stack (see stack_dir: `--stack GITDIR`
+dumps GITDIR/reftable).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Iterator
 from typing import TextIO
 
+from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags
 from reftable_core.reftable.block import Block, iter_block
 from reftable_core.reftable.record import BLOCK_TYPE_INDEX, IndexRecord, LogRecord, RefRecord
@@ -52,14 +56,41 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
 
 def run(args: argparse.Namespace, flags: Flags) -> int:
     if getattr(args, "stack", None):
-        dump_stack(args.stack, flags, sys.stdout)
+        dump_stack(stack_dir(args.stack), flags, sys.stdout)
         return 0
     if not getattr(args, "table", None):
         print("usage: reftable-lab dump --table FILE | --stack DIR", file=sys.stderr)
         return 129
-    with TableReader.open(args.table, flags, name=args.table) as reader:
+    path = args.table
+    if os.path.isdir(path):
+        hint = " (a stack: use --stack)" if _has_tables_list(path) else ""
+        raise ReftableError(f"{path}: is a directory, not a reftable file{hint}")
+    try:
+        reader = TableReader.open(path, flags, name=path)
+    except OSError as e:
+        raise ReftableError(f"{path}: {e.strerror or e}") from None
+    with reader:
         dump_table(reader, sys.stdout)
     return 0
+
+
+def _has_tables_list(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, "tables.list"))
+
+
+def stack_dir(path: str) -> str:
+    """The stack directory `--stack path` means: path itself when it holds a
+    tables.list, else path/reftable when that does (a git dir was given);
+    ReftableError naming what is missing otherwise (never an empty stack)."""
+    if _has_tables_list(path):
+        return path
+    sub = os.path.join(path, "reftable")
+    if _has_tables_list(sub):
+        return sub
+    if not os.path.isdir(path):
+        raise ReftableError(f"{path}: no such reftable stack directory")
+    raise ReftableError(f"{path}: not a reftable stack: no tables.list in it "
+                        f"(nor in {sub})")
 
 
 def show(b: bytes | None) -> str:

@@ -6,8 +6,12 @@ Contract:
       spec is not negatable), bundled short options, "--" ends the options; an
       "optarg" option takes only an attached value (-s8, --abbrev=8), a "string"
       option the attached or the next argument. handle(spec, value, negated) is
-      called per option, in order. Errors raise Die(..., 129, "error: ") with
-      git's wording.
+      called per option, in order. Errors raise Die(..., 129) with git's wording.
+      With usage (the command's usage text; usage_all adds the hidden options)
+      git's internal help too: a lone "-h", "--help" (and an unknown short "h")
+      write usage to out and exit 129, "--help-all" writes usage_all; an unknown
+      option prints its error line and usage to stderr, an ambiguous one its
+      error line to stderr and usage to out (git 2.47's parse-options).
   split_lab_options(argv, flags) -> (argv, gitdir, flags)
       takes the lab's own --git-dir, --flags SPEC and --baseline out of argv
       (before "--"), so the rest can be parsed exactly as git would.
@@ -15,11 +19,11 @@ Contract:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 from reftable_core.flags import Flags, resolve
 
-from .gitlike import Die
+from .gitlike import Die, write_err
 
 OptKind = Literal["bool", "optarg", "string"]
 
@@ -34,12 +38,30 @@ class OptSpec:
         self.negatable = negatable
 
 
+def _usage_exit(out: Any, text: str, err: str = "") -> Die:
+    """git's show_usage: the usage text on stdout (err, if any, on stderr), status 129."""
+    if err:
+        write_err("error: ", err)
+    out.write(text.encode())
+    return Die("", 129, "usage")
+
+
 def parse_git_options(argv: list[str], specs: list[OptSpec],
-                      handle: Callable[[OptSpec, str | None, bool], None]) -> list[str]:
+                      handle: Callable[[OptSpec, str | None, bool], None],
+                      usage: str | None = None, out: Any = None,
+                      usage_all: str | None = None) -> list[str]:
     """Parse argv git-style; call handle(spec, value, negated); return the non-options."""
     args: list[str] = []
     longs = {s.long: s for s in specs if s.long}
     shorts = {s.short: s for s in specs if s.short}
+
+    def unknown(msg: str) -> Die:
+        if usage is None:
+            return Die(msg, 129, "error: ")
+        return Die(f"error: {msg}\n{usage}", 129, "usage")
+
+    if usage is not None and argv == ["-h"]:
+        raise _usage_exit(out, usage)
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -48,6 +70,8 @@ def parse_git_options(argv: list[str], specs: list[OptSpec],
             args.extend(argv[i:])
             break
         if a.startswith("--"):
+            if usage is not None and a in ("--help", "--help-all"):
+                raise _usage_exit(out, (usage_all or usage) if a == "--help-all" else usage)
             body, eq, val = a[2:].partition("=")
             negated = False
             cands = [s for n, s in longs.items() if n == body]
@@ -60,14 +84,18 @@ def parse_git_options(argv: list[str], specs: list[OptSpec],
                 negated = True
             if len(cands) != 1:
                 if len(cands) > 1:
-                    raise Die(f"ambiguous option: {body} (could be --{cands[0].long} or "
-                              f"--{cands[1].long})", 129, "error: ")
-                raise Die(f"unknown option `{body}'", 129, "error: ")
+                    msg = (f"ambiguous option: {body} (could be --{cands[0].long} or "
+                           f"--{cands[1].long})")
+                    if usage is None:
+                        raise Die(msg, 129, "error: ")
+                    raise _usage_exit(out, usage, msg)
+                raise unknown(f"unknown option `{body}'")
             spec = cands[0]
             if negated and not spec.negatable:
-                raise Die(f"unknown option `{body}'", 129, "error: ")
-            if spec.kind == "bool" and eq:
-                raise Die(f"option `{spec.long}' takes no value", 129, "error: ")
+                raise unknown(f"unknown option `{body}'")
+            if (spec.kind == "bool" or negated) and eq:
+                name = f"no-{spec.long}" if negated else spec.long
+                raise Die(f"option `{name}' takes no value", 129, "error: ")
             if spec.kind == "string" and not eq and not negated:
                 if i >= len(argv):
                     raise Die(f"option `{spec.long}' requires a value", 129, "error: ")
@@ -82,7 +110,9 @@ def parse_git_options(argv: list[str], specs: list[OptSpec],
                 c = a[j]
                 found = shorts.get(c)
                 if found is None:
-                    raise Die(f"unknown switch `{c}'", 129, "error: ")
+                    if usage is not None and c == "h":
+                        raise _usage_exit(out, usage)
+                    raise unknown(f"unknown switch `{c}'")
                 spec = found
                 if spec.kind == "optarg":
                     rest = a[j + 1:]

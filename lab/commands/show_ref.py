@@ -78,9 +78,7 @@ class _Objects:
             self._sorted = sorted(o.hex() for o in self.store.iter_oids())
         names = self._sorted
         if length < 0:
-            count = len(names)
-            bits = count.bit_length() + 1
-            length = max((bits + 1) // 2, FALLBACK_DEFAULT_ABBREV)
+            length = default_abbrev(sum(len(p.idx) for p in self.store.packs))
             if length >= self.hexsz:
                 return hx
         need = 0
@@ -96,6 +94,14 @@ class _Objects:
 
 
 
+def default_abbrev(approx_objects: int) -> int:
+    """git's automatic abbreviation length (core.abbrev unset or "auto"): expect a
+    collision among 2^b objects at 2^(b/2), 4 bits per hex digit, so
+    ceil(bit_length(count) / 2) digits, at least 7. git's count is
+    repo_approximate_object_count: the objects of every pack, loose ones not counted."""
+    return max((approx_objects.bit_length() + 1) // 2, FALLBACK_DEFAULT_ABBREV)
+
+
 def _abbrev_value(val: str, hexsz: int, name: str) -> int:
     try:
         v = int(val, 10)
@@ -106,6 +112,43 @@ def _abbrev_value(val: str, hexsz: int, name: str) -> int:
     elif v > hexsz:
         v = hexsz
     return v
+
+# git 2.47's show-ref usage text (`git show-ref -h`); --help-all adds the hidden options
+_USAGE_HEAD = (
+    'usage: git show-ref [--head] [-d | --dereference]\n'
+    '                    [-s | --hash[=<n>]] [--abbrev[=<n>]] [--branches] [--tags]\n'
+    '                    [--] [<pattern>...]\n'
+    '   or: git show-ref --verify [-q | --quiet] [-d | --dereference]\n'
+    '                    [-s | --hash[=<n>]] [--abbrev[=<n>]]\n'
+    '                    [--] [<ref>...]\n'
+    '   or: git show-ref --exclude-existing[=<pattern>]\n'
+    '   or: git show-ref --exists <ref>\n'
+    '\n'
+    '    --[no-]tags           only show tags (can be combined with --branches)\n'
+    '    --[no-]branches       only show branches (can be combined with --tags)\n'
+)
+_USAGE_MID = (
+    '    --[no-]exists         check for reference existence without resolving\n'
+    '    --[no-]verify         stricter reference checking, requires exact ref path\n'
+)
+_USAGE_TAIL = (
+    '    --[no-]head           show the HEAD reference, even if it would be filtered out\n'
+    '    -d, --[no-]dereference\n'
+    '                          dereference tags into object IDs\n'
+    '    -s, --[no-]hash[=<n>] only show SHA1 hash using <n> digits\n'
+    '    --[no-]abbrev[=<n>]   use <n> digits to display object names\n'
+    '    -q, --[no-]quiet      do not print results to stdout (useful with --verify)\n'
+    '    --exclude-existing[=<pattern>]\n'
+    "                          show refs from stdin that aren't in local repository\n"
+    '\n'
+)
+USAGE_SHOW_REF = _USAGE_HEAD + _USAGE_MID + _USAGE_TAIL
+USAGE_SHOW_REF_ALL = (
+    _USAGE_HEAD
+    + '    --[no-]heads          deprecated synonym for --branches\n'
+    + _USAGE_MID
+    + '    -h                    show the HEAD reference, even if it would be filtered out\n'
+    + _USAGE_TAIL)
 
 
 SHOW_REF_SPECS = [
@@ -141,7 +184,8 @@ def show_ref(argv: list[str], flags: Flags, out: Any) -> int:
         else:
             pending.append((spec.dest, val, negated))
 
-    patterns = parse_git_options(argv, SHOW_REF_SPECS, handle)
+    patterns = parse_git_options(argv, SHOW_REF_SPECS, handle, USAGE_SHOW_REF, out,
+                                 USAGE_SHOW_REF_ALL)
     repo = open_git_repo(gitdir, flags)
     try:
         return _show_ref_in(repo, o, pending, patterns, out)

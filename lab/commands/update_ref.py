@@ -384,12 +384,7 @@ def update_ref(argv: list[str], flags: Flags, out: Any) -> int:
         else:
             o[spec.dest] = None if negated else val
 
-    try:
-        rest = parse_git_options(argv, UPDATE_REF_SPECS, handle)
-    except Die as d:
-        if d.status == 129:
-            raise Die(f"{d.prefix}{d.msg}\n\n" + USAGE_UPDATE_REF, 129, "usage")
-        raise
+    rest = parse_git_options(argv, UPDATE_REF_SPECS, handle, USAGE_UPDATE_REF, out)
     if o["msg"] is not None and not o["msg"]:
         raise Die("Refusing to perform update with empty message.")
     if not o["stdin"]:

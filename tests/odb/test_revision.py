@@ -6,11 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from reftable_core.errors import NotExistError, ReftableError
+from reftable_core.errors import FormatError, NotExistError, ReftableError
 from reftable_core.odb.revision import (
     DWIM_RULES,
     apply_suffixes,
+    commit_date,
     parse_commit,
+    resolve_range,
     resolve_revision,
 )
 from reftable_core.odb.store import ObjectStore, open_object_store
@@ -182,3 +184,31 @@ def test_walk_start_from_a_resolver(mgit: GitRunner, repo: Path) -> None:
         assert resolve_start(store, b"v1^{}", refs.get) == _rev_parse(mgit, repo, "v1^{}")
         with pytest.raises(NotExistError):
             resolve_start(store, "nope", refs.get)
+
+
+def test_parse_commit_rejects_bad_ids_and_commit_date() -> None:
+    for line in (b"tree zzzz", b"tree " + b"1" * 39 + b"Z", b"tree " + b"1" * 38 + "é".encode(),
+                 b"tree " + b"1" * 41):
+        with pytest.raises(FormatError, match="bad tree pointer"):
+            parse_commit(line + b"\n\n")
+    with pytest.raises(FormatError, match="bad parent pointer"):
+        parse_commit(b"tree " + b"1" * 40 + b"\nparent 12\n\n")
+    assert parse_commit(b"tree " + b"A" * 40 + b"\n\n")[0] == b"\xaa" * 20
+    assert commit_date(b"tree x\ncommitter C <c@e> 1700000123 +0100\n\nm") == 1700000123
+    assert commit_date(b"tree x\ncommitter C <c@e> junk\n\n") == 0
+    assert commit_date(b"tree x\n\n") == 0
+
+
+def test_resolve_range(mgit: GitRunner, repo: Path) -> None:
+    refs = _refs(mgit, repo)
+    with open_object_store(repo / ".git") as store:
+        def rr(*args: bytes) -> tuple[list[bytes], list[bytes]]:
+            return resolve_range(list(args), refs.get, lambda: store, store.hash_len)
+        main, main1 = _rev_parse(mgit, repo, "main"), _rev_parse(mgit, repo, "main~1")
+        assert rr() == ([refs[b"HEAD"]], [])
+        assert rr(b"main~1..main") == ([main], [main1])
+        assert rr(b"main~1..") == ([refs[b"HEAD"]], [main1])
+        assert rr(b"^main~1", b"main", b"side") == ([main, _rev_parse(mgit, repo, "side")], [main1])
+        for bad in (b"nope", b"main..nope", b"main...side", b"^nope"):
+            with pytest.raises(NotExistError, match="unknown revision"):
+                rr(bad)

@@ -3,6 +3,7 @@
 --no-renames`, and every delta-cache flag value gives identical output."""
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from reftable_core.odb.walk import format_raw, walk_log_raw, walk_log_S
 from lab.cli import main as cli_main
 from lab.commands.odb import log_raw, log_S, walk_start
 from lab.gitbin import GitRunner, hermetic_env
+from tests.helpers.labrun import run_lab
 from tests.helpers.odb import make_history
 
 NEEDLES = ["foo bar", "omega", "thud\nalpha", "zeta zeta"]
@@ -172,3 +174,129 @@ def test_edge_cases_equal_git(mgit: GitRunner, tmp_path: Path) -> None:
     for needle in ("foo", "a", "target"):
         got = [o.hex() for o in log_S(d, "main", needle)]
         assert got == git_S(mgit, d, needle), needle
+
+
+# -- git-exact on hostile and real input: quoting, ranges, loops, depth -------------
+
+def _cli(gitdir: Path, argv: list[str]) -> tuple[int, bytes, bytes]:
+    return run_lab(["odb", *argv[:1], "--git-dir", str(gitdir), *argv[1:]])
+
+
+def _git_log(mgit: GitRunner, gitdir: Path, argv: list[str]) -> tuple[int, bytes, bytes]:
+    """git's log for the lab's argv (log-raw / log-S), stderr cut to its fatal line
+    (git's "error: bogus commit object" before "fatal: bad object" is not repeated)."""
+    base = (["log", "--raw", "--no-abbrev", "--format=%H", "--first-parent", "-m", "--no-renames"]
+            if argv[0] == "log-raw" else
+            ["log", f"-S{argv[1]}", "--format=%H", "--first-parent", "--no-renames"])
+    rest = argv[1:] if argv[0] == "log-raw" else argv[2:]
+    g = mgit.run([*base, *rest], cwd=gitdir, check=False)
+    lines = g.stderr.splitlines()
+    first = next((ln for ln in lines if ln.startswith(b"fatal: ")), lines[0] if lines else b"")
+    return g.returncode, g.stdout, first + b"\n" if first else b""
+
+
+NAMES = [b"caf\xc3\xa9", b"tab\there", b"new\nline", b'dq"x', b"back\\slash", b"bell\x07",
+         b"del\x7f", b"latin1-\xe9", b"plain name", b"\xe2\x98\x83/snow"]
+
+
+@pytest.mark.parametrize("quote", [None, "true", "false"])
+def test_log_raw_quotes_paths_like_git(mgit: GitRunner, tmp_path: Path, quote: str | None) -> None:
+    d = tmp_path / "q.git"
+    mgit.run(["init", "-q", "--bare", "-b", "main", str(d)])
+    if quote is not None:
+        mgit.run(["config", "core.quotePath", quote], cwd=d)
+    body = b"".join(b"M 100644 inline %s\ndata 2\nx\n\n" % (b'"' + n.replace(b"\\", b"\\\\")
+                    .replace(b"\n", b"\\n").replace(b"\t", b"\\t").replace(b'"', b'\\"') + b'"')
+                    for n in NAMES)
+    mgit.run(["fast-import", "--quiet"], cwd=d, input=b"commit refs/heads/main\ncommitter C <c@e> "
+             b"1700000000 +0000\ndata 2\nc\n" + body + b"commit refs/heads/main\ncommitter C <c@e> "
+             b"1700000001 +0000\ndata 2\nd\nD \"caf\\303\\251\"\n\n")
+    got = _cli(d, ["log-raw", "main"])
+    assert got == _git_log(mgit, d, ["log-raw", "main"])
+    assert (b'"caf\\303\\251"' in got[1]) == (quote != "false") and b'"tab\\there"' in got[1]
+
+
+@pytest.fixture(scope="module")
+def forked(mgit: GitRunner, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """main: 8 commits, side forks from main~5 with 4 commits (dates interleaved),
+    then main merges side; release tagged at main~3."""
+    d = tmp_path_factory.mktemp("forked") / "repo.git"
+    mgit.run(["init", "-q", "--bare", "-b", "main", str(d)])
+
+    def commit(ref: str, n: int, date: int, extra: bytes = b"") -> bytes:
+        body = b"f%d\n" % n
+        return (b"commit %s\ncommitter C <c@e> %d +0000\ndata 3\nc%d\n" % (ref.encode(), date,
+                n % 10) + extra + b"M 100644 inline f%d\ndata %d\n%s\n" % (n, len(body), body))
+    s = [commit("refs/heads/main", i, 1700000000 + 10 * i) for i in range(3)]
+    s.append(b"reset refs/heads/side\nfrom refs/heads/main\n\n")
+    for i in range(4):
+        s.append(commit("refs/heads/side", 100 + i, 1700000025 + 10 * i))
+        s.append(commit("refs/heads/main", 3 + i, 1700000030 + 10 * i))
+    s.append(commit("refs/heads/main", 50, 1700000200, b"merge refs/heads/side\n"))
+    mgit.run(["fast-import", "--quiet"], cwd=d, input=b"".join(s))
+    mgit.run(["tag", "release", "main~3"], cwd=d)
+    return d
+
+
+RANGES = [["main"], ["side", "main"], ["main", "side"], ["release..main"], ["main..side"],
+          ["^release", "main", "side"], ["side..main"], ["^side", "main"], ["main", "-n", "3"],
+          ["--max-count=2", "main", "side"], ["-n", "0", "main"], ["-n1", "release..main"],
+          ["main..main"], ["..main"], ["main~6..main"], ["nope"], ["main..nope"], ["side^2"]]
+
+
+@pytest.mark.parametrize("argv", RANGES, ids=" ".join)
+def test_log_raw_ranges_equal_git(mgit: GitRunner, forked: Path, argv: list[str]) -> None:
+    assert _cli(forked, ["log-raw", *argv]) == _git_log(mgit, forked, ["log-raw", *argv])
+
+
+@pytest.mark.parametrize("argv", [["f1", "main"], ["f101", "side", "main"], ["c", "main", "-n", "1"],
+                                  ["f", "release..main"], ["f5", "^side", "main"]],
+                         ids=" ".join)
+def test_log_S_ranges_equal_git(mgit: GitRunner, forked: Path, argv: list[str]) -> None:
+    assert _cli(forked, ["log-S", *argv]) == _git_log(mgit, forked, ["log-S", *argv])
+
+
+def _loose(gitdir: Path, name: bytes, typ: bytes, body: bytes) -> None:
+    """A loose object stored under a chosen id (git reads it without checking the hash)."""
+    hx = name.hex()
+    p = gitdir / "objects" / hx[:2] / hx[2:]
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_bytes(zlib.compress(b"%s %d\0%s" % (typ, len(body), body)))
+
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+def test_hostile_commits_and_trees_like_git(mgit: GitRunner, tmp_path: Path) -> None:
+    d = tmp_path / "h.git"
+    mgit.run(["init", "-q", "--bare", "-b", "main", str(d)])
+    mgit.run(["hash-object", "-t", "tree", "-w", "--stdin"], cwd=d, input=b"")
+    self_parent = b"\x22" * 20
+    _loose(d, self_parent, b"commit", b"tree %s\nparent %s\nauthor a <b> 1 +0000\ncommitter a <b> "
+           b"1 +0000\n\nx\n" % (EMPTY_TREE.encode(), self_parent.hex().encode()))
+    self_tree = b"\x11" * 20
+    _loose(d, self_tree, b"tree", b"40000 d\0" + self_tree)
+    loop = mgit.out(["commit-tree", "-m", "loop", self_tree.hex()], cwd=d).strip().decode()
+    blob = mgit.out(["hash-object", "-w", "--stdin"], cwd=d, input=b"x\n").strip().decode()
+    deep = {}
+    t = mgit.out(["mktree"], cwd=d, input=f"100644 blob {blob}\tf\n".encode()).strip().decode()
+    for depth in range(1, 2051):
+        t = mgit.out(["hash-object", "-t", "tree", "-w", "--stdin"], cwd=d,
+                     input=b"40000 d\0" + bytes.fromhex(t)).strip().decode()
+        if depth in (2048, 2049, 2050):
+            deep[depth] = mgit.out(["commit-tree", "-m", "deep", t], cwd=d).strip().decode()
+    bad = []
+    for tree_line in (b"tree zzzz", b"tree " + EMPTY_TREE[:-1].encode() + b"Z",
+                      b"tree " + EMPTY_TREE[:-2].encode() + "é".encode()):
+        bad.append(mgit.out(["hash-object", "-t", "commit", "-w", "--literally", "--stdin"], cwd=d,
+                            input=tree_line + b"\nauthor a <b> 1 +0000\ncommitter a <b> 1 +0000\n"
+                                              b"\nx\n").strip().decode())
+    cases = [[self_parent.hex()], [loop], *([c] for c in deep.values()), *([c] for c in bad),
+             [deep[2048], loop]]
+    for argv in cases:
+        got = _cli(d, ["log-raw", *argv])
+        assert got == _git_log(mgit, d, ["log-raw", *argv]), argv
+        assert b"Traceback" not in got[2]
+    assert _cli(d, ["log-raw", self_parent.hex()])[1] == self_parent.hex().encode() + b"\n"
+    assert _cli(d, ["log-raw", loop])[2] == b"fatal: exceeded maximum allowed tree depth\n"
+    assert _cli(d, ["log-raw", bad[0]])[2] == f"fatal: bad object {bad[0]}\n".encode()

@@ -13,7 +13,11 @@ Contract:
       ~N (N first parents), ^N (the Nth parent, ^0 the commit itself), ^{} (peel
       tags), ^{commit} (peel, must be a commit), ^{tree} (the commit's tree);
       raises ReftableError when one does not apply.
-  parse_commit(data) -> (tree id, [parent ids]) from a commit's header.
+  parse_commit(data) -> (tree id, [parent ids]) from a commit's header
+      (FormatError on a missing tree line or an id that is not hex).
+  commit_date(data) -> the committer timestamp (0 if none).
+  resolve_range(args, resolve_ref, objects, hash_size) -> (include, exclude)
+      git log's revision arguments: A..B, ^A, several starting revisions.
 
 resolve_ref (a RefResolver) maps a full ref name to the id it points at
 (symrefs followed) or None; the caller builds it from its ref store, so this
@@ -24,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ..errors import FormatError, ReftableError
+from ..errors import FormatError, NotExistError, ReftableError
 from .store import ObjectStore
 
 RefResolver = Callable[[bytes], bytes | None]
@@ -40,8 +44,19 @@ _REV_SUFFIX = re.compile(rb"(?:~\d*|\^\d*|\^\{[a-z]*\})+$")
 _REV_STEP = re.compile(rb"~(\d*)|\^\{([a-z]*)\}|\^(\d*)")
 
 
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+def _header_id(value: bytes, what: str) -> bytes:
+    """A commit header's hex id: 40 or 64 hex digits (git's get_oid_hex)."""
+    if len(value) not in (40, 64) or not _HEX.issuperset(value):
+        raise FormatError(f"bad {what} pointer in commit")
+    return bytes.fromhex(value.decode("ascii"))
+
+
 def parse_commit(data: bytes) -> tuple[bytes, list[bytes]]:
-    """(tree id, [parent ids]) from a commit object's header."""
+    """(tree id, [parent ids]) from a commit object's header; FormatError when
+    the tree line is missing or an id is not hex (git's "bad tree pointer")."""
     tree = None
     parents = []
     pos = 0
@@ -51,15 +66,59 @@ def parse_commit(data: bytes) -> tuple[bytes, list[bytes]]:
             break
         line = data[pos:nl]
         if line.startswith(b"tree "):
-            tree = bytes.fromhex(line[5:].decode("ascii"))
+            tree = _header_id(line[5:], "tree")
         elif line.startswith(b"parent "):
-            parents.append(bytes.fromhex(line[7:].decode("ascii")))
+            parents.append(_header_id(line[7:], "parent"))
         elif tree is not None:
             break
         pos = nl + 1
     if tree is None:
         raise FormatError("commit without a tree line")
     return tree, parents
+
+
+def commit_date(data: bytes) -> int:
+    """The committer timestamp of a commit object (git's parse_commit_date; 0 when
+    there is none or it does not parse)."""
+    pos = data.find(b"\ncommitter ")
+    if pos < 0:
+        return 0
+    end = data.find(b"\n", pos + 1)
+    line = data[pos + 11:end if end >= 0 else len(data)]
+    gt = line.rfind(b">")
+    fields = line[gt + 1:].split()
+    try:
+        return int(fields[0]) if gt >= 0 and fields else 0
+    except ValueError:
+        return 0
+
+
+def resolve_range(args: list[bytes], resolve_ref: RefResolver, objects: ObjectsGetter,
+                  hash_size: int) -> tuple[list[bytes], list[bytes]]:
+    """git log's revision arguments -> (included ids, excluded ids), in argument
+    order: "A..B" excludes A and includes B (an empty side is HEAD), "^A" excludes
+    A, anything else is included; no argument means HEAD. NotExistError names the
+    first argument that does not resolve (git's "unknown revision")."""
+    include: list[bytes] = []
+    exclude: list[bytes] = []
+
+    def one(text: bytes, arg: bytes, into: list[bytes]) -> None:
+        oid = resolve_revision(text or b"HEAD", resolve_ref, objects, hash_size)
+        if oid is None:
+            raise NotExistError(f"ambiguous argument '{arg.decode('utf-8', 'replace')}': "
+                                "unknown revision or path not in the working tree.")
+        into.append(oid)
+
+    for arg in args or [b"HEAD"]:
+        a, dots, b = arg.partition(b"..")
+        if dots and not b.startswith(b".") and (a or b):
+            one(a, arg, exclude)
+            one(b, arg, include)
+        elif arg.startswith(b"^") and len(arg) > 1:
+            one(arg[1:], arg, exclude)
+        else:
+            one(arg, arg, include)
+    return include, exclude
 
 
 def _commit(objects: ObjectStore, oid: bytes) -> tuple[bytes, list[bytes]]:
