@@ -37,7 +37,8 @@ from reftable_core.odb.walk import (
     walk_log_raw,
     walk_log_S,
 )
-from reftable_core.repo import config_bool, open_repo
+from reftable_core.config import config_bool
+from reftable_core.repo import open_repo
 
 from .gitlike import ref_resolver
 
@@ -107,7 +108,7 @@ def walk_args(gitdir: str | os.PathLike[str], revs: Sequence[str], store: Object
         include, exclude = resolve_range(
             [r.encode("utf-8", "surrogateescape") for r in revs], ref_resolver(repo.refs),
             lambda: store, store.hash_len)
-        return WalkArgs(include, exclude, config_bool(repo.config.get("core.quotepath"), True))
+        return WalkArgs(include, exclude, config_bool(repo.config, "core.quotepath", True))
     finally:
         repo.close()
 
