@@ -17,7 +17,7 @@ from reftable_core.reftable.basics import (
     put_be64,
     put_varint,
 )
-from reftable_core.reftable.block import common_prefix_len, varint
+from reftable_core.reftable.block_writer import common_prefix_len, varint
 from reftable_core.errors import FormatError, ReftableError
 from tests.helpers.table_strategies import relaxed
 
