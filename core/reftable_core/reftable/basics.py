@@ -14,15 +14,7 @@ MAX_U64 = (1 << 64) - 1      # the largest update index; log keys store MAX_U64 
 _MAX_VARINT_BYTES = 10
 
 
-_ONE_BYTE = [bytes((i,)) for i in range(128)]
-
-
-def put_varint(value: int) -> bytes:
-    """Encode value (0 <= value < 2**64) as git's varint."""
-    if 0 <= value < 0x80:
-        return _ONE_BYTE[value]
-    if value < 0 or value >= 1 << 64:
-        raise ValueError(f"varint out of range: {value}")
+def _put_varint(value: int) -> bytes:
     out = [value & 0x7F]
     value >>= 7
     while value:
@@ -31,6 +23,19 @@ def put_varint(value: int) -> bytes:
         value >>= 7
     out.reverse()
     return bytes(out)
+
+
+_SHORT = [_put_varint(i) for i in range(1 << 14)]     # every one- and two-byte varint
+_NSHORT = 1 << 14
+
+
+def put_varint(value: int) -> bytes:
+    """Encode value (0 <= value < 2**64) as git's varint (a table lookup below 2**14)."""
+    if 0 <= value < _NSHORT:
+        return _SHORT[value]
+    if value < 0 or value >= 1 << 64:
+        raise ValueError(f"varint out of range: {value}")
+    return _put_varint(value)
 
 
 def get_varint(buf: Buf, off: int) -> tuple[int, int]:

@@ -18,7 +18,8 @@ Log messages are normalized like git (trailing newlines stripped, one "\\n"
 appended, multi-line rejected) unless exact_log_message.
 This module is the only encoder of tables. Its bulk seam: add_refs() and
 add_logs() take any iterable of records (a generator over a million is the
-fast path; add_ref()/add_log() are the same code for one record), and
+fast path; add_ref()/add_log() are the same loop for one record) and, if the
+caller has them, the keys' common prefix lengths (trusted), and
 TableWriter(..., executor=pool) deflates log blocks in the executor's threads
 (zlib releases the GIL) while records are still being packed; the bytes are
 the same either way.
@@ -29,14 +30,14 @@ from __future__ import annotations
 import os
 import zlib
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import repeat
 from typing import BinaryIO
 
-from .basics import MAX_U64
-from .block_writer import BlockWriter, common_prefix_len, deflate_block, varint
+from .basics import MAX_U64, put_varint
+from .block_writer import BlockWriter, common_prefix_len, deflate_block
 from ..errors import APIError, EntryTooBigError
 from .record import (
     BLOCK_TYPE_INDEX,
@@ -210,30 +211,17 @@ class TableWriter:
         self._index.append((last_key, self._next))
         self._next += len(data) + padding
 
-    def _append(self, keys: Sequence[bytes], types: Sequence[int], values: Sequence[bytes],
-                prefixes: Sequence[int] | None = None) -> list[tuple[int, int]]:
-        """Append encoded records to the section, flushing full blocks (the one
-        driver of BlockWriter.add_records). Returns (first record, file offset)
-        of each block the records went into; EntryTooBigError for a record that
-        does not fit an empty block."""
-        bw = self._bw
-        if bw is None:
-            bw = self._bw = self._new_block(self._section)
-        spans = [(0, self._next)]
-        i = bw.add_records(keys, types, values, 0, prefixes)
-        n = len(keys)
-        while i < n:
+    def _add(self, key: bytes, extra: int, value: bytes) -> None:
+        """Append one record to the section when the current block refused it (or
+        there is none): flush, start a block, retry; EntryTooBigError if it does
+        not fit an empty block either."""
+        if self._bw is not None:
             self._flush()
-            bw = self._bw = self._new_block(self._section)
-            spans.append((i, self._next))
-            j = bw.add_records(keys, types, values, i, prefixes)
-            if j == i:
-                key = keys[i]
-                raise EntryTooBigError(
-                    f"record {key[:80]!r} ({len(key) + len(values[i])} bytes) does not fit "
-                    f"a block of {self.options.block_size} bytes")
-            i = j
-        return spans
+        bw = self._bw = self._new_block(self._section)
+        if not bw.add(key, extra, value):
+            raise EntryTooBigError(
+                f"record {key[:80]!r} ({len(key) + len(value)} bytes) does not fit "
+                f"a block of {self.options.block_size} bytes")
 
     def _finish_section(self) -> tuple[int, int]:
         """Flush the last block and write the index levels; (index_offset, levels)."""
@@ -249,7 +237,10 @@ class TableWriter:
             idx = self._index
             self._index = []
             self._section = BLOCK_TYPE_INDEX
-            self._append([k for k, _ in idx], [0] * len(idx), [varint(off) for _, off in idx])
+            for last_key, off in idx:
+                value = put_varint(off)
+                if self._bw is None or not self._bw.add(last_key, 0, value):
+                    self._add(last_key, 0, value)
             self._flush()
         self._section = typ
         self._index = []
@@ -289,57 +280,40 @@ class TableWriter:
             if self._bw.add(key, vt, val):
                 continue
             # too many positions even for an empty block: "scan all refs" form
-            if not self._bw.add(key, 0, varint(0)):
+            if not self._bw.add(key, 0, put_varint(0)):
                 raise EntryTooBigError(f"obj key {key.hex()} does not fit a block")
         self._finish_section()
 
     # ------------------------------------------------------------ records
-    # add_refs()/add_logs() take the records in chunks: one loop checks and
-    # encodes a chunk (with everything in local variables), _append() packs it
-    # into blocks. add_ref()/add_log() are the same for a chunk of one.
+    # add_refs()/add_logs() are the one loop over records, with everything in
+    # local variables; add_ref()/add_log() are that loop for a single record.
     def add_ref(self, rec: RefRecord) -> None:
         """Add one ref; refnames must strictly increase."""
         self.add_refs((rec,))
 
     def add_refs(self, recs: Iterable[RefRecord],
-                 prefixes: Sequence[int] | None = None) -> None:
+                 prefixes: Iterable[int] | None = None) -> None:
         """Add refs in strictly increasing refname order.
 
         prefixes (optional, trusted): each refname's common prefix length with
         the refname before it (the last one added before this call for the
-        first), as BlockWriter.add_records takes them."""
+        first), as BlockWriter.add takes them."""
         if self._phase != "ref":
             raise APIError("refs must be added before logs" if self._phase == "log"
                            else "writer is closed")
-        it = iter(recs)
-        done = 0
-        while chunk := list(islice(it, _CHUNK)):
-            ps = prefixes[done:done + len(chunk)] if prefixes is not None else None
-            done += len(chunk)
-            keys: list[bytes] = []
-            types: list[int] = []
-            values: list[bytes] = []
-            ids: list[bytes | None] = []          # the object id(s) of each record
-            targets: list[tuple[int, bytes]] = []
-            try:
-                self._encode_refs(chunk, keys, types, values, ids, targets)
-            finally:
-                if keys:
-                    spans = self._append(keys, types, values, ps)
-                    if self._obj is not None:
-                        self._note_objs(ids, targets, spans)
-
-    def _encode_refs(self, chunk: list[RefRecord], keys: list[bytes], types: list[int],
-                     values: list[bytes], ids: list[bytes | None],
-                     targets: list[tuple[int, bytes]]) -> None:
-        """Check and encode refs into keys/types/values (ids, targets: their object ids)."""
         hs = self.hash_size
         lo, hi = self._min, self._max
+        objs = self._obj
         last = self._last_key
+        ps = iter(prefixes) if prefixes is not None else None
+        if self._bw is None:
+            self._bw = self._new_block(self._section)
+        add = self._bw.add
+        block_off = self._next
         ui_seen = -1
         ui_enc = b""
         try:
-            for rec in chunk:
+            for rec in recs:
                 name = rec.refname
                 if type(name) is not bytes:
                     name = bytes(name)
@@ -350,58 +324,46 @@ class TableWriter:
                     if ui < lo or ui > hi:
                         raise APIError(f"update_index {ui} outside [{lo}, {hi}]")
                     ui_seen = ui
-                    ui_enc = varint(ui - lo)
+                    ui_enc = put_varint(ui - lo)
                 vt = rec.value_type
-                v = rec.value
+                oid = rec.value         # the object id(s) the ref points at
+                peeled = None
                 if vt == REF_VAL1:
-                    if v is None or len(v) != hs:
+                    if oid is None or len(oid) != hs:
                         raise APIError(f"ref {name!r}: value must be {hs} bytes")
-                    values.append(ui_enc + v)
-                    ids.append(v)
+                    value = ui_enc + oid
                 elif vt == REF_VAL2:
-                    t = rec.target_value
-                    if v is None or len(v) != hs or t is None or len(t) != hs:
+                    peeled = rec.target_value
+                    if oid is None or len(oid) != hs or peeled is None or len(peeled) != hs:
                         raise APIError(f"ref {name!r}: value and target_value must be "
                                        f"{hs} bytes")
-                    values.append(ui_enc + v + t)
-                    ids.append(v)
-                    targets.append((len(keys), t))
-                elif vt == REF_SYMREF:
-                    t = rec.target
-                    if not t:
-                        raise APIError(f"symref {name!r} without target")
-                    values.append(ui_enc + varint(len(t)) + t)
-                    ids.append(None)
-                elif vt == REF_DELETION:
-                    values.append(ui_enc)
-                    ids.append(None)
+                    value = ui_enc + oid + peeled
                 else:
-                    raise APIError(f"ref {name!r}: bad value type {vt}")
-                keys.append(name)
-                types.append(vt)
+                    oid = None
+                    if vt == REF_SYMREF:
+                        target = rec.target
+                        if not target:
+                            raise APIError(f"symref {name!r} without target")
+                        value = ui_enc + put_varint(len(target)) + target
+                    elif vt == REF_DELETION:
+                        value = ui_enc
+                    else:
+                        raise APIError(f"ref {name!r}: bad value type {vt}")
+                if not add(name, vt, value, next(ps) if ps is not None else None):
+                    self._add(name, vt, value)
+                    add = self._bw.add
+                    block_off = self._next
                 last = name
+                # the ref blocks that refer to each object id, by file offset
+                while oid is not None and objs is not None:
+                    lst = objs.get(oid)
+                    if lst is None:
+                        objs[oid] = [block_off]
+                    elif lst[-1] != block_off:
+                        lst.append(block_off)
+                    oid, peeled = peeled, None      # then the peeled id, if any
         finally:
             self._last_key = last
-
-    def _note_objs(self, ids: list[bytes | None], targets: list[tuple[int, bytes]],
-                   spans: list[tuple[int, int]]) -> None:
-        """Record, per object id, the offsets of the ref blocks that refer to it."""
-        objs = self._obj
-        assert objs is not None
-        ends = [a for a, _ in spans[1:]] + [len(ids)]
-        t = 0
-        for (a, off), b in zip(spans, ends):
-            seen = set(ids[a:b])
-            while t < len(targets) and targets[t][0] < b:
-                seen.add(targets[t][1])
-                t += 1
-            seen.discard(None)
-            for oid in seen:
-                lst = objs.get(oid)
-                if lst is None:
-                    objs[oid] = [off]
-                elif lst[-1] != off:
-                    lst.append(off)
 
     def add_log(self, rec: LogRecord) -> None:
         """Add one log record; keys (refname, newest first) must strictly increase."""
@@ -419,30 +381,17 @@ class TableWriter:
             raise APIError("writer is closed")
 
     def add_logs(self, recs: Iterable[LogRecord],
-                 prefixes: Sequence[int] | None = None) -> None:
+                 prefixes: Iterable[int] | None = None) -> None:
         """Add logs in strictly increasing key order (refname, newest first).
 
         prefixes (optional, trusted): each log key's common prefix length with
         the key before it, as for add_refs()."""
         if self._phase != "log":
             self._start_logs()
-        it = iter(recs)
-        done = 0
-        while chunk := list(islice(it, _CHUNK)):
-            ps = prefixes[done:done + len(chunk)] if prefixes is not None else None
-            done += len(chunk)
-            keys: list[bytes] = []
-            types: list[int] = []
-            values: list[bytes] = []
-            try:
-                self._encode_logs(chunk, keys, types, values)
-            finally:
-                if keys:
-                    self._append(keys, types, values, ps)
-
-    def _encode_logs(self, chunk: list[LogRecord], keys: list[bytes], types: list[int],
-                     values: list[bytes]) -> None:
-        """Check and encode log records into keys/types/values."""
+        ps = iter(prefixes) if prefixes is not None else None
+        if self._bw is None:
+            self._bw = self._new_block(self._section)
+        add = self._bw.add
         hs = self.hash_size
         zero = bytes(hs)
         exact = self.options.exact_log_message
@@ -456,7 +405,7 @@ class TableWriter:
         msg_in = self._log_msg
         tail = self._log_tail
         try:
-            for rec in chunk:
+            for rec in recs:
                 ui = rec.update_index
                 # like git's writer, no [min, max] check for logs: a reflog deletion
                 # carries the update index of the entry it deletes
@@ -496,15 +445,16 @@ class TableWriter:
                             if b"\n" in msg:
                                 raise APIError(f"log {name!r}@{ui}: multi-line message")
                             msg += b"\n"
-                        tail = ident_enc + varint(len(msg)) + msg
+                        tail = ident_enc + put_varint(len(msg)) + msg
                         msg_in = raw
-                    values.append(old + new + tail)
+                    value = old + new + tail
                 elif vt == LOG_DELETION:
-                    values.append(b"")
+                    value = b""
                 else:
                     raise APIError(f"log {name!r}: bad value type {vt}")
-                keys.append(key)
-                types.append(vt)
+                if not add(key, vt, value, next(ps) if ps is not None else None):
+                    self._add(key, vt, value)
+                    add = self._bw.add
                 last = key
         finally:
             self._last_key = last
@@ -554,7 +504,6 @@ class TableWriter:
             self._out.close()
 
 
-_CHUNK = 4096           # records checked and encoded per step of add_refs()/add_logs()
 _MAX_DEFLATING = 16     # log blocks queued at the executor before the oldest are written
 
 _IDX_DUMMY = SectionStats()
@@ -563,7 +512,8 @@ _IDX_DUMMY = SectionStats()
 def _ident_bytes(name: bytes, email: bytes, time: int, tz: int) -> bytes:
     if not -32768 <= tz <= 32767:
         raise APIError(f"tz_offset out of range: {tz}")
-    return b"".join((varint(len(name)), name, varint(len(email)), email, varint(time),
+    return b"".join((put_varint(len(name)), name, put_varint(len(email)), email,
+                     put_varint(time),
                      (tz & 0xFFFF).to_bytes(2, "big")))
 
 
