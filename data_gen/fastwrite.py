@@ -82,18 +82,31 @@ def _prefixes(prev_key: bytes, ks: Sequence[bytes]) -> list[int] | None:
 
 def _refs(names: Sequence[bytes], values: Sequence[bytes], peeled: Sequence[bytes | None],
           ui: int) -> Iterator[RefRecord]:
+    """The refs as records: one record object per value type, updated between
+    yields (TableWriter.add_refs reads each record as it comes and keeps none)."""
+    one = RefRecord(b"", ui, REF_VAL1)
+    two = RefRecord(b"", ui, REF_VAL2)
     for nm, v, pv in zip(names, values, peeled):
         if pv is None:
-            yield RefRecord(nm, ui, REF_VAL1, v)
+            one.refname = nm
+            one.value = v
+            yield one
         else:
-            yield RefRecord(nm, ui, REF_VAL2, v, pv)
+            two.refname = nm
+            two.value = v
+            two.target_value = pv
+            yield two
 
 
 def _logs(names: Sequence[bytes], values: Sequence[bytes], log: dict, ui: int,
           msg: bytes) -> Iterator[LogRecord]:
-    old, who, email, when, tz = log["old"], log["name"], log["email"], log["time"], log["tz"]
+    """The log records, one record object updated between yields (as _refs)."""
+    rec = LogRecord(b"", ui, LOG_UPDATE, log["old"], None, log["name"], log["email"],
+                    log["time"], log["tz"], msg)
     for nm, v in zip(names, values):
-        yield LogRecord(nm, ui, LOG_UPDATE, old, v, who, email, when, tz, msg)
+        rec.refname = nm
+        rec.new_id = v
+        yield rec
 
 
 def write_bulk_table(path: str | os.PathLike[str], options: WriterOptions,

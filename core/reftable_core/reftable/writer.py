@@ -293,7 +293,8 @@ class TableWriter:
 
     def add_refs(self, recs: Iterable[RefRecord],
                  prefixes: Iterable[int] | None = None) -> None:
-        """Add refs in strictly increasing refname order.
+        """Add refs in strictly increasing refname order. Each record is read when
+        it comes and not kept, so a generator may update and yield one object.
 
         prefixes (optional, trusted): each refname's common prefix length with
         the refname before it (the last one added before this call for the
@@ -382,7 +383,8 @@ class TableWriter:
 
     def add_logs(self, recs: Iterable[LogRecord],
                  prefixes: Iterable[int] | None = None) -> None:
-        """Add logs in strictly increasing key order (refname, newest first).
+        """Add logs in strictly increasing key order (refname, newest first); each
+        record is read when it comes and not kept (as for add_refs()).
 
         prefixes (optional, trusted): each log key's common prefix length with
         the key before it, as for add_refs()."""
