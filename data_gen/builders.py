@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from lab.gitbin import GitRunner
 
+from .fastwrite import write_bulk_table
 from .manifest import REPO_DIR, DataGenError
 from .names import pick_probe_names, ref_names, rng_for
 from .objects import BASE_TIME, ObjectSet, init_repo, seed_objects, synthetic_history
@@ -220,7 +221,6 @@ def build_reftable_refs(ctx: Context) -> dict[str, Any]:
     if reflog:
         log = {"old": zero, "name": COMMITTER_NAME, "email": COMMITTER_EMAIL, "time": LOG_TIME,
                "tz": 0, "message": MESSAGE_CREATE, "head_new": v.tip}
-    from .fastwrite import write_bulk_table
     write_bulk_table(rdir / fname, opts, names, values, peeled_all, log=log,
                      tick=bar.update)
     ctx.phase("table 1")

@@ -8,14 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from reftable_core.reftable.block import (
-    MAX_RESTARTS,
-    BlockWriter,
     block_loader,
     iter_block,
     load_block_early_exit,
     load_block_full_setup,
     seek_in_block,
 )
+from reftable_core.reftable.block_writer import MAX_RESTARTS, BlockWriter
 from reftable_core.reftable.blocksource import BytesSource
 from reftable_core.errors import FormatError
 from reftable_core.flags import Flags

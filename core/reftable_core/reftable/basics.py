@@ -14,15 +14,7 @@ MAX_U64 = (1 << 64) - 1      # the largest update index; log keys store MAX_U64 
 _MAX_VARINT_BYTES = 10
 
 
-_ONE_BYTE = [bytes((i,)) for i in range(128)]
-
-
-def put_varint(value: int) -> bytes:
-    """Encode value (0 <= value < 2**64) as git's varint."""
-    if 0 <= value < 0x80:
-        return _ONE_BYTE[value]
-    if value < 0 or value >= 1 << 64:
-        raise ValueError(f"varint out of range: {value}")
+def _put_varint(value: int) -> bytes:
     out = [value & 0x7F]
     value >>= 7
     while value:
@@ -31,6 +23,27 @@ def put_varint(value: int) -> bytes:
         value >>= 7
     out.reverse()
     return bytes(out)
+
+
+# every one- and two-byte varint (v < 2**14), and the same with the high bit
+# set on every byte: the leading bytes of a longer varint (v < 2**21)
+_NSHORT = 1 << 14
+_SHORT = ([bytes((v,)) for v in range(128)]
+          + [bytes((0x80 | ((v >> 7) - 1), v & 0x7F)) for v in range(128, _NSHORT)])
+_LEAD = ([bytes((0x80 | v,)) for v in range(128)]
+         + [bytes((0x80 | ((v >> 7) - 1), 0x80 | (v & 0x7F))) for v in range(128, _NSHORT)])
+_NLEAD = (_NSHORT + 1) << 7
+
+
+def put_varint(value: int) -> bytes:
+    """Encode value (0 <= value < 2**64) as git's varint (by table below 2**21)."""
+    if 0 <= value < _NSHORT:
+        return _SHORT[value]
+    if _NSHORT <= value < _NLEAD:
+        return _LEAD[(value >> 7) - 1] + _SHORT[value & 0x7F]
+    if value < 0 or value >= 1 << 64:
+        raise ValueError(f"varint out of range: {value}")
+    return _put_varint(value)
 
 
 def get_varint(buf: Buf, off: int) -> tuple[int, int]:

@@ -1,13 +1,6 @@
-"""Reftable blocks: BlockWriter, and the block reader / record iterators.
+"""Reftable blocks: the block reader / record iterators.
 
 Contract.
-Writer: BlockWriter(typ, block_size, header_off, restart_interval, hash_size)
-collects prefix-compressed records (a restart point -- prefix length 0 -- every
-restart_interval records, and wherever the key shares nothing with the previous
-one; at most 65535 restarts), add() returns False when the record does not fit
-(the caller flushes and retries in a fresh block; the table writer raises
-EntryTooBigError if it does not fit an empty one), finish() appends the restart table and count and, for
-log blocks, deflates everything after the 4-byte block header.
 Reader: a BlockLoader (chosen from flags.block_type_early_exit) turns
 (source, offset) into a parsed Block -- header, inflated log data, restart
 table -- or None when past the end / of an unwanted type. seek_in_block()
@@ -26,7 +19,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable, Iterator
 
-from .basics import Buf, get_varint, put_varint
+from .basics import Buf, get_varint
 from ..errors import FormatError, ZlibError
 from ..flags import Flags
 from .loops import RECORD_LOOPS, RecordLoop
@@ -38,124 +31,8 @@ from .record import (
     skip_value,
 )
 
-MAX_RESTARTS = 65535
 DEFAULT_BLOCK_SIZE = 4096
 MAX_BLOCK_SIZE = (1 << 24) - 1
-_SMALL_VARINT = [bytes((i,)) for i in range(128)]
-
-
-def varint(v: int) -> bytes:
-    """put_varint with a fast path for values < 128."""
-    return _SMALL_VARINT[v] if v < 128 else put_varint(v)
-
-
-def common_prefix_len(a: bytes, b: bytes) -> int:
-    """Length of the common prefix, in a constant number of big-int operations."""
-    n = min(len(b), len(a))
-    if not n:
-        return 0
-    x = int.from_bytes(a[:n], "big") ^ int.from_bytes(b[:n], "big")
-    if not x:
-        return n
-    return n - 1 - ((x.bit_length() - 1) >> 3)
-
-
-# ============================================================== writer
-class BlockWriter:
-    """Accumulates one block in memory; see the module contract."""
-
-    __slots__ = (
-        "block_size",
-        "buf",
-        "compression_level",
-        "entries",
-        "hash_size",
-        "header_off",
-        "last_key",
-        "restart_interval",
-        "restarts",
-        "typ",
-    )
-
-    # State is exactly (buf, restarts, entries, last_key): bulk writers such as
-    # data_gen/fastwrite.py append to these directly, so nothing is cached beside them.
-
-    def __init__(self, typ: int, block_size: int, header_off: int = 0,
-                 restart_interval: int = 16, hash_size: int = 20,
-                 compression_level: int = 9) -> None:
-        if restart_interval < 1:
-            raise ValueError("restart_interval must be >= 1")
-        self.typ = typ
-        self.block_size = block_size
-        self.header_off = header_off
-        self.restart_interval = restart_interval
-        self.hash_size = hash_size
-        self.compression_level = compression_level
-        # the file header (if any) is filled in by the table writer
-        self.buf = bytearray(header_off)
-        self.buf += bytes((typ, 0, 0, 0))
-        self.restarts: list[int] = []
-        self.entries = 0
-        self.last_key = b""
-
-    def add(self, key: bytes, extra: int, value: bytes) -> bool:
-        """Add one record (key, value type, encoded value).
-
-        Returns False when it does not fit (like git's block_writer_add); the
-        caller flushes the block and retries in a fresh one, where a second
-        failure means EntryTooBigError (raised by the table writer).
-        """
-        if not key:
-            raise ValueError("empty record key")
-        if self.entries % self.restart_interval:
-            lk = self.last_key      # common prefix with the previous key, inline
-            n = len(lk)
-            m = len(key)
-            if m < n:       # (not min(): this is the writer's hot path)
-                n = m
-            x = int.from_bytes(lk[:n], "big") ^ int.from_bytes(key[:n], "big")
-            p = n - 1 - ((x.bit_length() - 1) >> 3) if x else n
-        else:
-            p = 0
-        s = len(key) - p
-        t = (s << 3) | extra
-        if p < 0x80 and t < 0x80:
-            head = None
-            need = 2 + s + len(value)
-        else:
-            head = varint(p) + varint(t)
-            need = len(head) + s + len(value)
-        restarts = self.restarts
-        nrest = len(restarts)
-        restart = not p and nrest < MAX_RESTARTS
-        buf = self.buf
-        if 2 + 3 * (nrest + restart) + need > self.block_size - len(buf):
-            return False
-        if restart:
-            restarts.append(len(buf))
-        if head is None:
-            buf.append(p)
-            buf.append(t)
-        else:
-            buf += head
-        buf += key[p:] if p else key
-        buf += value
-        self.last_key = key
-        self.entries += 1
-        return True
-
-    def finish(self) -> bytes:
-        """Append restarts and count, set block_len, deflate log blocks."""
-        buf = self.buf
-        for r in self.restarts:
-            buf += r.to_bytes(3, "big")
-        buf += len(self.restarts).to_bytes(2, "big")
-        h = self.header_off
-        buf[h + 1:h + 4] = len(buf).to_bytes(3, "big")
-        if self.typ == BLOCK_TYPE_LOG:
-            skip = h + 4
-            return bytes(buf[:skip]) + zlib.compress(bytes(buf[skip:]), self.compression_level)
-        return bytes(buf)
 
 
 # ============================================================== reader

@@ -16,18 +16,28 @@ written when index_objects is on and the ref section got an index; log blocks
 are zlib-deflated (level 9 like git) and unpadded; footer with CRC-32.
 Log messages are normalized like git (trailing newlines stripped, one "\\n"
 appended, multi-line rejected) unless exact_log_message.
+This module is the only encoder of tables. Its bulk seam: add_refs() and
+add_logs() take any iterable of records (a generator over a million is the
+fast path; add_ref()/add_log() are the same loop for one record) and, if the
+caller has them, the keys' common prefix lengths (trusted), and
+TableWriter(..., executor=pool) deflates log blocks in the executor's threads
+(zlib releases the GIL) while records are still being packed; the bytes are
+the same either way.
 write_table(path, refs, logs, options) sorts and writes in one call.
 """
 from __future__ import annotations
 
 import os
 import zlib
+from collections import deque
 from collections.abc import Iterable
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import BinaryIO
 
-from .basics import MAX_U64
-from .block import MAX_RESTARTS, BlockWriter, common_prefix_len, varint
+from .basics import MAX_U64, put_varint
+from .block_writer import BlockWriter, common_prefix_len, deflate_block
 from ..errors import APIError, EntryTooBigError
 from .record import (
     BLOCK_TYPE_INDEX,
@@ -89,7 +99,8 @@ class TableWriter:
     """Streaming writer for one reftable (see the module contract)."""
 
     def __init__(self, out: BinaryIO | str | os.PathLike[str],
-                 options: WriterOptions | None = None) -> None:
+                 options: WriterOptions | None = None, *,
+                 executor: Executor | None = None) -> None:
         o = options or WriterOptions()
         if o.hash_id not in HASH_IDS:
             raise APIError(f"unknown hash id {o.hash_id!r}")
@@ -114,6 +125,10 @@ class TableWriter:
                         + o.max_update_index.to_bytes(8, "big")
                         + (fid if self.version == 2 else b""))
         self._threshold = 1 if o.unpadded else 3
+        self._executor = executor
+        # log blocks being deflated by the executor, in file order:
+        # (future, entries, restarts, last key)
+        self._deflating: deque[tuple[Future[bytes], int, int, bytes]] = deque()
         self._next = 0               # file offset of the current block (padding included)
         self._pending = 0            # padding owed before the next write
         self._index: list[tuple[bytes, int]] = []
@@ -126,15 +141,18 @@ class TableWriter:
         self._closed = False
         self._min = o.min_update_index
         self._max = o.max_update_index
-        self._one_ui = -1               # add_log() caches
-        self._one_suffix = b""
-        self._one_ident: tuple = ()
-        self._one_ident_enc = b""
+        # log encoding caches, kept across add_log()/add_logs() calls: the
+        # identity (name, email, time, tz) and message last seen, their encodings
+        self._log_ident: tuple = (None, None, -1, -1)
+        self._log_ident_enc = b""
+        self._log_msg: bytes | None = None
+        self._log_tail = b""
 
     # ------------------------------------------------------------ blocks
     def _new_block(self, typ: int) -> BlockWriter:
         o = self.options
-        return BlockWriter(typ, o.block_size, len(self._header) if self._next == 0 else 0,
+        first = self._next == 0 and not self._deflating
+        return BlockWriter(typ, o.block_size, len(self._header) if first else 0,
                            o.restart_interval, self.hash_size, o.compression_level)
 
     def _stats_for(self, typ: int) -> SectionStats:
@@ -147,13 +165,32 @@ class TableWriter:
         return _IDX_DUMMY
 
     def _flush(self) -> None:
+        """Hand the current block over: written now, or (a log block with an
+        executor) deflated there and written in order by _drain()."""
         bw = self._bw
+        self._bw = None
         if bw is None or bw.entries == 0:
             return
-        typ = bw.typ
-        if self._next == 0:
-            bw.buf[:len(self._header)] = self._header
-        data = bw.finish()
+        if bw.header_off:
+            bw.buf[:bw.header_off] = self._header
+        if bw.typ == BLOCK_TYPE_LOG and self._executor is not None:
+            fut = self._executor.submit(deflate_block, bw.seal(), bw.header_off,
+                                        bw.compression_level)
+            self._deflating.append((fut, bw.entries, len(bw.restarts), bw.last_key))
+            if len(self._deflating) > _MAX_DEFLATING:
+                self._drain(_MAX_DEFLATING // 2)
+            return
+        self._emit(bw.typ, bw.finish(), bw.entries, len(bw.restarts), bw.last_key)
+
+    def _drain(self, keep: int = 0) -> None:
+        """Write the deflated log blocks, oldest first, until `keep` are left."""
+        q = self._deflating
+        while len(q) > keep:
+            fut, entries, nrest, last_key = q.popleft()
+            self._emit(BLOCK_TYPE_LOG, fut.result(), entries, nrest, last_key)
+
+    def _emit(self, typ: int, data: bytes, entries: int, nrest: int, last_key: bytes) -> None:
+        """Write one finished block: padding, stats, its index entry."""
         padding = 0
         if not self.options.unpadded and typ != BLOCK_TYPE_LOG:
             padding = self.options.block_size - len(data)
@@ -164,25 +201,22 @@ class TableWriter:
             if st.blocks == 0:
                 st.offset = self._next
             st.blocks += 1
-            st.entries += bw.entries
-            st.restarts += len(bw.restarts)
+            st.entries += entries
+            st.restarts += nrest
         self.stats.blocks += 1
         if self._pending:
             self._write(bytes(self._pending))
         self._write(data)
         self._pending = padding
-        self._index.append((bw.last_key, self._next))
+        self._index.append((last_key, self._next))
         self._next += len(data) + padding
-        self._bw = None
 
     def _add(self, key: bytes, extra: int, value: bytes) -> None:
-        """Slow path: no block yet, or the current block is full."""
-        bw = self._bw
-        if bw is None:
-            bw = self._bw = self._new_block(self._section)
-        if bw.add(key, extra, value):
-            return
-        self._flush()
+        """Append one record to the section when the current block refused it (or
+        there is none): flush, start a block, retry; EntryTooBigError if it does
+        not fit an empty block either."""
+        if self._bw is not None:
+            self._flush()
         bw = self._bw = self._new_block(self._section)
         if not bw.add(key, extra, value):
             raise EntryTooBigError(
@@ -193,6 +227,7 @@ class TableWriter:
         """Flush the last block and write the index levels; (index_offset, levels)."""
         typ = self._bw.typ if self._bw is not None else self._section
         self._flush()
+        self._drain()
         index_start = 0
         levels = 0
         before = self.stats.index_blocks
@@ -201,16 +236,13 @@ class TableWriter:
             index_start = self._next
             idx = self._index
             self._index = []
-            self._bw = self._new_block(BLOCK_TYPE_INDEX)
+            self._section = BLOCK_TYPE_INDEX
             for last_key, off in idx:
-                value = varint(off)
-                if not self._bw.add(last_key, 0, value):
-                    self._flush()
-                    self._bw = self._new_block(BLOCK_TYPE_INDEX)
-                    if not self._bw.add(last_key, 0, value):
-                        raise EntryTooBigError(f"index key {last_key[:80]!r} does not fit "
-                                               f"a block of {self.options.block_size} bytes")
+                value = put_varint(off)
+                if self._bw is None or not self._bw.add(last_key, 0, value):
+                    self._add(last_key, 0, value)
             self._flush()
+        self._section = typ
         self._index = []
         st = self._stats_for(typ)
         st.index_blocks = self.stats.index_blocks - before
@@ -248,52 +280,25 @@ class TableWriter:
             if self._bw.add(key, vt, val):
                 continue
             # too many positions even for an empty block: "scan all refs" form
-            if not self._bw.add(key, 0, varint(0)):
+            if not self._bw.add(key, 0, put_varint(0)):
                 raise EntryTooBigError(f"obj key {key.hex()} does not fit a block")
         self._finish_section()
 
     # ------------------------------------------------------------ records
-    # add_refs()/add_logs() are the bulk path: one loop over the records with
-    # everything in local variables. add_ref()/add_log() are the same steps for
-    # one record without the loop set-up (both are checked by the same tests).
+    # add_refs()/add_logs() are the one loop over records, with everything in
+    # local variables; add_ref()/add_log() are that loop for a single record.
     def add_ref(self, rec: RefRecord) -> None:
         """Add one ref; refnames must strictly increase."""
-        if self._phase != "ref":
-            raise APIError("refs must be added before logs" if self._phase == "log"
-                           else "writer is closed")
-        name = rec.refname
-        if type(name) is not bytes:
-            name = bytes(name)
-        if not name > self._last_key:
-            raise APIError(f"ref {name!r} added out of order (after {self._last_key!r})")
-        ui = rec.update_index
-        if ui < self._min or ui > self._max:
-            raise APIError(f"update_index {ui} outside [{self._min}, {self._max}]")
-        vt = rec.value_type
-        ui_enc = varint(ui - self._min)
-        if vt == REF_VAL1:
-            v = rec.value
-            if v is None or len(v) != self.hash_size:
-                raise APIError(f"ref {name!r}: value must be {self.hash_size} bytes")
-            value = ui_enc + v
-        else:
-            value = self._other_ref_value(rec, name, vt, ui_enc)
-        bw = self._bw
-        if bw is None or not bw.add(name, vt, value):
-            self._add(name, vt, value)
-        self._last_key = name
-        objs = self._obj
-        if objs is not None and vt in (REF_VAL1, REF_VAL2):
-            off = self._next
-            for oid in ((rec.value,) if vt == REF_VAL1 else (rec.value, rec.target_value)):
-                lst = objs.get(oid)
-                if lst is None:
-                    objs[oid] = [off]
-                elif lst[-1] != off:
-                    lst.append(off)
+        self.add_refs((rec,))
 
-    def add_refs(self, recs: Iterable[RefRecord]) -> None:
-        """Add refs in strictly increasing refname order."""
+    def add_refs(self, recs: Iterable[RefRecord],
+                 prefixes: Iterable[int] | None = None) -> None:
+        """Add refs in strictly increasing refname order. Each record is read when
+        it comes and not kept, so a generator may update and yield one object.
+
+        prefixes (optional, trusted): each refname's common prefix length with
+        the refname before it (the last one added before this call for the
+        first), as BlockWriter.add takes them."""
         if self._phase != "ref":
             raise APIError("refs must be added before logs" if self._phase == "log"
                            else "writer is closed")
@@ -301,15 +306,11 @@ class TableWriter:
         lo, hi = self._min, self._max
         objs = self._obj
         last = self._last_key
-        bw = self._bw
-        if bw is None:
-            bw = self._bw = self._new_block(self._section)
+        ps = iter(prefixes) if prefixes is not None else None
+        if self._bw is None:
+            self._bw = self._new_block(self._section)
+        add = self._bw.add
         block_off = self._next
-        ri = self.options.restart_interval
-        bs = self.options.block_size
-        buf, restarts, entries = bw.buf, bw.restarts, bw.entries
-        nrest = len(restarts)
-        room = bs - len(buf) - 2 - 3 * nrest     # free bytes, restart count reserved
         ui_seen = -1
         ui_enc = b""
         try:
@@ -324,143 +325,50 @@ class TableWriter:
                     if ui < lo or ui > hi:
                         raise APIError(f"update_index {ui} outside [{lo}, {hi}]")
                     ui_seen = ui
-                    ui_enc = varint(ui - lo)
+                    ui_enc = put_varint(ui - lo)
                 vt = rec.value_type
+                oid = rec.value         # the object id(s) the ref points at
+                peeled = None
                 if vt == REF_VAL1:
-                    v = rec.value
-                    if v is None or len(v) != hs:
+                    if oid is None or len(oid) != hs:
                         raise APIError(f"ref {name!r}: value must be {hs} bytes")
-                    value = ui_enc + v
+                    value = ui_enc + oid
+                elif vt == REF_VAL2:
+                    peeled = rec.target_value
+                    if oid is None or len(oid) != hs or peeled is None or len(peeled) != hs:
+                        raise APIError(f"ref {name!r}: value and target_value must be "
+                                       f"{hs} bytes")
+                    value = ui_enc + oid + peeled
                 else:
-                    value = self._other_ref_value(rec, name, vt, ui_enc)
-                # append to the current block: BlockWriter.add, inline
-                if entries % ri:
-                    n = len(last)
-                    m = len(name)
-                    if m < n:
-                        n = m
-                    x = int.from_bytes(last[:n], "big") ^ int.from_bytes(name[:n], "big")
-                    p = n - 1 - ((x.bit_length() - 1) >> 3) if x else n
-                else:
-                    p = 0
-                sl = len(name) - p
-                t = (sl << 3) | vt
-                if p < 0x80 and t < 0x80:
-                    head = None
-                    need = 2 + sl + len(value)
-                else:
-                    head = varint(p) + varint(t)
-                    need = len(head) + sl + len(value)
-                restart = not p and nrest < MAX_RESTARTS
-                if restart:
-                    need += 3
-                if need > room:
-                    # the block is full: flush it, start a new one (or EntryTooBig)
-                    bw.entries = entries
-                    bw.last_key = last
-                    self._add(name, vt, value)
-                    bw = self._bw
-                    buf, restarts, entries = bw.buf, bw.restarts, bw.entries
-                    nrest = len(restarts)
-                    room = bs - len(buf) - 2 - 3 * nrest
-                    block_off = self._next
-                else:
-                    room -= need
-                    if restart:
-                        restarts.append(len(buf))
-                        nrest += 1
-                    if head is None:
-                        buf.append(p)
-                        buf.append(t)
+                    oid = None
+                    if vt == REF_SYMREF:
+                        target = rec.target
+                        if not target:
+                            raise APIError(f"symref {name!r} without target")
+                        value = ui_enc + put_varint(len(target)) + target
+                    elif vt == REF_DELETION:
+                        value = ui_enc
                     else:
-                        buf += head
-                    buf += name[p:] if p else name
-                    buf += value
-                    entries += 1
+                        raise APIError(f"ref {name!r}: bad value type {vt}")
+                if not add(name, vt, value, next(ps) if ps is not None else None):
+                    self._add(name, vt, value)
+                    add = self._bw.add
+                    block_off = self._next
                 last = name
-                if objs is not None and vt:
-                    if vt == REF_VAL1:
-                        lst = objs.get(v)
-                        if lst is None:
-                            objs[v] = [block_off]
-                        elif lst[-1] != block_off:
-                            lst.append(block_off)
-                    elif vt == REF_VAL2:
-                        for oid in (rec.value, rec.target_value):
-                            lst = objs.get(oid)
-                            if lst is None:
-                                objs[oid] = [block_off]
-                            elif lst[-1] != block_off:
-                                lst.append(block_off)
+                # the ref blocks that refer to each object id, by file offset
+                while oid is not None and objs is not None:
+                    lst = objs.get(oid)
+                    if lst is None:
+                        objs[oid] = [block_off]
+                    elif lst[-1] != block_off:
+                        lst.append(block_off)
+                    oid, peeled = peeled, None      # then the peeled id, if any
         finally:
             self._last_key = last
-            bw.entries = entries
-            if entries:
-                bw.last_key = last
-
-    def _other_ref_value(self, rec: RefRecord, name: bytes, vt: int, ui_enc: bytes) -> bytes:
-        hs = self.hash_size
-        if vt == REF_VAL2:
-            v, t = rec.value, rec.target_value
-            if v is None or len(v) != hs or t is None or len(t) != hs:
-                raise APIError(f"ref {name!r}: value and target_value must be {hs} bytes")
-            return ui_enc + v + t
-        if vt == REF_SYMREF:
-            t = rec.target
-            if not t:
-                raise APIError(f"symref {name!r} without target")
-            return ui_enc + varint(len(t)) + t
-        if vt == REF_DELETION:
-            return ui_enc
-        raise APIError(f"ref {name!r}: bad value type {vt}")
 
     def add_log(self, rec: LogRecord) -> None:
         """Add one log record; keys (refname, newest first) must strictly increase."""
-        if self._phase != "log":
-            self._start_logs()
-        ui = rec.update_index
-        if not 0 <= ui <= MAX_U64:     # no [min, max] check for logs, like git
-            raise APIError(f"log update_index {ui} out of range")
-        name = rec.refname
-        if type(name) is not bytes:
-            name = bytes(name)
-        if not name or b"\0" in name:
-            raise APIError(f"bad log refname {name!r}")
-        if ui != self._one_ui:
-            self._one_ui = ui
-            self._one_suffix = b"\0" + (MAX_U64 - ui).to_bytes(8, "big")
-        key = name + self._one_suffix
-        if not key > self._last_key:
-            raise APIError(f"log {name!r}@{ui} added out of order")
-        vt = rec.value_type
-        if vt == LOG_UPDATE:
-            value = self._log_value(rec, name, ui)
-        elif vt == LOG_DELETION:
-            value = b""
-        else:
-            raise APIError(f"log {name!r}: bad value type {vt}")
-        bw = self._bw
-        if bw is None or not bw.add(key, vt, value):
-            self._add(key, vt, value)
-        self._last_key = key
-
-    def _log_value(self, rec: LogRecord, name: bytes, ui: int) -> bytes:
-        msg = rec.message
-        if not self.options.exact_log_message:
-            msg = msg.rstrip(b"\n")
-            if b"\n" in msg:
-                raise APIError(f"log {name!r}@{ui}: multi-line message")
-            msg += b"\n"
-        hs = self.hash_size
-        old = rec.old_id if rec.old_id is not None else bytes(hs)
-        new = rec.new_id if rec.new_id is not None else bytes(hs)
-        if len(old) != hs or len(new) != hs:
-            raise APIError(f"log ids must be {hs} bytes")
-        ident = (rec.name, rec.email, rec.time, rec.tz_offset)
-        if ident != self._one_ident:        # rarely changes: reuse the encoding
-            self._one_ident_enc = _ident_bytes(*ident)
-            self._one_ident = ident
-        return b"".join((old, new, self._one_ident_enc, varint(len(msg)), msg))
+        self.add_logs((rec,))
 
     def _start_logs(self) -> None:
         if self._phase == "ref":
@@ -473,29 +381,31 @@ class TableWriter:
         elif self._phase != "log":
             raise APIError("writer is closed")
 
-    def add_logs(self, recs: Iterable[LogRecord]) -> None:
-        """Add logs in strictly increasing key order (refname, newest first)."""
+    def add_logs(self, recs: Iterable[LogRecord],
+                 prefixes: Iterable[int] | None = None) -> None:
+        """Add logs in strictly increasing key order (refname, newest first); each
+        record is read when it comes and not kept (as for add_refs()).
+
+        prefixes (optional, trusted): each log key's common prefix length with
+        the key before it, as for add_refs()."""
         if self._phase != "log":
             self._start_logs()
+        ps = iter(prefixes) if prefixes is not None else None
+        if self._bw is None:
+            self._bw = self._new_block(self._section)
+        add = self._bw.add
         hs = self.hash_size
         zero = bytes(hs)
         exact = self.options.exact_log_message
         last = self._last_key
-        bw = self._bw
-        if bw is None:
-            bw = self._bw = self._new_block(self._section)
-        ri = self.options.restart_interval
-        bs = self.options.block_size
-        buf, restarts, entries = bw.buf, bw.restarts, bw.entries
-        nrest = len(restarts)
-        room = bs - len(buf) - 2 - 3 * nrest     # free bytes, restart count reserved
         ui_seen = -1
         suffix = b""
         # a bulk import usually repeats one identity, time and message: their
-        # encodings are reused while the very same objects come in
-        id_name = id_email = msg_in = None
-        id_time = id_tz = -1
-        ident_enc = tail = b""
+        # encodings are reused while equal ones come in
+        id_name, id_email, id_time, id_tz = self._log_ident
+        ident_enc = self._log_ident_enc
+        msg_in = self._log_msg
+        tail = self._log_tail
         try:
             for rec in recs:
                 ui = rec.update_index
@@ -525,75 +435,35 @@ class TableWriter:
                     if len(old) != hs or len(new) != hs:
                         raise APIError(f"log ids must be {hs} bytes")
                     nm, em, tm, tz = rec.name, rec.email, rec.time, rec.tz_offset
-                    if nm is not id_name or em is not id_email or tm != id_time \
-                            or tz != id_tz:
+                    if nm != id_name or em != id_email or tm != id_time or tz != id_tz:
                         ident_enc = _ident_bytes(nm, em, tm, tz)
                         id_name, id_email, id_time, id_tz = nm, em, tm, tz
                         msg_in = None
                     msg = rec.message
-                    if msg is not msg_in:
+                    if msg != msg_in:
                         raw = msg
                         if not exact:
                             msg = msg.rstrip(b"\n")
                             if b"\n" in msg:
                                 raise APIError(f"log {name!r}@{ui}: multi-line message")
                             msg += b"\n"
-                        tail = ident_enc + varint(len(msg)) + msg
+                        tail = ident_enc + put_varint(len(msg)) + msg
                         msg_in = raw
                     value = old + new + tail
                 elif vt == LOG_DELETION:
                     value = b""
                 else:
                     raise APIError(f"log {name!r}: bad value type {vt}")
-                # append to the current block: BlockWriter.add, inline
-                if entries % ri:
-                    n = len(last)
-                    m = len(key)
-                    if m < n:
-                        n = m
-                    x = int.from_bytes(last[:n], "big") ^ int.from_bytes(key[:n], "big")
-                    p = n - 1 - ((x.bit_length() - 1) >> 3) if x else n
-                else:
-                    p = 0
-                sl = len(key) - p
-                t = (sl << 3) | vt
-                if p < 0x80 and t < 0x80:
-                    head = None
-                    need = 2 + sl + len(value)
-                else:
-                    head = varint(p) + varint(t)
-                    need = len(head) + sl + len(value)
-                restart = not p and nrest < MAX_RESTARTS
-                if restart:
-                    need += 3
-                if need > room:
-                    # the block is full: flush it, start a new one (or EntryTooBig)
-                    bw.entries = entries
-                    bw.last_key = last
+                if not add(key, vt, value, next(ps) if ps is not None else None):
                     self._add(key, vt, value)
-                    bw = self._bw
-                    buf, restarts, entries = bw.buf, bw.restarts, bw.entries
-                    nrest = len(restarts)
-                    room = bs - len(buf) - 2 - 3 * nrest
-                else:
-                    room -= need
-                    if restart:
-                        restarts.append(len(buf))
-                        nrest += 1
-                    if head is None:
-                        buf.append(p)
-                        buf.append(t)
-                    else:
-                        buf += head
-                    buf += key[p:] if p else key
-                    buf += value
-                    entries += 1
+                    add = self._bw.add
                 last = key
         finally:
             self._last_key = last
-            bw.entries = entries
-            if entries:
-                bw.last_key = last
+            self._log_ident = (id_name, id_email, id_time, id_tz)
+            self._log_ident_enc = ident_enc
+            self._log_msg = msg_in
+            self._log_tail = tail
 
     # ------------------------------------------------------------ close
     def close(self) -> WriterStats:
@@ -636,13 +506,16 @@ class TableWriter:
             self._out.close()
 
 
+_MAX_DEFLATING = 16     # log blocks queued at the executor before the oldest are written
+
 _IDX_DUMMY = SectionStats()
 
 
 def _ident_bytes(name: bytes, email: bytes, time: int, tz: int) -> bytes:
     if not -32768 <= tz <= 32767:
         raise APIError(f"tz_offset out of range: {tz}")
-    return b"".join((varint(len(name)), name, varint(len(email)), email, varint(time),
+    return b"".join((put_varint(len(name)), name, put_varint(len(email)), email,
+                     put_varint(time),
                      (tz & 0xFFFF).to_bytes(2, "big")))
 
 
