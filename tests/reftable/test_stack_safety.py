@@ -297,7 +297,7 @@ def test_1100_tables_under_ulimit_1024(tmp_path: Path) -> None:
         add.commit()
     st.close()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT / "core"), str(REPO_ROOT)]))
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and hard < 1024:
         pytest.skip("hard RLIMIT_NOFILE below 1024")
     proc = subprocess.run([sys.executable, "-c", _MANY, str(tmp_path / "rt")],
@@ -326,10 +326,9 @@ def test_corrupt_block_offsets_are_file_relative(tmp_path: Path, flags: Flags,
     data = bytearray(path.read_bytes())
     data[where] ^= 0xFF
     path.write_bytes(data)
-    with pytest.raises(FormatError) as ei:
-        with Stack(tmp_path, flags) as st2:
-            list(st2.merged.refs())
-            list(st2.merged.logs())
+    with pytest.raises(FormatError) as ei, Stack(tmp_path, flags) as st2:
+        list(st2.merged.refs())
+        list(st2.merged.logs())
     e = ei.value
     assert e.path == str(path) and str(path) in str(e)
     block = where - where % 256

@@ -359,17 +359,20 @@ class Stack:
             index_objects=self.opts.index_objects, hash_id=self.opts.hash_id,
             min_update_index=min_ui, max_update_index=max_ui))
 
+    def _create_temp(self, base: str) -> tuple[int, str]:
+        """A new <base>.temp.<random> in the stack dir, mode 0666 less the umask."""
+        prefix = os.path.join(self.dir, base + TEMP_MARK)
+        while True:
+            tmp = prefix + os.urandom(4).hex()
+            try:
+                return os.open(tmp, _TEMP_OPEN, 0o666), tmp
+            except FileExistsError:
+                continue
+
     def write_temp_table(self, write: Callable[[Any], None], min_ui: int,
                          max_ui: int) -> str | None:
         """Write a table to a temp file in the stack dir; its path, or None if empty."""
-        base = os.path.join(self.dir, format_name(min_ui, max_ui) + TEMP_MARK)
-        while True:
-            tmp = base + os.urandom(4).hex()
-            try:
-                fd = os.open(tmp, _TEMP_OPEN, 0o666)
-                break
-            except FileExistsError:
-                continue
+        fd, tmp = self._create_temp(format_name(min_ui, max_ui))
         try:
             if self.opts.default_permissions is not None:
                 os.chmod(tmp, self.opts.default_permissions)
