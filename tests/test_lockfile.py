@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from reftable_core.errors import LockError
-from reftable_core.lockfile import EXISTS_ADVICE, LockFile, write_locked
+from reftable_core.lockfile import (EXISTS_ADVICE, PERM_EVERYBODY, PERM_GROUP, PERM_UMASK,
+                                    LockFile, shared_perm, umask_file_mode, write_locked)
 
 
 def test_write_locked_replaces_file(tmp_path: Path) -> None:
@@ -114,3 +115,20 @@ def test_timeout_gives_up(tmp_path: Path) -> None:
     with pytest.raises(LockError):
         LockFile(p, timeout_ms=0)                   # one attempt
     held.rollback()
+
+
+def test_shared_perm_is_gits_calc_shared_perm() -> None:
+    # git's calc_shared_perm for the values git_config_perm returns
+    assert shared_perm(0o644, PERM_UMASK) == 0o644
+    assert shared_perm(0o644, PERM_GROUP) == 0o664
+    assert shared_perm(0o600, PERM_GROUP) == 0o660
+    assert shared_perm(0o600, PERM_EVERYBODY) == 0o664
+    assert shared_perm(0o644, -0o640) == 0o640          # an explicit 0640 ignores the umask
+    assert shared_perm(0o444, PERM_GROUP) == 0o444 | 0o440   # no write bit: none added
+    assert shared_perm(0o755, PERM_GROUP) == 0o775      # x follows r
+    old = os.umask(0o027)
+    try:
+        assert umask_file_mode() == 0o640
+        assert os.umask(0o027) == 0o027                 # the umask was restored
+    finally:
+        os.umask(old)

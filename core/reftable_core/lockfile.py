@@ -14,6 +14,10 @@ rename fails, so the caller can fix the target and retry, or roll back; used
 as a context manager the lock is rolled back on exit unless committed.
 write_locked(path, data) is the whole cycle: lock, write, optional fsync,
 rename over path, the lock removed on any failure.
+shared_perm(mode, shared) is git's calc_shared_perm: the mode a new file gets
+under core.sharedRepository (shared as git_config_perm gives it: PERM_UMASK,
+PERM_GROUP, PERM_EVERYBODY, or -0xxx for an explicit mode); umask_file_mode()
+is 0666 & ~umask, what O_CREAT with 0666 creates.
 """
 from __future__ import annotations
 
@@ -32,7 +36,30 @@ EXISTS_ADVICE = (
     "may have crashed in this repository earlier:\n"
     "remove the file manually to continue.")
 
+PERM_UMASK = 0
+PERM_GROUP = 0o660
+PERM_EVERYBODY = 0o664
+
 _OPEN_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+
+
+def umask_file_mode() -> int:
+    """0666 & ~umask (read the way git reads it: set and restore)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def shared_perm(mode: int, shared: int) -> int:
+    """git's calc_shared_perm(mode) for core.sharedRepository = shared."""
+    tweak = -shared if shared < 0 else shared
+    if not mode & 0o200:
+        tweak &= ~0o222
+    if mode & 0o100:
+        tweak |= (tweak & 0o444) >> 2
+    if shared < 0:
+        return (mode & ~0o777) | tweak
+    return mode | tweak
 
 
 def unable_to_lock_message(lock_path: str, err: OSError) -> str:

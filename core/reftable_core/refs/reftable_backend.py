@@ -13,17 +13,24 @@ annotated tags), reflog records (committer ident from GIT_COMMITTER_NAME /
 EMAIL / DATE or user.* config, message normalized as git does, tombstones for
 every reflog entry of a deleted ref), then auto-compacts. Errors raise
 TransactionError (a ReftableError) whose text is git's message.
+Reads never write: a repository without $GIT_DIR/reftable reads as empty and
+nothing is created (a write then fails at tables.list.lock). New tables and
+tables.list get git's modes: 0666 & ~umask, adjusted for core.sharedRepository
+(shared_repository, git's git_config_perm; lockfile.shared_perm).
 """
 from __future__ import annotations
 
 import bisect
 import os
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..config import config_bool, config_int, parse_bool
 from ..errors import ConfigError, ReftableError, TransactionError
 from ..flags import Flags
+from ..lockfile import (PERM_EVERYBODY, PERM_GROUP, PERM_UMASK, shared_perm,
+                        umask_file_mode)
 from ..reftable.record import LogRecord, RefRecord
 from ..reftable.stack import Stack, StackOptions
 from .api import HASH_SIZES, LogEntry, Ref, RefUpdate, ref_from_record
@@ -35,10 +42,36 @@ from .transaction import (QueuedUpdate, check_new_object, check_old_value, deref
 AUTOCOMPACTION_ENV = "GIT_TEST_REFTABLE_AUTOCOMPACTION"
 
 
+def shared_repository(config: dict[str, str]) -> int:
+    """git's git_config_perm of core.sharedRepository (PERM_UMASK when unset)."""
+    value = config.get("core.sharedrepository")
+    if value is None or value == "umask":
+        return PERM_UMASK
+    if value == "group":
+        return PERM_GROUP
+    if value in ("all", "world", "everybody"):
+        return PERM_EVERYBODY
+    if not re.fullmatch(r"[0-7]*", value):
+        b = parse_bool(value)
+        if b is None:
+            raise ConfigError(f"bad boolean config value '{value}' for "
+                              "'core.sharedrepository'")
+        return PERM_GROUP if b else PERM_UMASK
+    i = int(value or "0", 8)
+    if i in (0, 1, 2):
+        return (PERM_UMASK, PERM_GROUP, PERM_EVERYBODY)[i]
+    if i & 0o600 != 0o600:
+        raise ConfigError(f"problem with core.sharedRepository filemode value (0{i:03o}).\n"
+                          "The owner of files must always have read and write permissions.")
+    return -(i & 0o666)
+
+
 def stack_options_from_config(config: dict[str, str], object_format: str) -> StackOptions:
     """git's reftable.* settings (blockSize, restartInterval, indexObjects,
     autoCompaction, geometricFactor, lockTimeout) and core.fsync for refs;
-    $GIT_TEST_REFTABLE_AUTOCOMPACTION=false disables auto-compaction as in git."""
+    $GIT_TEST_REFTABLE_AUTOCOMPACTION=false disables auto-compaction as in git;
+    default_permissions from core.sharedRepository (None under the umask: the
+    files are created 0666 & ~umask anyway)."""
     fsync_cfg = config.get("core.fsync", "")
     auto = config_bool(config, "reftable.autocompaction", True)
     env = os.environ.get(AUTOCOMPACTION_ENV)
@@ -47,6 +80,8 @@ def stack_options_from_config(config: dict[str, str], object_format: str) -> Sta
         if env_auto is None:
             raise ConfigError(f"bad boolean config value '{env}' for '{AUTOCOMPACTION_ENV}'")
         auto = auto and env_auto
+    shared = shared_repository(config)
+    perms = None if shared == PERM_UMASK else shared_perm(umask_file_mode(), shared)
     return StackOptions(
         hash_id=object_format,
         block_size=config_int(config, "reftable.blocksize", 4096),
@@ -56,6 +91,7 @@ def stack_options_from_config(config: dict[str, str], object_format: str) -> Sta
         compaction_factor=config_int(config, "reftable.geometricfactor", 2),
         lock_timeout_ms=config_int(config, "reftable.locktimeout", 100),
         fsync="reference" in fsync_cfg or "all" in fsync_cfg,
+        default_permissions=perms,
     )
 
 
@@ -75,7 +111,8 @@ class ReftableRefStore:
         self.hash_size = HASH_SIZES[object_format]
         self.zero = bytes(self.hash_size)
         self.options = options or stack_options_from_config(self.config, object_format)
-        self.stack = Stack(os.path.join(gitdir, "reftable"), self.flags, self.options)
+        self.stack = Stack(os.path.join(gitdir, "reftable"), self.flags, self.options,
+                           create=False, missing_ok=True)
         self._objects = objects
         self.log_mode = log_mode(self.config)
 

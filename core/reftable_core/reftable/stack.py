@@ -1,7 +1,15 @@
 """The reftable stack: $GIT_DIR/reftable with tables.list (git's reftable/stack.c).
 
-Contract: Stack(reftable_dir, flags, options) loads the tables named in
-tables.list (oldest first) into a MergedTable (.merged). reload() re-reads the
+Contract: Stack(reftable_dir, flags, options, create=True, missing_ok=False)
+loads the tables named in tables.list (oldest first) into a MergedTable
+(.merged). A missing directory is created (create), read as an empty stack
+without creating anything (missing_ok: git's read path; writing then fails at
+the lock), else NotExistError. tables.list must be a regular file of at most
+MAX_LIST_SIZE bytes whose lines are plain table file names (git's
+0x..-0x..-....ref, or any single file name ending in .ref as other writers
+use; never a path, ".", "..", or a name with "/" or NUL): anything else is a
+FormatError naming tables.list and the entry, and nothing is opened, locked or
+deleted for it. Tables are opened through blocksource (regular files only). reload() re-reads the
 list when it changed; a table that vanished under a concurrent compaction makes
 the load retry until a deadline (3 s, as git). The up-to-date check is picked by
 flags.stat_cache: off = read tables.list and compare names on every check (git
@@ -15,6 +23,9 @@ is up to date (else OutdatedError, or reloads when asked), writes each table to 
 temp file in the directory, renames it to git's name
 0x<min:012x>-0x<max:012x>-<random:08x>.ref, then commit() writes the new list into
 the lock file, fsyncs when options.fsync, and renames it over tables.list.
+New tables are created with mode 0666 (the umask applies, as for git's lock
+files) and, like tables.list.lock, chmod-ed to options.default_permissions when
+set (git's core.sharedRepository mode, lockfile.shared_perm).
 After a commit the stack auto-compacts with git's geometric rule (factor 2,
 compact.py); compact_range() locks the tables, merges them (compact.merge_tables)
 and swaps them for the new table in tables.list; compact_all() merges
@@ -26,16 +37,17 @@ from __future__ import annotations
 
 import os
 import random
-import tempfile
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from ..errors import APIError, LockError, NotExistError, OutdatedError, ReftableError
+from ..errors import (APIError, FormatError, LockError, NotExistError, OutdatedError,
+                      ReftableError)
 from ..flags import Flags
 from ..lockfile import LOCK_SUFFIX, LockFile
-from .blocksource import open_file_source
+from .blocksource import open_file_source, open_regular_file
 from .compact import (DEFAULT_GEOMETRIC_FACTOR, compaction_sizes, merge_tables,
                       suggest_compaction_segment)
 from .merged import MergedTable
@@ -44,6 +56,9 @@ from .writer import TableWriter, WriterOptions
 
 TABLES_LIST = "tables.list"
 TEMP_MARK = ".temp."
+TABLE_SUFFIX = ".ref"
+MAX_LIST_SIZE = 64 << 20     # ~1.5M table names; git's stacks stay far below
+_TEMP_OPEN = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 
 
 @dataclass(frozen=True)
@@ -68,32 +83,50 @@ def format_name(min_update_index: int, max_update_index: int, rnd: int | None = 
 
 
 def is_table_name(name: str) -> bool:
-    return name.endswith(".ref")
+    """A plain file name of a table inside the stack directory (see the contract)."""
+    return (name.endswith(TABLE_SUFFIX) and "/" not in name and "\0" not in name
+            and name not in (".", ".."))
 
 
-def _read_names_fd(fd: int) -> list[str]:
+def _read_names_fd(fd: int, path: str) -> list[str]:
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise FormatError("not a regular file", path)
+    if st.st_size > MAX_LIST_SIZE:
+        raise FormatError(f"{st.st_size} bytes, more than the {MAX_LIST_SIZE} a table "
+                          "list may have", path)
     chunks = []
     off = 0
-    while True:
+    while off <= MAX_LIST_SIZE:
         b = os.pread(fd, 65536, off)
         if not b:
             break
         chunks.append(b)
         off += len(b)
-    return _parse_names(b"".join(chunks))
+    if off > MAX_LIST_SIZE:
+        raise FormatError(f"grew past the {MAX_LIST_SIZE} bytes a table list may have", path)
+    return _parse_names(b"".join(chunks), path)
 
 
-def _parse_names(data: bytes) -> list[str]:
-    return [line.decode("utf-8", "surrogateescape") for line in data.split(b"\n") if line]
+def _parse_names(data: bytes, path: str) -> list[str]:
+    names = [line.decode("utf-8", "surrogateescape") for line in data.split(b"\n") if line]
+    for name in names:
+        if not is_table_name(name):
+            raise FormatError(f"bad entry {name!r}: not a table file name in the stack "
+                              "directory", path)
+    return names
 
 
 def read_names(path: str) -> list[str]:
     """The table names in a tables.list file ([] when it does not exist)."""
     try:
-        with open(path, "rb") as f:
-            return _parse_names(f.read())
-    except FileNotFoundError:
+        fd, _ = open_regular_file(path, "table list")
+    except NotExistError:
         return []
+    try:
+        return _read_names_fd(fd, path)
+    finally:
+        os.close(fd)
 
 
 def _stat_key(st: os.stat_result) -> tuple[int, int, int, int, int]:
@@ -133,7 +166,8 @@ class Stack:
     """A reftable stack directory: tables.list plus the tables it names."""
 
     def __init__(self, reftable_dir: str | os.PathLike[str], flags: Flags | None = None,
-                 options: StackOptions | None = None, create: bool = True) -> None:
+                 options: StackOptions | None = None, create: bool = True,
+                 missing_ok: bool = False) -> None:
         self.dir = os.fspath(reftable_dir)
         self.flags = flags or Flags()
         self.opts = options or StackOptions()
@@ -147,9 +181,10 @@ class Stack:
             self._uptodate_stat if self.flags.stat_cache else self._uptodate_names)
         self.stats = {"reloads": 0, "list_reads": 0, "compactions": 0, "compaction_failures": 0}
         if not os.path.isdir(self.dir):
-            if not create:
+            if create:
+                os.makedirs(self.dir, exist_ok=True)
+            elif not missing_ok:
                 raise NotExistError(f"{self.dir}: no such reftable stack directory")
-            os.makedirs(self.dir, exist_ok=True)
         self.reload_maybe_reuse(reuse=True)
 
     # -- reading ---------------------------------------------------------------
@@ -211,11 +246,15 @@ class Stack:
                 raise NotExistError(f"{self.dir}: tables kept vanishing while reloading the stack")
             fd = -1
             try:
-                fd = os.open(self.list_file, os.O_RDONLY | os.O_CLOEXEC)
-            except FileNotFoundError:
+                fd, _ = open_regular_file(self.list_file, "table list")
+            except NotExistError:
                 names: list[str] = []
             else:
-                names = _read_names_fd(fd)
+                try:
+                    names = _read_names_fd(fd, self.list_file)
+                except BaseException:
+                    os.close(fd)
+                    raise
             self.stats["list_reads"] += 1
             try:
                 self._reload_once(names, reuse)
@@ -320,11 +359,20 @@ class Stack:
             index_objects=self.opts.index_objects, hash_id=self.opts.hash_id,
             min_update_index=min_ui, max_update_index=max_ui))
 
+    def _create_temp(self, base: str) -> tuple[int, str]:
+        """A new <base>.temp.<random> in the stack dir, mode 0666 less the umask."""
+        prefix = os.path.join(self.dir, base + TEMP_MARK)
+        while True:
+            tmp = prefix + os.urandom(4).hex()
+            try:
+                return os.open(tmp, _TEMP_OPEN, 0o666), tmp
+            except FileExistsError:
+                continue
+
     def write_temp_table(self, write: Callable[[Any], None], min_ui: int,
                          max_ui: int) -> str | None:
         """Write a table to a temp file in the stack dir; its path, or None if empty."""
-        base = format_name(min_ui, max_ui)
-        fd, tmp = tempfile.mkstemp(prefix=base + TEMP_MARK, dir=self.dir)
+        fd, tmp = self._create_temp(format_name(min_ui, max_ui))
         try:
             if self.opts.default_permissions is not None:
                 os.chmod(tmp, self.opts.default_permissions)
