@@ -171,6 +171,19 @@ def refname_is_safe(name: bytes) -> bool:
     return refname_is_safe_scan(name)
 
 
+def path_safe_refname(name: bytes) -> bool:
+    """May name become a path below $GIT_DIR? Well formed, or safe (git's
+    check_refname_format || refname_is_safe), and never with a NUL byte."""
+    return ((check_refname_format(name, REFNAME_ALLOW_ONELEVEL) or refname_is_safe(name))
+            and b"\0" not in name)
+
+
+def unsafe_refname_error(name: bytes) -> RefnameError:
+    """git's refusal of a name that fails both checks (refs.c, ref_transaction_update)."""
+    return RefnameError(f"refusing to update ref with bad name "
+                        f"'{name.decode('utf-8', 'replace')}'")
+
+
 NameCheck = Callable[[bytes], bool]
 
 
