@@ -2,13 +2,17 @@
 
 Contract:
   read_loose(gitdir, name, hash_size) -> LooseValue | None
-      None when there is no file (or a directory) at $GIT_DIR/<name>. The file
-      is read whole and right-trimmed; "ref:" + optional whitespace + target is
+      None when there is no file (or a directory) at $GIT_DIR/<name>, or when
+      name may not become a path. At most MAX_LOOSE_SIZE bytes are read (a
+      non-regular file, FIFO or device, is never read: broken), right-trimmed; "ref:" + optional whitespace + target is
       a symref; otherwise a hex object id followed by end of data or whitespace
       (anything after that whitespace is ignored, as for FETCH_HEAD); anything
       else is a broken ref (LooseValue.broken). A symlink whose text is a valid
       refs/... name is a symref, as in git.
-  iter_loose_names(gitdir, prefix) -> sorted refnames of the files under refs/
+  ref_path(gitdir, name): the one place a refname becomes a path; RefnameError
+      for a name that is neither well formed nor safe (LooseLock turns it into
+      git's LockError "unable to resolve reference ...: reference broken").
+  iter_loose_names(gitdir, prefix) -> sorted refnames of the regular files under refs/
       (skipping dot files and *.lock), each with a flag saying whether the name
       passes the format check; names that are not safe are skipped (junk).
   LooseLock: git's <ref>.lock protocol (lockfile.LockFile: LockError if it
