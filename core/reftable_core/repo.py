@@ -25,7 +25,30 @@ from .refs.reftable_backend import ReftableRefStore
 
 # -- discovery -------------------------------------------------------------------
 
+def _valid_head(path: str) -> bool:
+    """git's validate_headref: HEAD is a symlink into refs/, "ref: refs/...", or
+    an object id (so a HEAD pointing at "/etc/passwd" is no repository at all)."""
+    head = os.path.join(path, "HEAD")
+    try:
+        if os.path.islink(head):
+            return os.readlink(head).startswith("refs/")
+        with open(head, "rb") as f:
+            data = f.read(255)
+    except OSError:
+        return False
+    if data.startswith(b"ref:"):
+        if data[4:].lstrip(b" \t\n\r\v\f").startswith(b"refs/"):
+            return True
+    for hexsz in (40, 64):
+        h = data[:hexsz]
+        if len(h) == hexsz and all(c in b"0123456789abcdefABCDEF" for c in h):
+            return True
+    return False
+
+
 def _is_gitdir(path: str) -> bool:
+    if not _valid_head(path):
+        return False
     if (os.path.isfile(os.path.join(path, "HEAD"))
             and os.path.isfile(os.path.join(path, "commondir"))):
         return True                 # a linked worktree's git dir

@@ -31,9 +31,24 @@ class Die(Exception):
         self.prefix = prefix
 
 
+_REPORT_MAX = 4095                   # git's vreportf: a 4096-byte buffer, NUL included
+_CNTRL = bytes(c for c in range(32) if c not in (9, 10)) + b"\x7f"
+_SANITIZE = bytes.maketrans(_CNTRL, b"?" * len(_CNTRL))
+
+
 def write_err(prefix: str, msg: str) -> None:
+    """prefix + msg + LF as git's vreportf writes it: cut to 4095 bytes, control
+    characters other than TAB and LF shown as "?"."""
     sys.stdout.flush()
-    sys.stderr.write(f"{prefix}{msg}\n")
+    line = f"{prefix}{msg}".encode("utf-8", "surrogateescape")[:_REPORT_MAX]
+    line = line.translate(_SANITIZE) + b"\n"
+    buf = getattr(sys.stderr, "buffer", None)
+    if buf is None:
+        sys.stderr.write(line.decode("utf-8", "replace"))
+    else:
+        sys.stderr.flush()
+        buf.write(line)
+        buf.flush()
     sys.stderr.flush()
 
 

@@ -32,7 +32,7 @@ import os
 from typing import Any, Callable, Iterator
 
 from ..config import read_config
-from ..errors import LockError, RefnameError, ReftableError, TransactionError, TransactionLockError
+from ..errors import LockError, ReftableError, TransactionError, TransactionLockError
 from ..flags import Flags
 from ..lockfile import LockFile
 from ..reftable.record import REF_SYMREF, REF_VAL1, REF_VAL2, RefRecord
@@ -43,7 +43,7 @@ from .packed import PackedEntry, PackedRefs, format_packed_refs
 from .reflog import (append_reflog, committer_ident, delete_reflog, format_reflog_line, log_mode,
                      normalize_reflog_message, read_reflog, reflog_exists,
                      should_autocreate_reflog)
-from .refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, refname_is_safe
+from .refname import path_safe_refname, unsafe_refname_error
 from .transaction import (QueuedUpdate, check_new_object, check_old_value, deref_symref,
                           head_log_update, reject_duplicates, unresolvable)
 
@@ -99,11 +99,8 @@ class FilesRefStore:
         self._objects = None               # owned by whoever gave the objects callable
 
     # -- reading ---------------------------------------------------------------------
-    def _check_readable_name(self, name: bytes) -> bool:
-        return check_refname_format(name, REFNAME_ALLOW_ONELEVEL) or refname_is_safe(name)
-
     def read_ref(self, name: bytes) -> Ref | None:
-        if not name or not self._check_readable_name(name):
+        if not name or not path_safe_refname(name):
             return None
         lv = read_loose(self.gitdir, name, self.hash_size)
         if lv is None:
@@ -178,9 +175,8 @@ class FilesRefStore:
 
 
 def _check_update_name(name: bytes) -> None:
-    if not check_refname_format(name, REFNAME_ALLOW_ONELEVEL) and not refname_is_safe(name):
-        raise RefnameError(f"refusing to update ref with bad name "
-                           f"'{name.decode('utf-8', 'replace')}'")
+    if not path_safe_refname(name):
+        raise unsafe_refname_error(name)
 
 
 class _Upd(QueuedUpdate):

@@ -2,13 +2,17 @@
 
 Contract:
   read_loose(gitdir, name, hash_size) -> LooseValue | None
-      None when there is no file (or a directory) at $GIT_DIR/<name>. The file
-      is read whole and right-trimmed; "ref:" + optional whitespace + target is
+      None when there is no file (or a directory) at $GIT_DIR/<name>, or when
+      name may not become a path. At most MAX_LOOSE_SIZE bytes are read (a
+      non-regular file, FIFO or device, is never read: broken), right-trimmed; "ref:" + optional whitespace + target is
       a symref; otherwise a hex object id followed by end of data or whitespace
       (anything after that whitespace is ignored, as for FETCH_HEAD); anything
       else is a broken ref (LooseValue.broken). A symlink whose text is a valid
       refs/... name is a symref, as in git.
-  iter_loose_names(gitdir, prefix) -> sorted refnames of the files under refs/
+  ref_path(gitdir, name): the one place a refname becomes a path; RefnameError
+      for a name that is neither well formed nor safe (LooseLock turns it into
+      git's LockError "unable to resolve reference ...: reference broken").
+  iter_loose_names(gitdir, prefix) -> sorted refnames of the regular files under refs/
       (skipping dot files and *.lock), each with a flag saying whether the name
       passes the format check; names that are not safe are skipped (junk).
   LooseLock: git's <ref>.lock protocol (lockfile.LockFile: LockError if it
@@ -20,16 +24,22 @@ Contract:
 from __future__ import annotations
 
 import binascii
+import errno
 import os
 import stat as _stat
 from dataclasses import dataclass
 from typing import Iterator
 
-from ..errors import LockError
-from ..lockfile import LOCK_SUFFIX, LockFile
-from .refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, refname_is_safe
+from ..errors import LockError, RefnameError
+from ..lockfile import LOCK_SUFFIX, LockFile, unable_to_lock_message
+from .refname import (REFNAME_ALLOW_ONELEVEL, check_refname_format, path_safe_refname,
+                      refname_is_safe, unsafe_refname_error)
 
 _SPACE = b" \t\n\r"
+# git reads a loose ref whole; a ref that is longer than this cannot be a valid
+# one (an object id plus junk is still read from its first bytes), so no more is
+# read: a ref pointing at /dev/zero or a huge file stays bounded.
+MAX_LOOSE_SIZE = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +50,19 @@ class LooseValue:
 
 
 def ref_path(gitdir: str, name: bytes) -> str:
-    return os.path.join(gitdir, os.fsdecode(name))
+    """$GIT_DIR/<name>: the one place a refname becomes a path. A name that is
+    neither well formed nor safe (absolute, "..", a NUL byte: one that could
+    escape $GIT_DIR/refs) is refused with RefnameError, whoever asks (a name from
+    the command line or a symref target read from disk)."""
+    if not path_safe_refname(name):
+        raise unsafe_refname_error(name)
+    return gitdir + os.sep + os.fsdecode(name)
+
+
+def _dir_path(gitdir: str, dirname: bytes) -> str:
+    """$GIT_DIR/<dirname> for a directory of the loose-ref walk (built from
+    directory entries below refs/, so it cannot escape)."""
+    return gitdir + os.sep + os.fsdecode(dirname)
 
 
 def parse_loose_contents(data: bytes, hash_size: int) -> LooseValue:
@@ -57,10 +79,12 @@ def parse_loose_contents(data: bytes, hash_size: int) -> LooseValue:
 
 
 def read_loose(gitdir: str, name: bytes, hash_size: int = 20) -> LooseValue | None:
+    if not path_safe_refname(name):
+        return None                              # never a path: no such ref
     path = ref_path(gitdir, name)
     try:
         st = os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
+    except OSError:                              # missing, or no such path (ENAMETOOLONG)
         return None
     if _stat.S_ISLNK(st.st_mode):
         try:
@@ -72,10 +96,25 @@ def read_loose(gitdir: str, name: bytes, hash_size: int = 20) -> LooseValue | No
     if _stat.S_ISDIR(st.st_mode):
         return None
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        # O_NONBLOCK: opening a FIFO must not wait for a writer
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
+    except OSError:
+        return LooseValue(broken=True)
+    try:
+        if not _stat.S_ISREG(os.fstat(fd).st_mode):
+            return LooseValue(broken=True)       # FIFO, device, socket: never read
+        data = os.read(fd, MAX_LOOSE_SIZE + 1)
+    except OSError:
+        return LooseValue(broken=True)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_LOOSE_SIZE:
+        hexsz = 2 * hash_size
+        if data[hexsz:hexsz + 1] not in (b" ", b"\t", b"\n", b"\r"):
+            return LooseValue(broken=True)       # too long for anything but oid + junk
+        data = data[:hexsz + 1]
     return parse_loose_contents(data.rstrip(_SPACE), hash_size)
 
 
@@ -90,34 +129,46 @@ def iter_loose_names(gitdir: str, prefix: bytes = b"refs/") -> Iterator[tuple[by
         start = prefix[:cut + 1]
     elif not base.startswith(prefix):
         return
-    names: list[tuple[bytes, bool]] = []
-    _walk(gitdir, start, prefix, names)
+    names = _walk(gitdir, start, prefix)
     names.sort()
     yield from names
 
 
-def _walk(gitdir: str, dirname: bytes, prefix: bytes, out: list[tuple[bytes, bool]]) -> None:
-    try:
-        entries = os.scandir(ref_path(gitdir, dirname))
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    with entries:
-        for e in entries:
-            leaf = os.fsencode(e.name)
-            if leaf.startswith(b".") or leaf.endswith(b".lock"):
-                continue
-            name = dirname + leaf
-            if e.is_dir(follow_symlinks=False):
-                sub = name + b"/"
-                if sub.startswith(prefix) or prefix.startswith(sub):
-                    _walk(gitdir, sub, prefix, out)
-                continue
-            if not name.startswith(prefix):
-                continue
-            good = check_refname_format(name, REFNAME_ALLOW_ONELEVEL)
-            if not good and not refname_is_safe(name):
-                continue                          # junk that could escape refs/
-            out.append((name, good))
+def _walk(gitdir: str, top: bytes, prefix: bytes) -> list[tuple[bytes, bool]]:
+    """Every ref file below top (iteratively: a ref may sit thousands of
+    directories deep). Only regular files (symlinks followed) count, as in git:
+    a FIFO or a device under refs/ is skipped, never opened."""
+    out: list[tuple[bytes, bool]] = []
+    todo = [top]
+    while todo:
+        dirname = todo.pop()
+        try:
+            entries = os.scandir(_dir_path(gitdir, dirname))
+        except OSError:
+            continue                              # gone, not a directory, too long
+        with entries:
+            for e in entries:
+                leaf = os.fsencode(e.name)
+                if leaf.startswith(b".") or leaf.endswith(b".lock"):
+                    continue
+                name = dirname + leaf
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        sub = name + b"/"
+                        if sub.startswith(prefix) or prefix.startswith(sub):
+                            todo.append(sub)
+                        continue
+                    if not e.is_file():           # follows a symlink, as git's stat does
+                        continue                  # FIFO, socket, device, dangling link
+                except OSError:
+                    continue
+                if not name.startswith(prefix):
+                    continue
+                good = check_refname_format(name, REFNAME_ALLOW_ONELEVEL)
+                if not good and not refname_is_safe(name):
+                    continue                      # junk that could escape refs/
+                out.append((name, good))
+    return out
 
 
 # -- writing --------------------------------------------------------------------------
@@ -129,25 +180,42 @@ class LooseLock:
     __slots__ = ("_lock", "_made_below", "gitdir", "name", "path")
 
     def __init__(self, gitdir: str, name: bytes) -> None:
-        self.path = ref_path(gitdir, name)
+        try:
+            self.path = ref_path(gitdir, name)
+        except RefnameError:
+            # a symref target read from disk that must not become a path: refused
+            # with the words git uses when it refuses one (lock_raw_ref)
+            raise LockError(f"unable to resolve reference "
+                            f"'{name.decode('utf-8', 'replace')}': reference broken") from None
         self.gitdir = gitdir
         self.name = name
         parent = os.path.dirname(self.path)
         # remember the directories we create, to remove them again on rollback
         existing = parent
+        missing: list[str] = []
         while existing and not os.path.isdir(existing) and existing != os.path.dirname(existing):
+            missing.append(existing)
             existing = os.path.dirname(existing)
         self._made_below = existing if existing != parent else None
-        try:
-            os.makedirs(parent, exist_ok=True)
-        except (FileExistsError, NotADirectoryError):
-            raise LockError(f"Unable to create '{self.path}{LOCK_SUFFIX}': "
-                            "Not a directory") from None
+        for d in reversed(missing):               # one level at a time: no recursion
+            try:
+                os.mkdir(d)
+            except FileExistsError:
+                if not os.path.isdir(d):
+                    self._fail(NotADirectoryError(20, "Not a directory"))
+            except NotADirectoryError as e:
+                self._fail(e)
+            except OSError as e:                  # ENAMETOOLONG, EACCES, ...
+                self._fail(e)
         try:
             self._lock = LockFile(self.path)
         except LockError:
             self._unmake_dirs()
             raise
+
+    def _fail(self, err: OSError) -> None:
+        self._unmake_dirs()
+        raise LockError(unable_to_lock_message(self.path + LOCK_SUFFIX, err)) from None
 
     @property
     def lock_path(self) -> str:
@@ -235,8 +303,9 @@ def prune_empty_parents(d: str, stop: str) -> None:
     while d.startswith(stop + os.sep):
         try:
             os.rmdir(d)
-        except OSError:
-            return
+        except OSError as e:
+            if e.errno != errno.ENAMETOOLONG:
+                return                            # not empty (or gone): stop here
         d = os.path.dirname(d)
 
 

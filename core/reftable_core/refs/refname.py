@@ -5,7 +5,9 @@ Contract: check_refname_format(name, flags) -> bool is git's check_refname_forma
 is git's refname_is_safe: a name under refs/ must be non-empty after "refs/", must
 not start or end with "/" and must already be normalized (no empty, "." or ".."
 components, so it can never climb out of refs/); any other name must be all
-upper-case letters and "_" (HEAD, FETCH_HEAD, ...).
+upper-case letters and "_" (HEAD, FETCH_HEAD, ...). path_safe_refname(name) is
+the test a name passes before it becomes a path (either check, no NUL byte);
+unsafe_refname_error(name) is git's refusal of one.
 
 The safety check exists in the three shapes of seed 001 (flag refname_safety);
 make_name_checker(flags) picks one when a reader is built and returns
@@ -169,6 +171,19 @@ def refname_is_safe_scan(name: bytes) -> bool:
 
 def refname_is_safe(name: bytes) -> bool:
     return refname_is_safe_scan(name)
+
+
+def path_safe_refname(name: bytes) -> bool:
+    """May name become a path below $GIT_DIR? Well formed, or safe (git's
+    check_refname_format || refname_is_safe), and never with a NUL byte."""
+    return ((check_refname_format(name, REFNAME_ALLOW_ONELEVEL) or refname_is_safe(name))
+            and b"\0" not in name)
+
+
+def unsafe_refname_error(name: bytes) -> RefnameError:
+    """git's refusal of a name that fails both checks (refs.c, ref_transaction_update)."""
+    return RefnameError(f"refusing to update ref with bad name "
+                        f"'{name.decode('utf-8', 'replace')}'")
 
 
 NameCheck = Callable[[bytes], bool]
