@@ -6,7 +6,11 @@ command under `valgrind --tool=callgrind` and returns the instructions
 time measures, and nothing else:
 
 - the counting worker (lab.worker --count) builds the time_func, runs it
-  once (a warm-up: lazy imports, caches), then, each segment closed by
+  once (a warm-up: lazy imports, caches), collects garbage, switches
+  callgrind's instrumentation on (a client request: the worker runs under
+  --instr-atstart=no, at the none tool's speed until then; a peer's worker
+  instruments from the start, so its child processes are counted), then,
+  each segment closed by
   os.getppid() (a callgrind dump, --dump-before=getppid):
   seg 1 one empty clock pair, seg 2 time_func(0), seg 3 time_func(1).
   Every clock() read also dumps (the marker os.getpgrp, lab.measure.clock),
