@@ -43,10 +43,11 @@ import os
 import random
 import sys
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from reftable_core.flags import Flags
 
@@ -73,10 +74,23 @@ try:
 except ImportError:  # pragma: no cover - tqdm is a declared dependency
     tqdm = None
 
-__all__ = ["BenchError", "ROUND_KEY", "ROUND_VALUES", "ScenarioResult", "VariantResult",
-           "compare_files", "compute_ratios", "load_loops", "load_runs", "load_values",
-           "pyperf_mode_args", "round_mode_args", "round_orders", "rounds_benchmark",
-           "run_scenario"]
+__all__ = [
+    "ROUND_KEY",
+    "ROUND_VALUES",
+    "BenchError",
+    "ScenarioResult",
+    "VariantResult",
+    "compare_files",
+    "compute_ratios",
+    "load_loops",
+    "load_runs",
+    "load_values",
+    "pyperf_mode_args",
+    "round_mode_args",
+    "round_orders",
+    "rounds_benchmark",
+    "run_scenario",
+]
 
 
 @dataclass
@@ -130,7 +144,7 @@ class ScenarioResult:
         }
 
     @classmethod
-    def from_json(cls, d: dict[str, Any], run_dir: Path | str = ".") -> "ScenarioResult":
+    def from_json(cls, d: dict[str, Any], run_dir: Path | str = ".") -> ScenarioResult:
         """A result file's content, the values read from the pyperf files in run_dir.
         (Result files written before the values moved there hold them inline.)"""
         r = cls(d["scenario"], d["scale"], d["dataset"], d["params"], published=d["published"],

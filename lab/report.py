@@ -13,8 +13,8 @@ pyperf JSON files beside them, as the harness reads them).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from .harness import ScenarioResult
 from .stats import CV_WARN, cv, format_count, format_seconds, summarize
@@ -56,8 +56,8 @@ def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = N
                   f"Seed {r.seed}. Published: {r.published}", "",
                   f"Dataset: `{r.dataset}`; parameters: `{json.dumps(r.params)}`", "",
                   _schedule(r), "",
-                  "| variant | kind | mean | 95% CI | stdev | min | n | instructions | "
-                  "flags / peer |",
+                  ("| variant | kind | mean | 95% CI | stdev | min | n | instructions | "
+                   "flags / peer |"),
                   "|---|---|---|---|---|---|---|---|---|"]
         for v in r.variants:
             count = format_count(v.instructions) if v.instructions is not None else ""
@@ -75,8 +75,8 @@ def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = N
             lines += [""] + [f"- {w}" for w in warn]
         rows = comparison_rows(r)
         if rows:
-            lines += ["", "| comparison | in words | instructions (exact) | time [95% CI] | "
-                          "significant (Holm) | published |", "|---|---|---|---|---|---|"]
+            lines += ["", ("| comparison | in words | instructions (exact) | time [95% CI] | "
+                           "significant (Holm) | published |"), "|---|---|---|---|---|---|"]
             for title, qi, qt in rows:
                 words = (qi or qt or {}).get("in_words", "")
                 if qi and qt:

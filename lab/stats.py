@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 ALPHA = 0.05          # level of every test; intervals are 1 - ALPHA
 CV_WARN = 0.05        # a wall-time variant whose stdev/mean exceeds this is flagged

@@ -19,8 +19,8 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from reftable_core.flags import Flags
 

@@ -11,8 +11,8 @@ Without a marker clock() is perf_counter plus one test of a global.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from time import perf_counter
-from typing import Callable
 
 _marker: Callable[[], object] | None = None
 
