@@ -26,9 +26,11 @@ test: setup
 test-fast: setup
 	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -q -x -m 'not slow' tests
 
-# the lab's main job: generate the benchmark datasets and measure every scenario
-# (per-flag effects of a few %: BENCH_ARGS="SCENARIO --rounds 10" interleaves the
-# variants round by round and pairs the ratios by round, cancelling the VM's drift)
+# the lab's main job: generate the benchmark datasets and measure every scenario.
+# Default (small scale): exact instruction counts under callgrind, the same on a busy
+# machine; BENCH_ARGS="--measure time,instructions" adds wall time beside them, and
+# BENCH_ARGS="SCENARIO --measure time --rounds 10" interleaves wall-time rounds (paired
+# by round, cancelling the VM's drift). Scale: BENCH_ARGS="--scale full".
 # byte-compile first: start-up time is part of the whole-command peers (and
 # PYTHONDONTWRITEBYTECODE may be set)
 bench: setup

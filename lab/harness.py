@@ -1,11 +1,15 @@
-"""Run scenarios: every flag variant in pyperf worker processes, peers beside them.
+"""Run scenarios: every flag variant and peer, by every chosen measure.
 
 Contract: run_scenario() builds (or reuses) the scenario's dataset through
-data_gen, times each variant with `python -m lab.worker` (pyperf, worker
-processes), times the peer commands (real git, dulwich, our own CLI) with
-`python -m pyperf command`, and returns a ScenarioResult holding every raw
-value plus summaries and ratios with bootstrap confidence intervals. Nothing
-is printed here except the progress bar (stderr); reports are lab.report's job.
+data_gen and measures each variant (the flag variants and the peers: real
+git, dulwich, our own CLI, all lab.workloads run by `python -m lab.worker`)
+by the chosen measures (lab.measure): wall time (pyperf worker processes,
+lab.measure.time) and/or instruction counts (callgrind, exact,
+lab.measure.instructions, `jobs` workers at once). It returns a
+ScenarioResult holding every raw value, summaries and the ratios: one row
+per comparison and measure, time rows with t intervals and Holm-corrected
+significance across the scenario's rows (lab.stats). Nothing is printed
+here except the progress bar (stderr); reports are lab.report's job.
 
 Two schedules:
 - sequential (rounds=None): each variant is timed completely (pyperf: N worker
@@ -24,7 +28,9 @@ Two schedules:
 Results: every value is in pyperf JSON (its Run / Benchmark / BenchmarkSuite
 model): one file per variant (<scenario>.<label>.json, one benchmark named
 <scenario>[<label>]) or, within one process, one suite for all variants
-(<scenario>.interleave.json). A run's round is its "lab_round" metadata
+(<scenario>.interleave.json); instruction counts in
+<scenario>.<label>.instructions.json (unit "integer", metadata
+lab_measure="instructions"). A run's round is its "lab_round" metadata
 (ROUND_KEY). <scenario>.result.json names those files and holds what pyperf
 does not (scenario, dataset, parameters, round order, ratios); from_json reads
 the values back from the pyperf files, so `reftable-lab report` and the
@@ -33,32 +39,58 @@ harness read one format.
 from __future__ import annotations
 
 import json
+import os
 import random
-import subprocess
 import sys
 import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-import pyperf
 from reftable_core.flags import Flags
 
+from .measure import BenchError, parse_measures
+from .measure import instructions as counting
+from .measure.time import (
+    ROUND_KEY,
+    ROUND_VALUES,
+    load_loops,
+    load_runs,
+    load_values,
+    pyperf_mode_args,
+    round_mode_args,
+    rounds_benchmark,
+    time_round,
+    time_within_process,
+    time_worker,
+)
 from .scenarios import SCENARIOS, Scenario, Variant
-from .stats import min_ratio_ci, paired_ratio_ci, ratio_ci, summarize
+from .stats import ALPHA, holm, in_words, min_ratio, paired_ratio_ci, ratio_ci, summarize
 
 try:
     from tqdm import tqdm
 except ImportError:  # pragma: no cover - tqdm is a declared dependency
     tqdm = None
 
-
-class BenchError(RuntimeError):
-    pass
-
-
-# pyperf run metadata: the interleaved round (1, 2, ...) a run's values belong to
-ROUND_KEY = "lab_round"
+__all__ = [
+    "ROUND_KEY",
+    "ROUND_VALUES",
+    "BenchError",
+    "ScenarioResult",
+    "VariantResult",
+    "compare_files",
+    "compute_ratios",
+    "load_loops",
+    "load_runs",
+    "load_values",
+    "pyperf_mode_args",
+    "round_mode_args",
+    "round_orders",
+    "rounds_benchmark",
+    "run_scenario",
+]
 
 
 @dataclass
@@ -66,13 +98,16 @@ class VariantResult:
     label: str
     kind: str                   # "flags" | "peer"
     spec: str                   # flags spec or command line
-    values: list[float]
+    values: list[float]         # wall seconds ([] when time was not measured)
     json_path: str              # the pyperf JSON file holding the values
     rounds: list[list[float]] = field(default_factory=list)   # interleaved: values per round
     benchmark: str = ""         # the benchmark's name in that file ("": its only one)
+    instructions: float | None = None   # instructions of one run (None: not counted)
+    instructions_json: str = ""          # the pyperf JSON file holding that count
+    work: dict[str, int] = field(default_factory=dict)   # the studied work counters (none yet)
 
-    def summary(self) -> dict[str, float]:
-        return summarize(self.values).as_dict()
+    def summary(self) -> dict[str, float] | None:
+        return summarize(self.values).as_dict() if self.values else None
 
 
 @dataclass
@@ -88,104 +123,51 @@ class ScenarioResult:
     started: float = 0.0
     elapsed: float = 0.0
     round_order: list[list[str]] = field(default_factory=list)  # interleaved: labels per round
+    measures: list[str] = field(default_factory=lambda: ["time"])
 
     def to_json(self) -> dict[str, Any]:
-        """The result file's content; each variant's values stay in its pyperf file
-        ("json": the file name, in the directory of the result file)."""
+        """The result file's content (its format: README.md, "The result files"); each
+        variant's values stay in its pyperf files (names relative to the result file)."""
         return {
             "scenario": self.scenario, "scale": self.scale, "dataset": self.dataset,
             "params": self.params, "published": self.published, "seed": self.seed,
             "started": self.started, "elapsed": self.elapsed, "round_order": self.round_order,
+            "measures": self.measures,
             "variants": [{"label": v.label, "kind": v.kind, "spec": v.spec,
-                          "json": Path(v.json_path).name, "benchmark": v.benchmark,
-                          "summary": v.summary()}
+                          "json": Path(v.json_path).name if v.values else "",
+                          "benchmark": v.benchmark, "summary": v.summary(),
+                          "instructions_json": Path(v.instructions_json).name
+                          if v.instructions_json else "",
+                          "instructions": v.instructions, "work": v.work}
                          for v in self.variants],
             "ratios": self.ratios,
         }
 
     @classmethod
-    def from_json(cls, d: dict[str, Any], run_dir: Path | str = ".") -> "ScenarioResult":
+    def from_json(cls, d: dict[str, Any], run_dir: Path | str = ".") -> ScenarioResult:
         """A result file's content, the values read from the pyperf files in run_dir.
         (Result files written before the values moved there hold them inline.)"""
         r = cls(d["scenario"], d["scale"], d["dataset"], d["params"], published=d["published"],
                 seed=d.get("seed", ""), started=d.get("started", 0.0), elapsed=d.get("elapsed", 0.0),
-                round_order=d.get("round_order", []))
+                round_order=d.get("round_order", []), measures=d.get("measures", ["time"]))
         for v in d["variants"]:
-            path = Path(run_dir) / Path(v["json"]).name
+            path = Path(run_dir) / Path(v["json"]).name if v.get("json") else Path("")
             name = v.get("benchmark", "")
             if "values" in v:
                 values, rounds = v["values"], v.get("rounds", [])
-            else:
+            elif v.get("json"):
                 values, rounds = load_runs(path, name)
-            r.variants.append(VariantResult(v["label"], v["kind"], v["spec"], values, str(path),
-                                            rounds=rounds, benchmark=name))
+            else:
+                values, rounds = [], []
+            res = VariantResult(v["label"], v["kind"], v["spec"], values,
+                                str(path) if v.get("json") else "", rounds=rounds,
+                                benchmark=name, work=dict(v.get("work", {})))
+            if v.get("instructions_json"):
+                res.instructions_json = str(Path(run_dir) / v["instructions_json"])
+                res.instructions = counting.load_count(Path(res.instructions_json), name)
+            r.variants.append(res)
         r.ratios = d["ratios"]
         return r
-
-
-def pyperf_mode_args(mode: str) -> list[str]:
-    return {"fast": ["--fast"], "rigorous": ["--rigorous"], "normal": [],
-            "quick": ["--processes", "3", "--values", "3", "--warmups", "1"]}[mode]
-
-
-# interleaved rounds: values of one variant's invocation per round, by --mode
-# (repeated in lab/commands/bench.py's --mode help)
-ROUND_VALUES = {"quick": 3, "fast": 3, "normal": 5, "rigorous": 6}
-
-
-def round_mode_args(mode: str, loops: int | None = None) -> list[str]:
-    """One worker process, ROUND_VALUES[mode] values after 1 warm-up; loops fixed if given."""
-    args = ["--processes", "1", "--values", str(ROUND_VALUES[mode]), "--warmups", "1"]
-    if loops:
-        args += ["--loops", str(loops)]
-    return args
-
-
-def _benchmarks(json_path: Path, name: str = "") -> list[pyperf.Benchmark]:
-    suite = pyperf.BenchmarkSuite.load(str(json_path))
-    return [suite.get_benchmark(name)] if name else suite.get_benchmarks()
-
-
-def load_values(json_path: Path, name: str = "") -> list[float]:
-    """Every value of a pyperf file (of its benchmark `name`, if given)."""
-    return load_runs(json_path, name)[0]
-
-
-def load_runs(json_path: Path, name: str = "") -> tuple[list[float], list[list[float]]]:
-    """(values, values per round) of a pyperf file, or of its benchmark `name`:
-    rounds from the runs' ROUND_KEY metadata, in round order ([] when no run has one)."""
-    values: list[float] = []
-    by_round: dict[int, list[float]] = {}
-    for bench in _benchmarks(json_path, name):
-        for run in bench.get_runs():
-            values.extend(run.values)
-            r = run.get_metadata().get(ROUND_KEY)
-            if r is not None and run.values:
-                by_round.setdefault(int(r), []).extend(run.values)
-    return values, [by_round[r] for r in sorted(by_round)]
-
-
-def rounds_benchmark(name: str, rounds: Sequence[Sequence[float]],
-                     metadata: dict[str, Any] | None = None,
-                     warmups: Sequence[float] = (), numbered: bool = True) -> pyperf.Benchmark:
-    """A pyperf Benchmark of one run per round (loops 1; the warm-up values go to the
-    first run), its round in ROUND_KEY unless numbered is False. The machine's
-    metadata is collected once, as pyperf collects it for a run."""
-    common = {**pyperf.Run([1.0], collect_metadata=True).get_metadata(), **(metadata or {}),
-              "name": name, "loops": 1}
-    runs = [pyperf.Run(values, warmups=[(1, w) for w in warmups] if i == 1 else None,
-                       metadata={**common, **({ROUND_KEY: i} if numbered else {})},
-                       collect_metadata=False)
-            for i, values in enumerate(rounds, 1)]
-    return pyperf.Benchmark(runs)
-
-
-def load_loops(json_path: Path) -> int | None:
-    """The loops per value of a pyperf file's runs (None when they differ or are missing)."""
-    suite = pyperf.BenchmarkSuite.load(str(json_path))
-    loops = {run.get_loops() for bench in suite.get_benchmarks() for run in bench.get_runs()
-             if run.values}
-    return loops.pop() if len(loops) == 1 else None
 
 
 def round_orders(labels: Sequence[str], rounds: int, seed: int | str = 0) -> list[list[str]]:
@@ -217,13 +199,6 @@ def round_orders(labels: Sequence[str], rounds: int, seed: int | str = 0) -> lis
     return [[places[x] for x in rows[r % len(rows)]] for r in range(rounds)]
 
 
-def _run(cmd: Sequence[str], env: dict[str, str] | None = None) -> None:
-    proc = subprocess.run(list(cmd), capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        raise BenchError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n"
-                         f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
-
-
 def _bench_name(scenario: Scenario, variant: Variant) -> str:
     return f"{scenario.name}[{variant.label}]"
 
@@ -247,77 +222,59 @@ def _empty_result(scenario: Scenario, variant: Variant, out: Path) -> VariantRes
                          benchmark=_bench_name(scenario, variant))
 
 
-def time_variant(scenario: Scenario, gitdir: Path, params: dict[str, Any], variant: Variant,
-                 out_dir: Path, mode: str) -> VariantResult:
-    out = _variant_json(scenario, variant, out_dir)
-    out.unlink(missing_ok=True)
-    _run([*_worker_cmd(scenario, gitdir, params, variant), "-o", str(out),
-          *pyperf_mode_args(mode)])
-    res = _empty_result(scenario, variant, out)
-    res.values = load_values(out)
-    return res
+def count_variant(scenario: Scenario, gitdir: Path, params: dict[str, Any], variant: Variant,
+                  out_dir: Path) -> tuple[float, Path]:
+    """The instructions of one run of the variant's timed region (lab.measure.instructions),
+    written to <scenario>.<label>.instructions.json; (count, that file)."""
+    cmd = [*_worker_cmd(scenario, gitdir, params, variant), "--count"]
+    count = counting.count_worker(cmd, children=variant.peer)
+    out = out_dir / f"{scenario.name}.{variant.label}.instructions.json"
+    counting.write_count(out, _bench_name(scenario, variant), count,
+                         {"lab_workload": variant.workload, "lab_flags": variant.flags.to_spec()})
+    return float(count.instructions), out
 
 
-def time_round(scenario: Scenario, gitdir: Path, params: dict[str, Any], variant: Variant,
-               res: VariantResult, mode: str) -> list[float]:
-    """One interleaved round of a variant: append its values to res (and its pyperf JSON)."""
-    out = Path(res.json_path)
-    loops = load_loops(out) if res.rounds else None
-    r = len(res.rounds) + 1
-    _run([*_worker_cmd(scenario, gitdir, params, variant), "--round", str(r),
-          "--append", str(out), *round_mode_args(mode, loops)])
-    res.values, res.rounds = load_runs(out, res.benchmark)
-    if len(res.rounds) != r:
-        raise BenchError(f"{res.benchmark}: no values from round {r} in {out}")
-    return res.rounds[-1]
+def _count_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
+               variants: Sequence[Variant], results: dict[str, VariantResult], out_dir: Path,
+               jobs: int, bar: Any) -> None:
+    if not counting.available():
+        raise BenchError("--measure instructions needs valgrind (apt-get install valgrind)")
+    # byte-code and lazy imports once, natively, before the counted workers start
+    counting.run_command([*_worker_cmd(scenario, gitdir, params, variants[0]), "--count"],
+                         env=counting.count_env())
 
-
-def time_within_process(scenario: Scenario, gitdir: Path, params: dict[str, Any],
-                        variants: Sequence[Variant], order: list[list[str]],
-                        out_dir: Path, bar: Any = None) -> dict[str, VariantResult]:
-    """Every round of every variant in one `python -m lab.interleave` process:
-    one value per variant and round, consecutive values seconds apart."""
-    spec_path = out_dir / f"{scenario.name}.interleave-spec.json"
-    out = out_dir / f"{scenario.name}.interleave.json"
-    out.unlink(missing_ok=True)
-    spec = {"gitdir": str(gitdir), "params": params, "warmups": 1, "order": order,
-            "variants": [{"label": v.label, "name": _bench_name(scenario, v),
-                          "workload": v.workload, "flags": v.flags.to_spec()}
-                         for v in variants]}
-    spec_path.write_text(json.dumps(spec, indent=1))
-    cmd = [sys.executable, "-m", "lab.interleave", "--spec", str(spec_path), "-o", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    for line in proc.stdout:
+    def one(v: Variant) -> None:
+        n, path = count_variant(scenario, gitdir, params, v, out_dir)
+        results[v.label].instructions, results[v.label].instructions_json = n, str(path)
         if bar:
-            r, label, _ = line.rstrip("\n").split("\t")
-            bar.set_postfix_str(f"round {r}/{len(order)} {label}")
+            bar.set_postfix_str(f"instructions {v.label}")
             bar.update(1)
-    err = proc.stderr.read() if proc.stderr else ""
-    if proc.wait() != 0:
-        raise BenchError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{err[-4000:]}")
-    results = {}
-    for v in variants:
-        res = _empty_result(scenario, v, out)
-        res.values, res.rounds = load_runs(out, res.benchmark)
-        results[v.label] = res
-    return results
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for f in [pool.submit(one, v) for v in variants]:
+            f.result()
 
 
 def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path | str = "results",
                  mode: str = "fast", peers: bool = True, only: Sequence[str] | None = None,
                  datasets_dir: Path | str | None = None,
                  progress: bool = True, rounds: int | None = None,
-                 order_seed: int = 0, within_process: bool = False) -> ScenarioResult:
-    """Time the scenario's variants (all, or the labels in `only`) and its peers.
+                 order_seed: int = 0, within_process: bool = False,
+                 measures: Sequence[str] | str = ("time",),
+                 jobs: int | None = None) -> ScenarioResult:
+    """Measure the scenario's variants (all, or the labels in `only`) and its peers.
 
-    rounds=None: sequential, each variant's pyperf run complete in turn (mode:
-    pyperf's --fast/--rigorous/...). rounds=R: R interleaved rounds (see the
-    module doc; mode sets the values per round, ROUND_VALUES); the variant order
+    measures: "time" and/or "instructions" (lab.measure). Time, rounds=None:
+    sequential, each variant's pyperf run complete in turn (mode: pyperf's
+    --fast/--rigorous/...). rounds=R: R interleaved rounds (see the module
+    doc; mode sets the values per round, ROUND_VALUES); the variant order
     comes from round_orders(labels, R, seed=f"{scenario name}/{order_seed}").
-    within_process=True (with rounds): all rounds in one lab.interleave process,
-    one value per variant and round (mode is then unused).
+    within_process=True (with rounds): all rounds in one lab.interleave
+    process, one value per variant and round (mode is then unused).
+    Instructions: one callgrind worker per variant, `jobs` at once (default:
+    the CPU count; counts do not depend on the machine's load).
     """
+    if isinstance(measures, str):
+        measures = parse_measures(measures)
     if within_process and rounds is None:
         raise BenchError("--within-process needs --rounds")
     if rounds is not None and rounds < 1:
@@ -331,90 +288,154 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
     dataset = scenario.dataset(scale, datasets_dir)
     params = scenario.params(scale)
     result = ScenarioResult(scenario.name, scale, str(dataset.path), params,
-                            published=scenario.published, seed=scenario.seed, started=time.time())
+                            published=scenario.published, seed=scenario.seed, started=time.time(),
+                            measures=list(measures))
     variants = [v for v in scenario.variants()
                 if (only is None or v.label in only) and (peers or not v.peer)]
-    steps = len(variants) * (rounds or 1)
+    results = {v.label: _empty_result(scenario, v, _variant_json(scenario, v, out_dir))
+               for v in variants}
+    result.variants = [results[v.label] for v in variants]
+    steps = len(variants) * (((rounds or 1) if "time" in measures else 0)
+                             + ("instructions" in measures))
     bar = tqdm(total=steps, desc=scenario.name, unit="run", file=sys.stderr,
                disable=not progress) if tqdm else None
     try:
-        if rounds is None:
-            for v in variants:
-                if bar:
-                    bar.set_postfix_str(v.label)
-                result.variants.append(time_variant(scenario, dataset.gitdir, params, v,
-                                                    out_dir, mode))
-                if bar:
-                    bar.update(1)
-        else:
-            by_label = {v.label: v for v in variants}
-            results = {}
-            for v in variants:
-                out = _variant_json(scenario, v, out_dir)
-                out.unlink(missing_ok=True)
-                results[v.label] = _empty_result(scenario, v, out)
-            result.variants = list(results.values())
-            result.round_order = round_orders(list(by_label), rounds,
-                                              seed=f"{scenario.name}/{order_seed}")
-            if within_process:
-                results = time_within_process(scenario, dataset.gitdir, params, variants,
-                                              result.round_order, out_dir, bar)
-                result.variants = [results[v.label] for v in variants]
-            for r, order in enumerate([] if within_process else result.round_order, 1):
-                for label in order:
-                    if bar:
-                        bar.set_postfix_str(f"round {r}/{rounds} {label}")
-                    time_round(scenario, dataset.gitdir, params, by_label[label],
-                               results[label], mode)
-                    if bar:
-                        bar.update(1)
+        if "instructions" in measures and variants:
+            _count_all(scenario, dataset.gitdir, params, variants, results, out_dir,
+                       jobs or os.cpu_count() or 1, bar)
+        if "time" in measures:
+            _time_all(scenario, dataset.gitdir, params, variants, results, out_dir, mode,
+                      rounds, order_seed, within_process, result, bar)
     finally:
         if bar:
             bar.close()
-    result.ratios = compute_ratios(result, scenario.comparisons())
+    result.ratios = compute_ratios(result, scenario.comparisons(),
+                                   scenario.row_published)
     result.elapsed = time.time() - result.started
     (out_dir / f"{scenario.name}.result.json").write_text(json.dumps(result.to_json(), indent=1))
     return result
+
+
+def _time_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
+              variants: Sequence[Variant], results: dict[str, VariantResult], out_dir: Path,
+              mode: str, rounds: int | None, order_seed: int, within_process: bool,
+              result: ScenarioResult, bar: Any) -> None:
+    def cmd(v: Variant) -> list[str]:
+        return _worker_cmd(scenario, gitdir, params, v)
+    if rounds is None:
+        for v in variants:
+            if bar:
+                bar.set_postfix_str(v.label)
+            res = results[v.label]
+            res.values = time_worker(cmd(v), Path(res.json_path), mode)
+            if bar:
+                bar.update(1)
+        return
+    by_label = {v.label: v for v in variants}
+    for res in results.values():
+        Path(res.json_path).unlink(missing_ok=True)
+    result.round_order = round_orders(list(by_label), rounds,
+                                      seed=f"{scenario.name}/{order_seed}")
+    if within_process:
+        out = out_dir / f"{scenario.name}.interleave.json"
+        spec = {"gitdir": str(gitdir), "params": params, "warmups": 1,
+                "order": result.round_order,
+                "variants": [{"label": v.label, "name": _bench_name(scenario, v),
+                              "workload": v.workload, "flags": v.flags.to_spec()}
+                             for v in variants]}
+
+        def progress(r: int, label: str) -> None:
+            if bar:
+                bar.set_postfix_str(f"round {r}/{rounds} {label}")
+                bar.update(1)
+        time_within_process(spec, out_dir / f"{scenario.name}.interleave-spec.json", out,
+                            progress)
+        for v in variants:
+            res = results[v.label]
+            res.json_path = str(out)
+            res.values, res.rounds = load_runs(out, res.benchmark)
+        return
+    for r, order in enumerate(result.round_order, 1):
+        for label in order:
+            if bar:
+                bar.set_postfix_str(f"round {r}/{rounds} {label}")
+            res = results[label]
+            res.values, res.rounds = time_round(cmd(by_label[label]), Path(res.json_path),
+                                                res.benchmark, mode)
+            if bar:
+                bar.update(1)
 
 
 # The per-round estimate of paired ratios: "min" (see lab.stats.paired_ratio_ci).
 PAIRED_PER_ROUND = "min"
 
 
-def compute_ratios(result: ScenarioResult,
-                   comparisons: Sequence[tuple[str, str, str]]) -> list[dict[str, Any]]:
-    """comparisons: (title, slow_label, fast_label); ratio = slow/fast.
+def _side_names(slow: VariantResult, fast: VariantResult) -> tuple[str, str]:
+    """The names a sentence gives the two sides: ours is "reftable-lab (label)" beside a peer."""
+    def name(v: VariantResult, other: VariantResult) -> str:
+        if v.kind != "peer" and other.kind == "peer":
+            return f"reftable-lab ({v.label})"
+        return v.label
+    return name(slow, fast), name(fast, slow)
 
-    Interleaved runs (both variants with the same number, >= 2, of rounds):
-    the ratio of the minima over all values (min_ratio_ci; "estimator": "min"),
-    and beside it the ratio paired by round (paired_ratio_ci on each round's
-    minimum: "paired_ratio", "paired_ci_low", "paired_ci_high"). Sequential
-    runs: mean(slow)/mean(fast) over all values (ratio_ci; "estimator": "mean").
+
+def compute_ratios(result: ScenarioResult, comparisons: Sequence[tuple[str, str, str]],
+                   published: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """comparisons: (title, slow_label, fast_label); ratio = slow/fast, one row per
+    comparison and measure both variants have.
+
+    instructions: count(slow)/count(fast), exact ("estimator": "count"; no interval,
+    no test: a count is not a sample). time, interleaved (both variants with the
+    same number, >= 2, of rounds): the geometric mean of the per-round ratios of
+    each round's minimum, t interval over rounds ("estimator": "paired"; the
+    ratio of the minima over all values beside it, "min_ratio", no interval);
+    sequential: mean(slow)/mean(fast), Welch t interval ("estimator": "mean").
+    Time rows are "significant" when their Holm-adjusted p-value ("p_holm",
+    across the scenario's time rows) is below lab.stats.ALPHA.
+    Every row: "measure", "in_words" (the faster side first), "published" (the
+    seed's figure for the row, or None), "work_differs" (None until variants
+    carry work counters).
     """
     by_label = {v.label: v for v in result.variants}
-    rows = []
+    published = published or {}
+    rows: list[dict[str, Any]] = []
     for title, slow, fast in comparisons:
-        if slow in by_label and fast in by_label:
-            s, f = by_label[slow], by_label[fast]
+        if slow not in by_label or fast not in by_label:
+            continue
+        s, f = by_label[slow], by_label[fast]
+        names = _side_names(s, f)
+        common = {"title": title, "slow": slow, "fast": fast,
+                  "published": published.get(title), "work_differs": None}
+        if s.instructions is not None and f.instructions is not None:
+            q = s.instructions / f.instructions
+            rows.append({**common, "measure": "instructions", "ratio": q, "ci_low": q,
+                         "ci_high": q, "p_value": None, "p_holm": None, "significant": None,
+                         "estimator": "count", "exact": True, "paired": False, "rounds": 0,
+                         "per_round": "", "in_words": in_words(*names, q, "instructions")})
+        if s.values and f.values:
             paired = len(s.rounds) >= 2 and len(s.rounds) == len(f.rounds)
-            row: dict[str, Any] = {"title": title, "slow": slow, "fast": fast}
+            row: dict[str, Any] = {**common, "measure": "time", "exact": False}
             if paired:
-                row.update(min_ratio_ci(s.values, f.values).as_dict(), estimator="min")
-                p = paired_ratio_ci(s.rounds, f.rounds, per_round=PAIRED_PER_ROUND)
-                row.update(paired_ratio=p.ratio, paired_ci_low=p.ci_low,
-                           paired_ci_high=p.ci_high)
+                r = paired_ratio_ci(s.rounds, f.rounds, per_round=PAIRED_PER_ROUND)
+                row.update(r.as_dict(), estimator="paired", min_ratio=min_ratio(s.values,
+                                                                                f.values))
             else:
                 row.update(ratio_ci(s.values, f.values).as_dict(), estimator="mean")
             row.update(paired=paired, rounds=len(s.rounds) if paired else 0,
-                       per_round=PAIRED_PER_ROUND if paired else "")
+                       per_round=PAIRED_PER_ROUND if paired else "",
+                       in_words=in_words(*names, row["ratio"], "time"))
             rows.append(row)
+    timed = [row for row in rows if row["measure"] == "time"]
+    for row, p in zip(timed, holm([row["p_value"] for row in timed])):
+        row["p_holm"] = p
+        row["significant"] = p < ALPHA
     return rows
 
 
 def compare_files(a: Path, b: Path) -> dict[str, Any]:
-    """Ratio mean(a)/mean(b) of two pyperf JSON files, with its CI."""
+    """Ratio mean(a)/mean(b) of two pyperf JSON files, with its Welch t interval."""
     va, vb = load_values(a), load_values(b)
     r = ratio_ci(va, vb)
     return {"a": str(a), "b": str(b), "a_summary": summarize(va).as_dict(),
-            "b_summary": summarize(vb).as_dict(), **r.as_dict()}
-
+            "b_summary": summarize(vb).as_dict(), **r.as_dict(),
+            "in_words": in_words(str(a), str(b), r.ratio)}

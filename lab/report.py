@@ -1,24 +1,52 @@
 """Reports: Markdown tables and matplotlib plots from scenario results.
 
 Contract: render(results, out_dir) writes report.md and one PNG per scenario
-(time per variant with its 95 % CI, and the ratios with their bootstrap CIs)
-and returns the report path. Input is ScenarioResult objects or the
+(per variant its time (mean, 95 % t CI) and instructions; per comparison the
+ratios the table shows, the same estimator and interval) and returns the
+report path. Ratios are said in words, the faster side first; a time ratio is
+"significant" only after Holm's correction across the scenario's rows; an
+instruction ratio is exact (a deterministic count, no interval). warnings()
+lists the wall-time variants whose coefficient of variation exceeds 5 %. Input is ScenarioResult objects or the
 <scenario>.result.json files the harness wrote (their values read from the
 pyperf JSON files beside them, as the harness reads them).
 """
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from .harness import ScenarioResult
-from .stats import format_seconds, summarize
+from .stats import CV_WARN, cv, format_count, format_seconds, summarize
 
 
 def load_results(run_dir: Path) -> list[ScenarioResult]:
     return [ScenarioResult.from_json(json.loads(p.read_text()), p.parent)
             for p in sorted(Path(run_dir).glob("*.result.json"))]
+
+
+def warnings(r: ScenarioResult) -> list[str]:
+    """One line per wall-time variant whose coefficient of variation exceeds CV_WARN."""
+    return [f"warning: {r.scenario} {v.label}: wall time varies by {cv(v.values):.1%} "
+            f"(stdev/mean > {CV_WARN:.0%}); its time ratios are noisy (--measure instructions "
+            f"is exact; --rounds R pairs by round)"
+            for v in r.variants if v.values and cv(v.values) > CV_WARN]
+
+
+def _time_cell(q: dict | None) -> str:
+    if q is None:
+        return ""
+    est = (f"paired, {q.get('rounds', 0)} rounds" if q.get("paired") else "mean")
+    return f"{q['ratio']:.3f}x [{q['ci_low']:.3f} .. {q['ci_high']:.3f}] ({est})"
+
+
+def comparison_rows(r: ScenarioResult) -> list[tuple[str, dict | None, dict | None]]:
+    """(title, instructions row, time row) per comparison, in the scenario's order."""
+    out: dict[str, list[dict | None]] = {}
+    for q in r.ratios:
+        slot = out.setdefault(q["title"], [None, None])
+        slot[0 if q.get("measure") == "instructions" else 1] = q
+    return [(title, i, t) for title, (i, t) in out.items()]
 
 
 def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = None) -> str:
@@ -28,34 +56,45 @@ def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = N
                   f"Seed {r.seed}. Published: {r.published}", "",
                   f"Dataset: `{r.dataset}`; parameters: `{json.dumps(r.params)}`", "",
                   _schedule(r), "",
-                  "| variant | kind | mean | 95% CI | stdev | min | n | flags / peer |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  ("| variant | kind | mean | 95% CI | stdev | min | n | instructions | "
+                   "flags / peer |"),
+                  "|---|---|---|---|---|---|---|---|---|"]
         for v in r.variants:
-            s = summarize(v.values)
-            lines.append(f"| {v.label} | {v.kind} | {format_seconds(s.mean)} | "
-                         f"{format_seconds(s.ci_low)} .. {format_seconds(s.ci_high)} | "
-                         f"{format_seconds(s.stdev)} | {format_seconds(min(v.values))} | "
-                         f"{s.n} | `{v.spec or 'default'}` |")
-        if r.ratios:
-            lines += ["", "| comparison | speed-up | 95% CI | significant | estimator | "
-                          "paired by round [95% CI] |", "|---|---|---|---|---|---|"]
-            for q in r.ratios:
-                if q.get("paired"):
-                    est = f"min, {q.get('rounds', 0)} interleaved rounds"
-                    pr = (f"{q['paired_ratio']:.3f}x [{q['paired_ci_low']:.3f} .. "
-                          f"{q['paired_ci_high']:.3f}]" if "paired_ratio" in q else "")
-                else:
-                    est, pr = "mean", ""
-                lines.append(f"| {q['title']} | {q['ratio']:.3f}x | "
-                             f"{q['ci_low']:.3f} .. {q['ci_high']:.3f} | "
-                             f"{'yes' if q['significant'] else 'no'} | {est} | {pr} |")
-            lines += ["", ("Estimators: *min* (interleaved runs): min(slow)/min(fast) over all "
-                           "values, bootstrap CI (the fastest value is the least disturbed one "
-                           "on a machine whose disturbances only add time); *paired by round*: "
-                           "geometric mean of the per-round ratios of each round's minimum, "
-                           "bootstrap CI over rounds (drift common to a round cancels); "
-                           "*mean* (sequential runs): mean(slow)/mean(fast) over all values, "
-                           "bootstrap CI over values.")]
+            count = format_count(v.instructions) if v.instructions is not None else ""
+            if v.values:
+                s = summarize(v.values)
+                timing = (f"{format_seconds(s.mean)} | {format_seconds(s.ci_low)} .. "
+                          f"{format_seconds(s.ci_high)} | {format_seconds(s.stdev)} | "
+                          f"{format_seconds(min(v.values))} | {s.n}")
+            else:
+                timing = " |  |  |  | "
+            lines.append(f"| {v.label} | {v.kind} | {timing} | {count} | "
+                         f"`{v.spec or 'default'}` |")
+        warn = warnings(r)
+        if warn:
+            lines += [""] + [f"- {w}" for w in warn]
+        rows = comparison_rows(r)
+        if rows:
+            lines += ["", ("| comparison | in words | instructions (exact) | time [95% CI] | "
+                           "significant (Holm) | published |"), "|---|---|---|---|---|---|"]
+            for title, qi, qt in rows:
+                words = (qi or qt or {}).get("in_words", "")
+                if qi and qt:
+                    words = f"{qi['in_words']}; {qt['in_words']}"
+                sig = "" if qt is None else ("yes" if qt["significant"] else "no")
+                pub = (qi or qt or {}).get("published") or ""
+                lines.append(f"| {title} | {words} | "
+                             f"{'' if qi is None else format(qi['ratio'], '.3f') + 'x'} | "
+                             f"{_time_cell(qt)} | {sig} | {pub} |")
+            lines += ["", ("Ratios are slow/fast (> 1: the second variant is faster). "
+                           "*instructions*: callgrind counts of one run of the timed region "
+                           "(start-up, build and per-run set-up cancel; a peer process is "
+                           "counted minus a no-op run of its program), deterministic, so the "
+                           "ratio is exact. *time, paired*: geometric mean of the per-round "
+                           "ratios of each round's minimum, t interval over rounds; *time, "
+                           "mean*: mean(slow)/mean(fast), Welch t interval. A time row is "
+                           "significant when its Holm-adjusted p-value across this "
+                           "scenario's rows is below 0.05.")]
         if plots and r.scenario in plots:
             lines += ["", f"![{r.scenario}]({plots[r.scenario]})"]
         lines.append("")
@@ -63,6 +102,8 @@ def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = N
 
 
 def _schedule(r: ScenarioResult) -> str:
+    if not any(v.values for v in r.variants):
+        return "Measure: instruction counts only (callgrind)."
     rounds = {len(v.rounds) for v in r.variants}
     if r.variants and rounds != {0}:
         n = ", ".join(str(k) for k in sorted(rounds))
@@ -79,29 +120,44 @@ def plot(result: ScenarioResult, path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [v.label for v in result.variants]
-    sums = [summarize(v.values) for v in result.variants]
-    means = [s.mean for s in sums]
-    errs = [[s.mean - s.ci_low for s in sums], [s.ci_high - s.mean for s in sums]]
-    colors = ["tab:orange" if v.kind == "peer" else "tab:blue" for v in result.variants]
-    nrows = 2 if result.ratios else 1
-    fig, axes = plt.subplots(nrows, 1, figsize=(10, 3.2 + 0.32 * (len(labels) + len(result.ratios))),
-                             squeeze=False)
-    ax = axes[0][0]
-    ax.barh(labels, means, xerr=errs, color=colors, capsize=3)
-    ax.invert_yaxis()
-    ax.set_xlabel("seconds per run (mean, 95% CI)")
-    ax.set_title(f"{result.scenario} ({result.scale}) - seed {result.seed}")
-    if result.ratios:
-        ax2 = axes[1][0]
-        titles = [q["title"] for q in result.ratios]
-        vals = [q["ratio"] for q in result.ratios]
-        rerr = [[q["ratio"] - q["ci_low"] for q in result.ratios],
-                [q["ci_high"] - q["ratio"] for q in result.ratios]]
-        ax2.barh(titles, vals, xerr=rerr, color="tab:green", capsize=3)
+    timed = [v for v in result.variants if v.values]
+    rows = comparison_rows(result)
+    panels = ([timed] if timed else []) + ([rows] if rows else [])
+    fig, axes = plt.subplots(max(1, len(panels)), 1, squeeze=False,
+                             figsize=(10, 3.2 + 0.32 * (len(timed) + len(rows))))
+    i = 0
+    if timed:
+        ax = axes[i][0]
+        sums = [summarize(v.values) for v in timed]
+        ax.barh([v.label for v in timed], [s.mean for s in sums],
+                xerr=[[s.mean - s.ci_low for s in sums], [s.ci_high - s.mean for s in sums]],
+                color=["tab:orange" if v.kind == "peer" else "tab:blue" for v in timed],
+                capsize=3)
+        ax.invert_yaxis()
+        ax.set_xlabel("seconds per run (mean, 95% t CI)")
+        ax.set_title(f"{result.scenario} ({result.scale}) - seed {result.seed}")
+        i += 1
+    if rows:
+        ax2 = axes[i][0]
+        ys = list(range(len(rows)))
+        ti = [(y, q) for y, (_, _, q) in zip(ys, rows) if q]
+        ii = [(y, q) for y, (_, q, _) in zip(ys, rows) if q]
+        if ti:
+            ax2.barh([y + 0.2 for y, _ in ti], [q["ratio"] for _, q in ti], height=0.4,
+                     xerr=[[q["ratio"] - q["ci_low"] for _, q in ti],
+                           [min(q["ci_high"], 1e9) - q["ratio"] for _, q in ti]],
+                     color="tab:green", capsize=3, label="time (table's estimator, 95% t CI)")
+        if ii:
+            ax2.barh([y - 0.2 for y, _ in ii], [q["ratio"] for _, q in ii], height=0.4,
+                     color="tab:purple", label="instructions (exact)")
+        ax2.set_yticks(ys, [title for title, _, _ in rows])
         ax2.axvline(1.0, color="black", lw=0.8)
+        ax2.set_xscale("log")
         ax2.invert_yaxis()
-        ax2.set_xlabel("speed-up (slow / fast), bootstrap 95% CI")
+        ax2.legend(loc="best", fontsize="small")
+        ax2.set_xlabel("slow / fast (> 1: the second variant is faster)")
+        if not timed:
+            ax2.set_title(f"{result.scenario} ({result.scale}) - seed {result.seed}")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

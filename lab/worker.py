@@ -13,17 +13,27 @@ fresh copy of an empty repository) stays outside the timed region. --round R
 With --once it runs the workload outside pyperf, pyperf's --loops times (1 by
 default), and prints the elapsed seconds: the target for profilers that must
 own the interpreter (scalene runs this file as a script).
+
+With --count it is the target of the instruction measure (run under callgrind
+by lab.measure.instructions, which documents the protocol): it installs the
+clock marker, runs the workload once (warm-up), then closes four segments with
+os.getppid(): start-up, an empty clock pair, time_func(0), time_func(1). It
+prints nothing, so no varying output (the seconds) changes the count.
 """
 from __future__ import annotations
 
+import gc
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import pyperf
 
-from lab.harness import ROUND_KEY
+from lab.measure.clock import clock, set_marker
+from lab.measure.instructions import start_instrumentation
+from lab.measure.time import ROUND_KEY
 from lab.workloads import TimeFunc, build
 
 _OWN_ARGS = ("workload", "gitdir", "params", "lab_flags", "name", "round")
@@ -39,6 +49,26 @@ def _not_a_worker(loops: int) -> float:
     raise RuntimeError("the pyperf manager spawns workers; it never runs the workload")
 
 
+def count(time_func: TimeFunc) -> None:
+    """The counting protocol (see the module doc and lab.measure.instructions).
+    After the warm-up a full collection and the instrumentation request (a no-op
+    when callgrind instruments from the start) come first, so that the counted
+    segments begin from the same state whichever way callgrind was started."""
+    set_marker(os.getpgrp)
+    time_func(1)
+    gc.collect()
+    start_instrumentation()
+    os.getppid()
+    clock()
+    clock()
+    os.getppid()
+    time_func(0)
+    os.getppid()
+    time_func(1)
+    os.getppid()
+    set_marker(None)
+
+
 def main() -> int:
     runner = pyperf.Runner(add_cmdline_args=_add_cmdline_args)
     runner.argparser.add_argument("--workload", required=True)
@@ -51,11 +81,17 @@ def main() -> int:
     runner.argparser.add_argument("--once", action="store_true",
                                   help="run --loops times (default 1) outside pyperf, print "
                                        "the seconds")
+    runner.argparser.add_argument("--count", action="store_true",
+                                  help="the instruction measure's target (under callgrind): "
+                                       "warm-up, then 0 and 1 runs between os.getppid() marks")
     args = runner.parse_args()
     time_func: TimeFunc = _not_a_worker
-    if args.once or args.worker:
+    if args.once or args.count or args.worker:
         time_func = build(args.workload, args.lab_flags, Path(args.gitdir),
                           json.loads(args.params))
+    if args.count:
+        count(time_func)
+        return 0
     if args.once:
         loops = args.loops or 1
         print(f"{args.workload}: {time_func(loops):.6f} s for {loops} loop(s)", file=sys.stderr)

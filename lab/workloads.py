@@ -4,7 +4,9 @@ Contract: WORKLOADS[name] is a factory
     factory(gitdir: Path, params: dict, flags: Flags) -> time_func(loops) -> seconds
 that does all set-up (opening files, choosing the probe ref, copying a
 template repository per loop) outside the timed region and returns the
-elapsed perf_counter seconds for `loops` runs of the measured operation.
+elapsed seconds for `loops` runs of the measured operation. Every timed
+region is read with lab.measure.clock.clock(), twice (t0, t1) and nowhere
+else: the instruction measure counts exactly those regions.
 Peers (real git, dulwich, our own CLI as a whole process) are workloads too,
 so every number in a report comes from the same pyperf machinery.
 
@@ -22,7 +24,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -34,6 +35,7 @@ from reftable_core.repo import open_repo
 from .commands.odb import log_raw, log_S
 from .commands.show_ref import show_ref
 from .gitbin import find_git, hermetic_env
+from .measure.clock import clock
 
 TimeFunc = Callable[[int], float]
 Factory = Callable[[Path, dict[str, Any], Flags], TimeFunc]
@@ -53,10 +55,10 @@ def _time_subprocess(argv: list[str], loops: int, cwd: Path | None = None,
     total = 0.0
     for _ in range(loops):
         over = before_each() if before_each else {}
-        t0 = time.perf_counter()
+        t0 = clock()
         proc = subprocess.run(over.get("argv", argv), cwd=over.get("cwd", cwd), input=stdin,
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        total += time.perf_counter() - t0
+        total += clock() - t0
         if proc.returncode not in ok_codes:
             raise RuntimeError(f"{argv[0]} exited {proc.returncode}: {proc.stderr[-500:]!r}")
     return total
@@ -108,10 +110,10 @@ def _probe(gitdir: Path, params: dict[str, Any], kind: str = "middle") -> str:
 
 def _in_process(run: Callable[[], object]) -> TimeFunc:
     def time_func(loops: int) -> float:
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(loops):
             run()
-        return time.perf_counter() - t0
+        return clock() - t0
     return time_func
 
 
@@ -200,14 +202,14 @@ def update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) -> Tim
         total = 0.0
         for _ in range(loops):
             target = copies.next()
-            t0 = time.perf_counter()
+            t0 = clock()
             repo = open_repo(target, flags)
             tx = repo.refs.transaction()
             for name in names:
                 tx.queue(RefUpdate(name, new_value=tip, old_value=zero, flags={"create"}))
             tx.commit()
             repo.close()
-            total += time.perf_counter() - t0
+            total += clock() - t0
         return total
     return time_func
 

@@ -1,10 +1,16 @@
 """`reftable-lab bench | compare | report | profile`: drive the lab.
 
-bench    run scenarios (every flag variant and the peers, pyperf workers) and
-         write <out>/<run>/report.md with plots; --rounds R interleaves the variants
-         (R rounds, each variant once per round) and pairs the ratios by round
-compare  ratio of two pyperf JSON result files, with a bootstrap CI
+bench    run scenarios (every flag variant and the peers) by --measure time
+         (pyperf workers; --rounds R interleaves the variants and pairs the ratios
+         by round) and/or instructions (callgrind, exact; the default at --scale
+         small) and write <out>/<run>/report.md with plots
+compare  ratio of two pyperf JSON result files, with a Welch t interval
 report   re-render the report of a finished run directory
+
+bench, compare and report refuse --flags and --baseline: a scenario defines
+its variants (all-on, all-off, each flag alone, ...) itself, and a result
+file's flags are fixed; `--only LABELS` picks variants, `profile --flags`
+and the other commands take flags.
 profile  line_profiler / scalene / cProfile on one scenario's workload
 """
 from __future__ import annotations
@@ -13,15 +19,47 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from reftable_core.flags import Flags
 
+_REFUSED = ("{cmd} builds no flags of its own: --flags and --baseline do not apply (a "
+            "scenario defines its variants: all-on, all-off, each flag alone; pick them "
+            "with bench --only LABELS; see `reftable-lab bench --list`)")
+
+
+def _refuse_flags(cmd: str, args: argparse.Namespace) -> bool:
+    """True (after the message) when --flags or --baseline was given to cmd."""
+    if getattr(args, "flags", None) is not None or getattr(args, "baseline", False):
+        print(f"reftable-lab {cmd}: " + _REFUSED.format(cmd=cmd), file=sys.stderr)
+        return True
+    return False
+
+
+def default_measure(args: argparse.Namespace) -> str:
+    """instructions at --scale small (exact, a few minutes) when valgrind is there and
+    no wall-time schedule (--rounds) was asked for; time otherwise."""
+    from lab.measure.instructions import available
+    if args.scale == "small" and args.rounds is None and not args.within_process \
+            and available():
+        return "instructions"
+    return "time"
+
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
-    p = sub.add_parser("bench", help="run scenarios with each flag on and off, peers beside them")
+    p = sub.add_parser("bench", help="run scenarios with each flag on and off, peers beside them",
+                       description="Measure each scenario's variants (all-on, all-off, each "
+                                   "flag alone, ...) and peers. --flags/--baseline are refused: "
+                                   "the scenario defines the variants (use --only).")
     add_flag_options(p)
+    p.add_argument("--measure", default=None, metavar="M[,M]",
+                   help="time, instructions, or time,instructions (default: instructions at "
+                        "--scale small when valgrind is installed and --rounds is not given, "
+                        "else time). instructions: callgrind counts of one run, exact and "
+                        "repeatable on a busy machine")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="instruction counts made at once (default: the CPU count)")
     p.add_argument("scenarios", nargs="*", help="scenario names (default: all); see --list")
     p.add_argument("--list", action="store_true", help="list scenarios and exit")
     p.add_argument("--scale", default="small", help="dataset scale: small (CI-sized) or full")
@@ -42,13 +80,17 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
     p.add_argument("--only", default=None, help="comma-separated variant labels to run")
     p.set_defaults(func=run_bench)
 
-    c = sub.add_parser("compare", help="speed-up of B over A from two pyperf JSON files")
+    c = sub.add_parser("compare", help="speed-up of B over A from two pyperf JSON files",
+                       description="Ratio mean(A)/mean(B), Welch t interval. --flags/--baseline "
+                                   "are refused (the files' flags are fixed).")
     add_flag_options(c)
     c.add_argument("a", type=Path)
     c.add_argument("b", type=Path)
     c.set_defaults(func=run_compare)
 
-    r = sub.add_parser("report", help="re-render report.md and plots for a run directory")
+    r = sub.add_parser("report", help="re-render report.md and plots for a run directory",
+                       description="Re-render a run directory's report. --flags/--baseline "
+                                   "are refused (the results' flags are fixed).")
     add_flag_options(r)
     r.add_argument("run_dir", type=Path)
     r.set_defaults(func=run_report)
@@ -66,8 +108,16 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
 
 def run_bench(args: argparse.Namespace, flags: Flags) -> int:
     from lab.harness import BenchError, run_scenario
-    from lab.report import render
+    from lab.measure import parse_measures
+    from lab.report import render, warnings
     from lab.scenarios import SCENARIOS as scenarios
+    if _refuse_flags("bench", args):
+        return 2
+    try:
+        measures = parse_measures(args.measure or default_measure(args))
+    except ValueError as e:
+        print(f"reftable-lab bench: --measure: {e}", file=sys.stderr)
+        return 2
     if args.list:
         for name, s in scenarios.items():
             print(f"{name:28s} seed {s.seed:8s} preset {s.preset:16s} {s.description}")
@@ -86,24 +136,33 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
             results.append(run_scenario(scenarios[name], args.scale, run_dir, args.mode,
                                         peers=not args.no_peers, only=only,
                                         datasets_dir=args.datasets, rounds=args.rounds,
-                                        within_process=args.within_process))
+                                        within_process=args.within_process,
+                                        measures=measures, jobs=args.jobs))
         except (BenchError, KeyError) as e:
             print(f"reftable-lab bench: {name}: {e}", file=sys.stderr)
             return 1
     report = render(results, run_dir)
     for r in results:
-        print(f"== {r.scenario} ({r.scale})  published: {r.published}")
+        print(f"== {r.scenario} ({r.scale}, {','.join(r.measures)})  published: {r.published}")
         for q in r.ratios:
-            est = (f"min, {q['rounds']} interleaved rounds; paired by round "
-                   f"{q['paired_ratio']:.3f}x" if q.get("paired") else "mean")
-            print(f"   {q['title']:48s} {q['ratio']:7.3f}x  [{q['ci_low']:.3f}, {q['ci_high']:.3f}]"
-                  f"  {est}")
+            if q["measure"] == "instructions":
+                detail = f"{q['ratio']:.4f}x exact (instructions)"
+            else:
+                est = f"paired, {q['rounds']} rounds" if q.get("paired") else "mean"
+                detail = (f"{q['ratio']:.3f}x [{q['ci_low']:.3f}, {q['ci_high']:.3f}] time, "
+                          f"{est}, {'significant' if q['significant'] else 'not significant'}"
+                          f" (Holm)")
+            print(f"   {q['title']:44s} {q['in_words']}  ({detail})")
+        for w in warnings(r):
+            print(f"   {w}")
     print(f"report: {report}")
     return 0
 
 
 def run_compare(args: argparse.Namespace, flags: Flags) -> int:
     from lab.harness import compare_files
+    if _refuse_flags("compare", args):
+        return 2
     res = compare_files(args.a, args.b)
     print(json.dumps(res, indent=1))
     return 0
@@ -113,13 +172,16 @@ def run_report(args: argparse.Namespace, flags: Flags) -> int:
     from lab.harness import compute_ratios
     from lab.report import load_results, render
     from lab.scenarios import SCENARIOS as scenarios
+    if _refuse_flags("report", args):
+        return 2
     results = load_results(args.run_dir)
     if not results:
         print(f"reftable-lab report: no *.result.json in {args.run_dir}", file=sys.stderr)
         return 1
     for r in results:       # ratios recomputed from the raw values, with today's estimators
         if r.scenario in scenarios:
-            r.ratios = compute_ratios(r, scenarios[r.scenario].comparisons())
+            s = scenarios[r.scenario]
+            r.ratios = compute_ratios(r, s.comparisons(), s.row_published)
     print(render(results, args.run_dir))
     return 0
 

@@ -105,7 +105,8 @@ def test_ratios_and_report_round_trip(tmp_path: Path) -> None:
     assert loaded[0].to_json() == r.to_json()
     report = render(loaded, tmp_path)
     text = report.read_text()
-    assert "| all | 2.000x" in text and "show-ref-3tables.png" in text
+    assert "| all | all-on is 2x faster than all-off |  | 2.000x [" in text
+    assert "show-ref-3tables.png" in text
     assert (tmp_path / "show-ref-3tables.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -134,7 +135,8 @@ def test_old_result_files_load_without_rounds(tmp_path: Path) -> None:
     r = ScenarioResult.from_json(d)
     assert [v.rounds for v in r.variants] == [[], [], []]
     text = markdown([r])
-    assert "| all | 2.000x" in text and "| mean |" in text and "sequential" in text
+    assert "| all | all-on is 2x faster than all-off |  | 2.000x [" in text
+    assert "(mean) | yes |" in text and "sequential" in text
 
 
 def test_round_orders_are_balanced_and_seeded() -> None:
@@ -175,7 +177,8 @@ def test_ratios_are_paired_with_two_rounds_or_more(tmp_path: Path) -> None:
     loaded = load_results(tmp_path)
     assert loaded[0].to_json() == four.to_json()
     text = markdown(loaded)
-    assert "| all | 2.000x" in text and "min, 4 interleaved rounds | 2.000x" in text
+    assert "| all | all-on is 2x faster than all-off |  | 2.000x [" in text
+    assert "(paired, 4 rounds) | yes |" in text
     assert "interleaved, 4" in text
 
 

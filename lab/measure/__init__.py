@@ -1,0 +1,45 @@
+"""The lab's measures: what a variant's number is.
+
+Contract: MEASURES names every measure `reftable-lab bench --measure` accepts;
+parse_measures() turns the option's text into a tuple of them. Each measure is
+one module here, writing pyperf JSON (pyperf's Run / Benchmark model):
+
+- time (lab.measure.time): wall seconds per run of the workload's timed
+  region, pyperf workers, sequential or interleaved rounds.
+- instructions (lab.measure.instructions): guest instructions of the same
+  timed region under `valgrind --tool=callgrind`, one worker per variant;
+  deterministic, so a ratio of two counts is exact.
+
+lab.measure.clock is the one clock the workloads read; it is also where the
+instruction measure learns the timed region's bounds.
+"""
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping, Sequence
+
+MEASURES = ("time", "instructions")
+
+
+def parse_measures(spec: str) -> tuple[str, ...]:
+    """"time", "instructions" or "time,instructions" (any order; each once)."""
+    names = tuple(dict.fromkeys(x.strip() for x in spec.split(",") if x.strip()))
+    unknown = [n for n in names if n not in MEASURES]
+    if unknown or not names:
+        raise ValueError(f"unknown measure {','.join(unknown) or spec!r}; "
+                         f"known: {', '.join(MEASURES)}")
+    return names
+
+
+class BenchError(RuntimeError):
+    """A measurement could not be made (a worker failed, a tool is missing, ...)."""
+
+
+def run_command(cmd: Sequence[str], env: Mapping[str, str] | None = None) -> str:
+    """Run cmd; its stdout, or BenchError with the tail of its output when it fails."""
+    proc = subprocess.run(list(cmd), capture_output=True, text=True, check=False,
+                          env=dict(env) if env is not None else None)
+    if proc.returncode != 0:
+        raise BenchError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n"
+                         f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    return proc.stdout

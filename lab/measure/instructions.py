@@ -1,0 +1,268 @@
+"""The instructions measure: exact work counts of a workload under callgrind.
+
+Contract: count_worker(cmd, ...) runs a `python -m lab.worker --count ...`
+command under `valgrind --tool=callgrind` and returns the instructions
+(callgrind's Ir) of ONE run of the workload's timed region, the region wall
+time measures, and nothing else:
+
+- the counting worker (lab.worker --count) builds the time_func, runs it
+  once (a warm-up: lazy imports, caches), collects garbage, switches
+  callgrind's instrumentation on (a client request: the worker runs under
+  --instr-atstart=no, at the none tool's speed until then; a peer's worker
+  instruments from the start, so its child processes are counted), then,
+  each segment closed by
+  os.getppid() (a callgrind dump, --dump-before=getppid):
+  seg 1 one empty clock pair, seg 2 time_func(0), seg 3 time_func(1).
+  Every clock() read also dumps (the marker os.getpgrp, lab.measure.clock),
+  so a segment's parts alternate: outside a timed region, inside one, ...
+- the count = timed(seg 3) - timed(seg 2), each minus its clock pairs' cost
+  (seg 1). So the interpreter's start-up, the imports, the dataset open,
+  the build and every per-loop set-up outside the timed region (a fresh
+  repository copy) cancel exactly: what is left is the workload's own work.
+- a workload that runs other programs (peers: git, our CLI as a whole
+  process) is counted by those processes (--trace-children=yes, one file per
+  pid): their instructions per iteration (warm-up and counted iteration each
+  spawn them; the sum is halved) minus, per process, the count of a no-op
+  run of the same program (`git --version`; for a Python, `python -c pass`):
+  the program's process start-up (exec, dynamic linking, libc and main's
+  set-up; for Python, the bare interpreter) cancels as the worker's does,
+  and what remains is the command's own work, its repository discovery and
+  config reading included (as open_repo is in ours). The lab's own spawning
+  of the process (the Python parent's subprocess.run) is the harness's cost,
+  not the peer's, and is left out (it is kept in the metadata).
+
+Counts are deterministic with PYTHONHASHSEED=0 (set here): the same command
+gives the same count twice, whatever else the machine does. write_count()
+stores one as a pyperf benchmark (unit "integer", one value, metadata
+lab_measure="instructions" plus the raw parts), load_count() reads it back.
+"""
+from __future__ import annotations
+
+import ctypes
+import mmap
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyperf
+
+from . import BenchError, run_command
+
+VALGRIND = "valgrind"
+MARK = "getpgrp"          # clock() reads (lab.measure.clock's marker: os.getpgrp)
+BOUNDARY = "getppid"      # segment ends in the counting worker (os.getppid)
+MEASURE_KEY = "lab_measure"
+
+
+# Callgrind's client request CALLGRIND_START_INSTRUMENTATION (valgrind/callgrind.h:
+# VG_USERREQ_TOOL_BASE('C', 'T') + 4), issued by valgrind's magic x86-64 sequence
+# (four rotations of rdi summing to 128 bits, then xchg rbx, rbx; rax points to the
+# request's arguments): a no-op on a real CPU, a request under valgrind.
+_START_INSTRUMENTATION = 0x43540004
+_CLIENT_REQUEST = bytes.fromhex(
+    "4889f8"                                    # mov rax, rdi (the argument block)
+    "31d2"                                      # xor edx, edx (the default result)
+    "48c1c703" "48c1c70d" "48c1c73d" "48c1c733"  # rol rdi, 3 / 13 / 61 / 51
+    "4887db"                                    # xchg rbx, rbx
+    "4889d0"                                    # mov rax, rdx
+    "c3")                                       # ret
+
+
+def client_requests_supported() -> bool:
+    return platform.machine() in ("x86_64", "AMD64")
+
+
+def start_instrumentation() -> None:
+    """Switch callgrind's instrumentation on (the worker ran with --instr-atstart=no,
+    at the speed of valgrind's none tool, through its start-up and warm-up)."""
+    code = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    code.write(_CLIENT_REQUEST)
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(code))
+    request = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_void_p)(addr)
+    args = (ctypes.c_uint64 * 6)(_START_INSTRUMENTATION, 0, 0, 0, 0, 0)
+    request(ctypes.addressof(args))
+    del request
+
+
+def available() -> bool:
+    return shutil.which(VALGRIND) is not None
+
+
+PYCACHE = Path.home() / ".cache" / "reftable-lab" / "pycache"
+
+
+def count_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of every counted process: hash randomization off, and
+    byte-code written to and read from PYCACHE (PYTHONPYCACHEPREFIX), even where
+    PYTHONDONTWRITEBYTECODE is set: compiling every module at each start-up
+    would cost a worker under callgrind more than its workload (the start-up
+    is not counted either way)."""
+    env = {k: v for k, v in (os.environ if base is None else base).items()
+           if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONHASHSEED": "0", "PYTHONPYCACHEPREFIX": str(PYCACHE)}
+
+
+def callgrind_argv(out_dir: Path, instrument_at_start: bool = True) -> list[str]:
+    """instrument_at_start False: the worker starts uninstrumented and switches
+    instrumentation on itself (start_instrumentation) before it counts; its child
+    processes would then be counted as nothing, so peers run with True."""
+    return [VALGRIND, "--tool=callgrind", "-q", "--trace-children=yes",
+            f"--instr-atstart={'yes' if instrument_at_start else 'no'}",
+            f"--dump-before={MARK}", f"--dump-before={BOUNDARY}",
+            f"--callgrind-out-file={out_dir}/cg.%p"]
+
+
+@dataclass(frozen=True)
+class Part:
+    """One callgrind dump of one process: the instructions since the previous dump."""
+    pid: int
+    number: int
+    trigger: str           # "getpgrp", "getppid", "" (program termination)
+    cmd: str
+    ir: int
+
+
+def read_parts(out_dir: Path) -> dict[int, list[Part]]:
+    """Every dump in out_dir, per pid, in dump order."""
+    procs: dict[int, list[Part]] = {}
+    for path in out_dir.glob("cg.*"):
+        pid = number = trigger = cmd = ir = None
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("pid:"):
+                    pid = int(line.split()[1])
+                elif line.startswith("cmd:"):
+                    cmd = line[4:].strip()
+                elif line.startswith("part:"):
+                    number = int(line.split()[1])
+                elif line.startswith("desc: Trigger:"):
+                    text = line.split(":", 2)[2].strip()
+                    trigger = text.split("=", 1)[1] if text.startswith("--dump-before=") else ""
+                elif line.startswith("summary:"):
+                    ir = int(line.split()[1])
+                    break
+        if pid is None or ir is None:
+            raise BenchError(f"{path}: not a callgrind output file")
+        procs.setdefault(pid, []).append(Part(pid, number or 1, trigger or "", cmd or "", ir))
+    for parts in procs.values():
+        parts.sort(key=lambda p: p.number)
+    return procs
+
+
+def _segments(parts: Sequence[Part]) -> list[list[Part]]:
+    """The parts between BOUNDARY dumps (the part that ends at a boundary included)."""
+    segs: list[list[Part]] = [[]]
+    for p in parts:
+        segs[-1].append(p)
+        if p.trigger == BOUNDARY:
+            segs.append([])
+    return segs
+
+
+def _timed(seg: Sequence[Part]) -> tuple[int, int]:
+    """(instructions inside clock pairs, number of pairs) of one segment: every
+    second MARK dump ends a timed region."""
+    marks = [p for p in seg if p.trigger == MARK]
+    if len(marks) % 2:
+        raise BenchError("an odd number of clock reads in a counted segment")
+    timed = marks[1::2]
+    return sum(p.ir for p in timed), len(timed)
+
+
+def _noop_argv(program: str) -> list[str]:
+    if Path(program).name.startswith("python"):
+        return [program, "-c", "pass"]
+    return [program, "--version"]
+
+
+_NOOP_CACHE: dict[str, int] = {}
+
+
+def noop_count(program: str) -> int:
+    """Instructions of a no-op run of program (its process start-up), counted once."""
+    if program not in _NOOP_CACHE:
+        with tempfile.TemporaryDirectory(prefix="reftable-lab-cg-") as d:
+            run_command([*callgrind_argv(Path(d)), *_noop_argv(program)], env=count_env())
+            _NOOP_CACHE[program] = sum(p.ir for ps in read_parts(Path(d)).values() for p in ps)
+    return _NOOP_CACHE[program]
+
+
+@dataclass
+class Count:
+    """The instructions of one run of a workload's timed region, and how they were got."""
+    instructions: int
+    parts: dict[str, Any] = field(default_factory=dict)   # the raw counts (pyperf metadata)
+
+
+def analyse(procs: dict[int, list[Part]], top: int) -> Count:
+    """The Count of a counting worker's dumps (top: the worker's pid)."""
+    if top not in procs:
+        raise BenchError(f"no callgrind output of the worker (pid {top})")
+    segs = _segments(procs[top])
+    if len(segs) != 5:
+        raise BenchError(f"the counting worker made {len(segs) - 1} boundary dumps, not 4")
+    pair, npair = _timed(segs[1])
+    t0, n0 = _timed(segs[2])
+    t1, n1 = _timed(segs[3])
+    if npair != 1:
+        raise BenchError("the empty clock pair did not give one timed region")
+    own = (t1 - n1 * pair) - (t0 - n0 * pair)
+    parts: dict[str, Any] = {"lab_startup": sum(p.ir for p in segs[0]),
+                             "lab_clock_pair": pair, "lab_timed_0": t0, "lab_pairs_0": n0,
+                             "lab_timed_1": t1, "lab_pairs_1": n1, "lab_worker": own}
+    children = {pid: ps for pid, ps in procs.items() if pid != top}
+    if not children:
+        return Count(own, parts)
+    total = sum(p.ir for ps in children.values() for p in ps)
+    noop = 0
+    for ps in children.values():
+        noop += noop_count(ps[0].cmd.split()[0])
+    work = (total - noop) / 2            # the warm-up and the counted run spawn them alike
+    parts.update(lab_children=len(children), lab_children_ir=total, lab_children_noop=noop)
+    if work <= 0:
+        raise BenchError(f"the child processes did no work beyond a no-op run ({work})")
+    return Count(round(work), parts)
+
+
+def count_worker(cmd: Sequence[str], env: Mapping[str, str] | None = None,
+                 keep: Path | None = None, children: bool = False) -> Count:
+    """Count the `python -m lab.worker --count ...` command cmd (see the module doc);
+    keep: a directory to leave the callgrind files in (default: a temporary one);
+    children: the workload runs other programs (a peer), so instrument from the start."""
+    at_start = children or not client_requests_supported()
+    with tempfile.TemporaryDirectory(prefix="reftable-lab-cg-") as tmp:
+        out_dir = Path(keep) if keep else Path(tmp)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for old in out_dir.glob("cg.*"):
+            old.unlink()
+        argv = [*callgrind_argv(out_dir, at_start), *cmd]
+        proc = subprocess.Popen(argv, env=count_env(env),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            raise BenchError(f"counting failed ({proc.returncode}): {' '.join(cmd)}\n"
+                             f"{err[-4000:]}")
+        return analyse(read_parts(out_dir), proc.pid)
+
+
+def write_count(path: Path, name: str, count: Count, metadata: Mapping[str, Any]) -> None:
+    """A pyperf file of one benchmark `name`: one run, one value, the count."""
+    md = {**metadata, **count.parts, "name": name, "unit": "integer", "loops": 1,
+          MEASURE_KEY: "instructions"}
+    run = pyperf.Run([float(count.instructions)], metadata=md, collect_metadata=True)
+    pyperf.Benchmark([run]).dump(str(path), replace=True)
+
+
+def load_count(path: Path, name: str = "") -> float:
+    """The count of a file write_count wrote (of its benchmark `name`, if given)."""
+    suite = pyperf.BenchmarkSuite.load(str(path))
+    bench = suite.get_benchmark(name) if name else suite.get_benchmarks()[0]
+    if bench.get_metadata().get(MEASURE_KEY) != "instructions":
+        raise BenchError(f"{path}: not an instruction count")
+    return bench.get_values()[0]

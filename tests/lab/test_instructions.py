@@ -1,0 +1,67 @@
+"""lab.measure.instructions: exact, repeatable work counts under callgrind."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from lab.harness import ScenarioResult, run_scenario
+from lab.measure import instructions as counting
+from lab.scenarios import SCENARIOS, DatasetRef, Scenario
+
+pytestmark = pytest.mark.skipif(not counting.available(), reason="needs valgrind")
+
+
+def _spin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Scenario:
+    monkeypatch.setattr(Scenario, "dataset",
+                        lambda self, scale, datasets_dir=None: DatasetRef(tmp_path, tmp_path))
+    return dataclasses.replace(SCENARIOS["show-ref-1table"], name="count-selftest",
+                               workload="spin", scale_params={"small": {"n": 3000}},
+                               peer_workloads=())
+
+
+def test_two_runs_give_identical_counts_and_ratios(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    s = _spin(tmp_path, monkeypatch)
+    runs = [run_scenario(s, "small", tmp_path / f"out{i}", only=["all-on", "all-off"],
+                         progress=False, measures="instructions", jobs=2) for i in (1, 2)]
+    counts = [{v.label: v.instructions for v in r.variants} for r in runs]
+    assert counts[0] == counts[1]
+    assert all(isinstance(n, float) and n > 0 for n in counts[0].values())
+    ratios = [[(q["title"], q["ratio"]) for q in r.ratios] for r in runs]
+    assert ratios[0] == ratios[1] and ratios[0]
+    q = runs[0].ratios[0]
+    assert q["measure"] == "instructions" and q["exact"] and q["ci_low"] == q["ratio"]
+    assert q["published"] is None and q["work_differs"] is None
+    saved = json.loads((tmp_path / "out1" / "count-selftest.result.json").read_text())
+    assert saved["variants"][0]["work"] == {} and saved["variants"][0]["summary"] is None
+    loaded = ScenarioResult.from_json(saved, tmp_path / "out1")
+    assert {v.label: v.instructions for v in loaded.variants} == counts[0]
+
+
+def test_the_count_is_of_the_timed_region_only(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """spin's loop of n additions: 10x the n gives about 10x the count, start-up
+    (hundreds of millions of instructions) cancels."""
+    s = _spin(tmp_path, monkeypatch)
+    small = run_scenario(s, "small", tmp_path / "a", only=["all-on"], progress=False,
+                         measures="instructions").variants[0].instructions
+    big = run_scenario(dataclasses.replace(s, scale_params={"small": {"n": 30_000}}), "small",
+                       tmp_path / "b", only=["all-on"], progress=False,
+                       measures="instructions").variants[0].instructions
+    assert small is not None and big is not None
+    assert 9.0 < big / small < 10.5
+
+
+def test_analyse_pairs_segments_and_cancels_the_clock() -> None:
+    P = counting.Part
+    mark, bound = counting.MARK, counting.BOUNDARY
+    parts = [P(1, 1, mark, "py", 500), P(1, 2, mark, "py", 1000), P(1, 3, bound, "py", 9),
+             P(1, 4, mark, "py", 3), P(1, 5, mark, "py", 7), P(1, 6, bound, "py", 2),
+             P(1, 7, mark, "py", 4), P(1, 8, mark, "py", 7 + 11), P(1, 9, bound, "py", 2),
+             P(1, 10, mark, "py", 4), P(1, 11, mark, "py", 7 + 11 + 1234), P(1, 12, bound, "py", 2),
+             P(1, 13, "", "py", 77)]
+    c = counting.analyse({1: parts}, 1)
+    assert c.instructions == 1234 and c.parts["lab_clock_pair"] == 7
