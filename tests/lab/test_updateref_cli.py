@@ -85,6 +85,23 @@ SCRIPTS: list[tuple[str, list[str]]] = [
         "create refs/heads/dup {C1}\nupdate refs/heads/dup {C2}\n",
         "create refs/heads/ma {C1}\n",
     ]),
+    ("df-conflicts", [
+        "create refs/heads/new/sub {C1}\ncreate refs/heads/new {C1}\n",
+        "create refs/heads/a {C1}\ncreate refs/heads/a/b/c {C1}\n",
+        "create refs/x {C1}\n", "create refs/x/y {C1}\n", "create refs/x/y/z {C1}\n",
+        "update refs/heads/side/sub {C2} {C1}\n", "create refs/heads {C1}\n",
+        "create refs/heads/side/x/y {C1}\n", "create refs/tags {C1}\n",
+        "delete refs/heads/gone\ncreate refs/heads/gone/x {C1}\n",
+        "".join(f"create refs/heads/b/{i} {{C1}}\n" for i in range(300)) + "create refs/heads/b {C1}\n",
+        "create refs/heads/c {C1}\n" + "".join(f"create refs/heads/c{i}/d {{C1}}\n"
+                                               for i in range(300)) + "create refs/heads/c/d {C1}\n",
+    ]),
+    ("object-checks", [
+        "update refs/heads/side {T}\n", "update refs/heads/side {TREE} {C2}\n",
+        "update HEAD {T}\n", "create refs/heads/missing 2222222222222222222222222222222222222222\n",
+        "update refs/heads/side {C1} {C1}\ncreate refs/heads/nt {TREE}\n",
+        "create refs/tags/tree {TREE}\n",
+    ]),
     ("bad-input", [
         "create refs/heads/bad..name {C1}\n", "frobnicate x\n", "create refs/heads/q\n",
         "update refs/heads/q {C1} {C1} extra\n", "create refs/heads/q {Z}\n",
@@ -109,17 +126,22 @@ def _files_available() -> bool:
     return True
 
 
-@pytest.mark.parametrize("shape", ["reftable-sha1", "reftable-sha256", "files-sha1"])
+@pytest.mark.parametrize("shape", ["reftable-sha1", "reftable-sha256", "files-sha1",
+                                   "files-sha1-packed"])
 @pytest.mark.parametrize("name,inputs", SCRIPTS, ids=[s[0] for s in SCRIPTS])
 def test_update_ref_interop(make_repo, git: GitRunner, tmp_path: Path, name: str,
                             inputs: list[str], shape: str) -> None:
-    ref_format, object_format = shape.split("-")
+    ref_format, object_format, *packed = shape.split("-")
     subset = ("create-update-delete", "head-deref", "tags-peeled", "old-value-errors")
-    if shape != "reftable-sha1" and name not in subset:
+    if packed:
+        subset = ("conflicts", "df-conflicts", "object-checks", "old-value-errors")
+    if shape not in ("reftable-sha1", "files-sha1") and name not in subset:
         pytest.skip("this shape runs a subset")
     if ref_format == "files" and not _files_available():
         pytest.skip("reftable_core.refs.files_backend not available yet")
     base, ids = _setup(make_repo, git, ref_format=ref_format, object_format=object_format)
+    if packed:
+        git.out(["pack-refs", "--all"], cwd=base)
     ours = tmp_path / "ours"
     theirs = tmp_path / "theirs"
     shutil.copytree(base, ours, symlinks=True)
@@ -161,6 +183,9 @@ ARG_SEQUENCE = [
     ["HEAD", "HEAD~1"], ["--no-deref", "HEAD", "HEAD"], ["-d", "refs/heads/main", "HEAD~1"],
     ["onlyone"], ["refs/tags/p", "v1^{}"], ["refs/heads/q", "v1~1"], ["refs/heads/r", "HEAD^"],
     ["refs/tags/tt", "HEAD^{tree}"], ["-m", "", "refs/heads/s", "HEAD"],
+    ["refs/heads/tagb", "v1"], ["refs/heads/main/x", "HEAD"], ["refs/heads", "HEAD"],
+    ["refs/heads/miss", "2222222222222222222222222222222222222222"], ["HEAD", "v1"],
+    ["refs/heads/side/x", "HEAD", "HEAD"], ["refs/heads/side", "HEAD^{tree}", "HEAD"],
 ]
 
 

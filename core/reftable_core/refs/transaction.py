@@ -5,6 +5,14 @@ raise TransactionError with git's text:
   reject_duplicates(names, check)  "multiple updates for ref '%s' not allowed",
       walking the names in sorted order and calling check(name) on each first
       seen name (the files backend's refname check);
+  AffectedNames(names)  git's affected_refnames: a set plus one sorted list,
+      built once and kept sorted by add() (splits add HEAD / symref targets);
+  verify_refname_available(refname, affected, exists, first_under) git's
+      refs_verify_refname_available: for each leading directory of refname, a
+      ref of that name (exists) or one in the transaction, then the first ref
+      under refname/ (first_under, one seek) or in the transaction (one bisect);
+      the message ("'A' exists; cannot create 'B'", "cannot process 'A' and 'B'
+      at the same time") or None. O(depth * lookup + log n) per name;
   head_log_update(u, affected)     the log-only HEAD update git adds when HEAD
       points at u's ref ("multiple updates for 'HEAD' ..." when HEAD is updated too);
   deref_symref(u, target, affected) the update of the symref's target, u turned
@@ -14,12 +22,14 @@ raise TransactionError with git's text:
       set and differs; unresolvable(u) the error for a missing ref that was
       expected to exist;
   check_new_object(u, objects, types) "trying to write ref ... with nonexistent
-      object" / "... non-commit object ... to branch" (object types cached in types).
+      object" / "... non-commit object ... to branch" (git's is_branch: HEAD or
+      refs/heads/; object types cached in types).
 New updates are built with type(u), so a backend's QueuedUpdate subclass carries over.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, TypeVar
+import bisect
+from typing import Any, Callable, Iterable, TypeVar, Union
 
 from ..errors import ReftableError, TransactionError
 
@@ -57,6 +67,59 @@ def old_value_mismatch(refname: bytes, current: bytes, expected: bytes, zero: by
     return f"cannot lock ref '{name}': is at {current.hex()} but expected {expected.hex()}"
 
 
+class AffectedNames:
+    """The refnames a transaction touches: membership in a set, the names under a
+    directory with one bisect on a list sorted once (git's sorted string_list)."""
+    __slots__ = ("names", "ordered")
+
+    def __init__(self, names: Iterable[bytes]) -> None:
+        self.names = set(names)
+        self.ordered = sorted(self.names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names
+
+    def add(self, name: bytes) -> None:
+        if name not in self.names:
+            self.names.add(name)
+            bisect.insort(self.ordered, name)
+
+    def first_under(self, prefix: bytes) -> bytes | None:
+        """The smallest name starting with prefix, or None."""
+        ordered = self.ordered
+        j = bisect.bisect_left(ordered, prefix)
+        if j < len(ordered) and ordered[j].startswith(prefix):
+            return ordered[j]
+        return None
+
+
+NameSet = Union[set[bytes], AffectedNames]
+
+
+def verify_refname_available(refname: bytes, affected: AffectedNames,
+                             exists: Callable[[bytes], bool],
+                             first_under: Callable[[bytes], bytes | None]) -> str | None:
+    """git's refs_verify_refname_available: the D/F conflict's message, or None."""
+    rn = refname.decode("utf-8", "replace")
+    slash = refname.find(b"/")
+    while slash >= 0:
+        dirname = refname[:slash]
+        if exists(dirname):
+            return f"'{dirname.decode('utf-8', 'replace')}' exists; cannot create '{rn}'"
+        if dirname in affected:
+            return (f"cannot process '{rn}' and '{dirname.decode('utf-8', 'replace')}' "
+                    f"at the same time")
+        slash = refname.find(b"/", slash + 1)
+    sub = refname + b"/"
+    name = first_under(sub)
+    if name is not None:
+        return f"'{name.decode('utf-8', 'replace')}' exists; cannot create '{rn}'"
+    name = affected.first_under(sub)
+    if name is not None:
+        return f"cannot process '{rn}' and '{name.decode('utf-8', 'replace')}' at the same time"
+    return None
+
+
 def reject_duplicates(names: Iterable[bytes],
                       check: Callable[[bytes], None] | None = None) -> None:
     seen: set[bytes] = set()
@@ -71,7 +134,7 @@ def reject_duplicates(names: Iterable[bytes],
 U = TypeVar("U", bound="QueuedUpdate")
 
 
-def head_log_update(u: U, affected: set[bytes]) -> U:
+def head_log_update(u: U, affected: NameSet) -> U:
     if b"HEAD" in affected:
         raise TransactionError(
             f"multiple updates for 'HEAD' (including one via its referent "
@@ -81,7 +144,7 @@ def head_log_update(u: U, affected: set[bytes]) -> U:
                    log_only=True)
 
 
-def deref_symref(u: U, target: bytes, affected: set[bytes]) -> U:
+def deref_symref(u: U, target: bytes, affected: NameSet) -> U:
     if target in affected:
         raise TransactionError(
             f"multiple updates for '{target.decode()}' (including one via "
@@ -124,6 +187,6 @@ def check_new_object(u: QueuedUpdate, objects: Any, types: dict[bytes, str]) -> 
     except ReftableError:
         raise TransactionError(f"trying to write ref '{u.refname.decode()}' with "
                                f"nonexistent object {oid.hex()}") from None
-    if typ != "commit" and u.refname.startswith(b"refs/heads/"):
+    if typ != "commit" and (u.refname == b"HEAD" or u.refname.startswith(b"refs/heads/")):
         raise TransactionError(f"trying to write non-commit object {oid.hex()} "
                                f"to branch '{u.refname.decode()}'")
