@@ -8,6 +8,7 @@ inputs give the same stdout, stderr and exit status.
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -174,6 +175,40 @@ def test_committer_identity_from_env(make_repo, git: GitRunner, tmp_path: Path,
     assert git.out(fmt, cwd=ours) == git.out(fmt, cwd=theirs)
     fmt = ["reflog", "--date=iso", "main"]
     assert git.out(fmt, cwd=ours) == git.out(fmt, cwd=theirs)
+
+
+DATES = ["Thu, 07 Apr 2005 22:13:13 +0200", "2005-04-07T22:13:13", "2005-04-07 22:13:13 +0200",
+         "@1112911993 +0200", "1112911993 +99999", "@1112911993 +0299", "1112911993 -0230",
+         "04/07/2005 10:13:13 PM EST", "20050407T221313", "7.4.2005 22:13 +05:30"]
+
+
+@pytest.mark.parametrize("ref_format", ["files", "reftable"])
+@pytest.mark.parametrize("date", DATES)
+def test_committer_date_forms(make_repo, git: GitRunner, tmp_path: Path,
+                              monkeypatch: pytest.MonkeyPatch, ref_format: str,
+                              date: str) -> None:
+    """GIT_COMMITTER_DATE in git's other forms: the same reflog entry as git writes."""
+    base, ids = _setup(make_repo, git, ref_format=ref_format)
+    ours, theirs = tmp_path / "o", tmp_path / "t"
+    shutil.copytree(base, ours)
+    shutil.copytree(base, theirs)
+    env = {"GIT_COMMITTER_DATE": date, "TZ": "America/New_York"}
+    data = "update refs/heads/main {C1}\n".format(**ids).encode()
+    git.run(["update-ref", "-m", "when", "--stdin"], cwd=theirs, input=data, env=env)
+    with monkeypatch.context() as mp:
+        for k, v in env.items():
+            mp.setenv(k, v)
+        time.tzset()                      # the zone a date without one is read in
+        try:
+            assert run_lab(["update-ref", "-m", "when", "--stdin"], cwd=ours, stdin=data)[0] == 0
+        finally:
+            mp.undo()
+            time.tzset()
+    fmt = ["log", "-g", "--format=%gd %gn <%ge> %gs", "--date=raw", "main"]
+    assert git.out(fmt, cwd=ours) == git.out(fmt, cwd=theirs)
+    if ref_format == "files":
+        assert (ours / ".git" / "logs" / "refs" / "heads" / "main").read_bytes() == \
+            (theirs / ".git" / "logs" / "refs" / "heads" / "main").read_bytes()
 
 
 ARG_SEQUENCE = [
