@@ -45,8 +45,8 @@ from .reflog import (append_reflog, committer_ident, delete_reflog, format_reflo
                      should_autocreate_reflog)
 from .refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, refname_is_safe
 from .transaction import (AffectedNames, QueuedUpdate, check_new_object, check_old_value,
-                          deref_symref, head_log_update, reject_duplicates, unresolvable,
-                          verify_refname_available)
+                          deref_symref, head_log_update, refname_text, reject_duplicates,
+                          unresolvable, verify_refname_available)
 
 
 class FilesRefStore:
@@ -249,9 +249,9 @@ class FilesTransaction:
             if self.store.read_ref(u.refname) is None:
                 conflict = self._conflict(u.refname, affected)
                 if conflict is not None:
-                    reason = (f"unable to resolve reference '{u.refname.decode()}'"
+                    reason = (f"unable to resolve reference '{refname_text(u.refname)}'"
                               if _must_exist(u, self.store.zero) else conflict)
-            raise TransactionLockError(f"cannot lock ref '{u.original.decode()}': "
+            raise TransactionLockError(f"cannot lock ref '{refname_text(u.original)}': "
                                        f"{reason}") from None
         self._locks.append(u.lock)
 
@@ -302,7 +302,7 @@ class FilesTransaction:
                     if creating and not u.log_only:
                         conflict = self._conflict(u.refname, affected)
                         if conflict is not None:
-                            raise TransactionError(f"cannot lock ref '{u.original.decode()}': "
+                            raise TransactionError(f"cannot lock ref '{refname_text(u.original)}': "
                                                    f"{conflict}")
                     u.current = zero
                     u.write = creating or u.log_only
@@ -348,7 +348,7 @@ class FilesTransaction:
         try:
             check_new_object(u, objects, self._types)
         except TransactionError as e:
-            raise TransactionError(f"cannot update ref '{u.refname.decode()}': {e}") from None
+            raise TransactionError(f"cannot update ref '{refname_text(u.refname)}': {e}") from None
 
     def _is_broken_loose(self, name: bytes) -> bool:
         lv = read_loose(self.store.gitdir, name, self.store.hash_size)
@@ -389,13 +389,20 @@ class FilesTransaction:
                     ident = committer_ident(store.config)
                 name, email, when, tz = ident
                 line = format_reflog_line(u.current or zero, new_id, name, email, when, tz, u.msg)
-                append_reflog(gitdir, u.refname, line,
-                              create=should_autocreate_reflog(store.log_mode, u.refname))
+                try:
+                    append_reflog(gitdir, u.refname, line,
+                                  create=should_autocreate_reflog(store.log_mode, u.refname))
+                except ReftableError as e:
+                    raise TransactionError(f"cannot update the ref '{refname_text(u.refname)}': "
+                                           f"{e}") from None
             if u.log_only:
                 continue
             assert u.lock is not None
             u.lock.write(format_loose(u.new_value, u.new_target))
-            u.lock.commit()
+            try:
+                u.lock.commit()
+            except OSError:                   # a non-empty directory where the ref goes
+                raise TransactionError(f"couldn't set '{refname_text(u.refname)}'") from None
         if self._packed_deletes:
             self._rewrite_packed()
         for u in deletes:

@@ -26,6 +26,7 @@ import time
 from typing import Mapping
 
 from ..config import config_bool
+from ..errors import ReftableError
 from .api import LogEntry
 from .date import parse_date
 from .loose import keep_dir, prune_empty_parents, prune_empty_tree
@@ -133,21 +134,31 @@ def format_reflog_line(old: bytes, new: bytes, name: bytes, email: bytes, time: 
 
 
 def append_reflog(gitdir: str, name: bytes, line: bytes, create: bool) -> bool:
-    """Append line to logs/<name>; create the file only if create. True if written."""
+    """Append line to logs/<name>; create the file only if create. True if written.
+    git's log_ref_setup: without create a missing file (or a directory) means no log;
+    otherwise errors are ReftableError with git's text."""
     path = reflog_path(gitdir, name)
     flags = os.O_WRONLY | os.O_APPEND
     if create:
         flags |= os.O_CREAT
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        except OSError as e:
+            raise ReftableError(f"unable to create directory for '{path}': "
+                                f"{e.strerror}") from None
     try:
-        fd = os.open(path, flags, 0o666)
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-    except IsADirectoryError:
-        if not create:
-            return False
-        prune_empty_tree(path)
-        fd = os.open(path, flags, 0o666)
+        try:
+            fd = os.open(path, flags, 0o666)
+        except (FileNotFoundError, IsADirectoryError):
+            if not create:
+                return False
+            try:
+                prune_empty_tree(path)            # an empty directory in the way goes
+            except OSError:
+                raise ReftableError(f"there are still logs under '{path}'") from None
+            fd = os.open(path, flags, 0o666)
+    except OSError as e:
+        raise ReftableError(f"unable to append to '{path}': {e.strerror}") from None
     try:
         os.write(fd, line)
     finally:
