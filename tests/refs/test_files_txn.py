@@ -8,7 +8,6 @@ import random
 from pathlib import Path
 
 import pytest
-
 from reftable_core.errors import ReftableError
 from reftable_core.refs.api import RefUpdate
 from reftable_core.refs.files_backend import FilesRefStore

@@ -16,11 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from reftable_core.errors import ReftableError
 from reftable_core.flags import PACKED_LOOKUPS, PACKED_READERS, REFNAME_SAFETY, Flags
 from reftable_core.refs.api import RefUpdate
 from reftable_core.refs.files_backend import FilesRefStore
+
 from tests.helpers.labrun import run_lab
 
 SEED = 20240411

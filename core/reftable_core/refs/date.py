@@ -205,8 +205,7 @@ def _match_multi_number(num: int, c: str, s: str, i: int, end: int, tm: _Tm) -> 
     if end < len(s) and s[end] == c and _isdigit(s, end + 1):
         num3, end = _strtol(s, end + 1)
     if c == ":":
-        if num3 < 0:
-            num3 = 0
+        num3 = max(num3, 0)
         if _set_time(num, num2, num3, tm) != 0:
             return 0
         if end < len(s) and s[end] == "." and _isdigit(s, end + 1) and _date_known(tm):
@@ -234,8 +233,7 @@ def _nodate(tm: _Tm) -> bool:
 
 def _match_digit(s: str, i: int, tm: _Tm, offset: list[int], gmt: list[bool]) -> int:
     num, end = _digits(s, i)
-    if num > UINTMAX:
-        num = UINTMAX
+    num = min(num, UINTMAX)
     if num >= 100000000 and _nodate(tm):
         g = _gmtime(num)
         if g is not None:

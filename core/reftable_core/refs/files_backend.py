@@ -16,7 +16,10 @@ it those checks are skipped.
   iter_log(name)   logs/<name>, newest first.
   transaction()    git's semantics: prepare() takes <ref>.lock for every ref
                    (LockError text when one is held), checks old values and D/F
-                   conflicts with git's messages, derefs symrefs unless no-deref,
+                   conflicts ("cannot lock ref 'R': ...", one sorted list of the
+                   transaction's names and a seek per name: n log n in the batch)
+                   and the object a ref is set to ("cannot update ref 'R': ...")
+                   with git's messages, derefs symrefs unless no-deref,
                    adds a log-only HEAD update when HEAD points at an updated
                    branch, and takes packed-refs.lock when a packed ref is
                    deleted; commit() writes reflogs (core.logAllRefUpdates rules;

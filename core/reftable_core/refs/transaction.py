@@ -30,7 +30,7 @@ New updates are built with type(u), so a backend's QueuedUpdate subclass carries
 from __future__ import annotations
 
 import bisect
-from typing import Any, Callable, Iterable, TypeVar, Union
+from typing import Any, Callable, Iterable, TypeVar
 
 from ..errors import ReftableError, TransactionError
 
@@ -100,7 +100,7 @@ class AffectedNames:
         return None
 
 
-NameSet = Union[set[bytes], AffectedNames]
+NameSet = set[bytes] | AffectedNames
 
 
 def verify_refname_available(refname: bytes, affected: AffectedNames,
