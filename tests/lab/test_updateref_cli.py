@@ -8,6 +8,7 @@ inputs give the same stdout, stderr and exit status.
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,23 @@ SCRIPTS: list[tuple[str, list[str]]] = [
         "create refs/heads/dup {C1}\nupdate refs/heads/dup {C2}\n",
         "create refs/heads/ma {C1}\n",
     ]),
+    ("df-conflicts", [
+        "create refs/heads/new/sub {C1}\ncreate refs/heads/new {C1}\n",
+        "create refs/heads/a {C1}\ncreate refs/heads/a/b/c {C1}\n",
+        "create refs/x {C1}\n", "create refs/x/y {C1}\n", "create refs/x/y/z {C1}\n",
+        "update refs/heads/side/sub {C2} {C1}\n", "create refs/heads {C1}\n",
+        "create refs/heads/side/x/y {C1}\n", "create refs/tags {C1}\n",
+        "delete refs/heads/gone\ncreate refs/heads/gone/x {C1}\n",
+        "".join(f"create refs/heads/b/{i} {{C1}}\n" for i in range(300)) + "create refs/heads/b {C1}\n",
+        "create refs/heads/c {C1}\n" + "".join(f"create refs/heads/c{i}/d {{C1}}\n"
+                                               for i in range(300)) + "create refs/heads/c/d {C1}\n",
+    ]),
+    ("object-checks", [
+        "update refs/heads/side {T}\n", "update refs/heads/side {TREE} {C2}\n",
+        "update HEAD {T}\n", "create refs/heads/missing 2222222222222222222222222222222222222222\n",
+        "update refs/heads/side {C1} {C1}\ncreate refs/heads/nt {TREE}\n",
+        "create refs/tags/tree {TREE}\n",
+    ]),
     ("bad-input", [
         "create refs/heads/bad..name {C1}\n", "frobnicate x\n", "create refs/heads/q\n",
         "update refs/heads/q {C1} {C1} extra\n", "create refs/heads/q {Z}\n",
@@ -109,17 +127,22 @@ def _files_available() -> bool:
     return True
 
 
-@pytest.mark.parametrize("shape", ["reftable-sha1", "reftable-sha256", "files-sha1"])
+@pytest.mark.parametrize("shape", ["reftable-sha1", "reftable-sha256", "files-sha1",
+                                   "files-sha1-packed"])
 @pytest.mark.parametrize("name,inputs", SCRIPTS, ids=[s[0] for s in SCRIPTS])
 def test_update_ref_interop(make_repo, git: GitRunner, tmp_path: Path, name: str,
                             inputs: list[str], shape: str) -> None:
-    ref_format, object_format = shape.split("-")
+    ref_format, object_format, *packed = shape.split("-")
     subset = ("create-update-delete", "head-deref", "tags-peeled", "old-value-errors")
-    if shape != "reftable-sha1" and name not in subset:
+    if packed:
+        subset = ("conflicts", "df-conflicts", "object-checks", "old-value-errors")
+    if shape not in ("reftable-sha1", "files-sha1") and name not in subset:
         pytest.skip("this shape runs a subset")
     if ref_format == "files" and not _files_available():
         pytest.skip("reftable_core.refs.files_backend not available yet")
     base, ids = _setup(make_repo, git, ref_format=ref_format, object_format=object_format)
+    if packed:
+        git.out(["pack-refs", "--all"], cwd=base)
     ours = tmp_path / "ours"
     theirs = tmp_path / "theirs"
     shutil.copytree(base, ours, symlinks=True)
@@ -154,6 +177,40 @@ def test_committer_identity_from_env(make_repo, git: GitRunner, tmp_path: Path,
     assert git.out(fmt, cwd=ours) == git.out(fmt, cwd=theirs)
 
 
+DATES = ["Thu, 07 Apr 2005 22:13:13 +0200", "2005-04-07T22:13:13", "2005-04-07 22:13:13 +0200",
+         "@1112911993 +0200", "1112911993 +99999", "@1112911993 +0299", "1112911993 -0230",
+         "04/07/2005 10:13:13 PM EST", "20050407T221313", "7.4.2005 22:13 +05:30"]
+
+
+@pytest.mark.parametrize("ref_format", ["files", "reftable"])
+@pytest.mark.parametrize("date", DATES)
+def test_committer_date_forms(make_repo, git: GitRunner, tmp_path: Path,
+                              monkeypatch: pytest.MonkeyPatch, ref_format: str,
+                              date: str) -> None:
+    """GIT_COMMITTER_DATE in git's other forms: the same reflog entry as git writes."""
+    base, ids = _setup(make_repo, git, ref_format=ref_format)
+    ours, theirs = tmp_path / "o", tmp_path / "t"
+    shutil.copytree(base, ours)
+    shutil.copytree(base, theirs)
+    env = {"GIT_COMMITTER_DATE": date, "TZ": "America/New_York"}
+    data = "update refs/heads/main {C1}\n".format(**ids).encode()
+    git.run(["update-ref", "-m", "when", "--stdin"], cwd=theirs, input=data, env=env)
+    with monkeypatch.context() as mp:
+        for k, v in env.items():
+            mp.setenv(k, v)
+        time.tzset()                      # the zone a date without one is read in
+        try:
+            assert run_lab(["update-ref", "-m", "when", "--stdin"], cwd=ours, stdin=data)[0] == 0
+        finally:
+            mp.undo()
+            time.tzset()
+    fmt = ["log", "-g", "--format=%gd %gn <%ge> %gs", "--date=raw", "main"]
+    assert git.out(fmt, cwd=ours) == git.out(fmt, cwd=theirs)
+    if ref_format == "files":
+        assert (ours / ".git" / "logs" / "refs" / "heads" / "main").read_bytes() == \
+            (theirs / ".git" / "logs" / "refs" / "heads" / "main").read_bytes()
+
+
 ARG_SEQUENCE = [
     ["-m", "hi", "refs/heads/x", "HEAD~1"], ["refs/heads/x", "HEAD", "HEAD"],
     ["refs/heads/x", "HEAD", "HEAD~1"], ["-d", "refs/heads/x"], ["-d", "refs/heads/nope"],
@@ -161,6 +218,9 @@ ARG_SEQUENCE = [
     ["HEAD", "HEAD~1"], ["--no-deref", "HEAD", "HEAD"], ["-d", "refs/heads/main", "HEAD~1"],
     ["onlyone"], ["refs/tags/p", "v1^{}"], ["refs/heads/q", "v1~1"], ["refs/heads/r", "HEAD^"],
     ["refs/tags/tt", "HEAD^{tree}"], ["-m", "", "refs/heads/s", "HEAD"],
+    ["refs/heads/tagb", "v1"], ["refs/heads/main/x", "HEAD"], ["refs/heads", "HEAD"],
+    ["refs/heads/miss", "2222222222222222222222222222222222222222"], ["HEAD", "v1"],
+    ["refs/heads/side/x", "HEAD", "HEAD"], ["refs/heads/side", "HEAD^{tree}", "HEAD"],
 ]
 
 

@@ -181,11 +181,12 @@ def test_symref_write(gitdir: str) -> None:
     (RefUpdate(b"refs/heads/nope", new_value=B, old_value=C),
      "cannot lock ref 'refs/heads/nope': unable to resolve reference 'refs/heads/nope'"),
     (RefUpdate(b"refs/heads/main/sub", new_value=B),
+     "cannot lock ref 'refs/heads/main/sub': "
      "'refs/heads/main' exists; cannot create 'refs/heads/main/sub'"),
     (RefUpdate(b"refs/heads", new_value=B),
-     "'refs/heads/broken' exists; cannot create 'refs/heads'"),
+     "cannot lock ref 'refs/heads': 'refs/heads/broken' exists; cannot create 'refs/heads'"),
     (RefUpdate(b"refs/tags/v1/x", new_value=B),
-     "'refs/tags/v1' exists; cannot create 'refs/tags/v1/x'"),
+     "cannot lock ref 'refs/tags/v1/x': 'refs/tags/v1' exists; cannot create 'refs/tags/v1/x'"),
 ])
 def test_rejected_updates_change_nothing(gitdir: str, update: RefUpdate, message: str) -> None:
     s = store_of(gitdir)

@@ -16,7 +16,10 @@ it those checks are skipped.
   iter_log(name)   logs/<name>, newest first.
   transaction()    git's semantics: prepare() takes <ref>.lock for every ref
                    (LockError text when one is held), checks old values and D/F
-                   conflicts with git's messages, derefs symrefs unless no-deref,
+                   conflicts ("cannot lock ref 'R': ...", one sorted list of the
+                   transaction's names and a seek per name: n log n in the batch)
+                   and the object a ref is set to ("cannot update ref 'R': ...")
+                   with git's messages, derefs symrefs unless no-deref,
                    adds a log-only HEAD update when HEAD points at an updated
                    branch, and takes packed-refs.lock when a packed ref is
                    deleted; commit() writes reflogs (core.logAllRefUpdates rules;
@@ -44,8 +47,9 @@ from .reflog import (append_reflog, committer_ident, delete_reflog, format_reflo
                      normalize_reflog_message, read_reflog, reflog_exists,
                      should_autocreate_reflog)
 from .refname import path_safe_refname, unsafe_refname_error
-from .transaction import (QueuedUpdate, check_new_object, check_old_value, deref_symref,
-                          head_log_update, reject_duplicates, unresolvable)
+from .transaction import (AffectedNames, QueuedUpdate, check_new_object, check_old_value,
+                          deref_symref, head_log_update, refname_text, reject_duplicates,
+                          unresolvable, verify_refname_available)
 
 
 class FilesRefStore:
@@ -179,6 +183,11 @@ def _check_update_name(name: bytes) -> None:
         raise unsafe_refname_error(name)
 
 
+def _must_exist(u: QueuedUpdate, zero: bytes) -> bool:
+    """git's mustexist: the update names an old value that is not the null id."""
+    return u.old_value is not None and u.old_value != zero
+
+
 class _Upd(QueuedUpdate):
     """A queued update plus the files backend's per-ref lock state."""
     __slots__ = ("lock", "write")
@@ -229,14 +238,20 @@ class FilesTransaction:
             raise
         self.state = "prepared"
 
-    def _lock(self, u: _Upd, affected: set[bytes]) -> None:
+    def _lock(self, u: _Upd, affected: AffectedNames) -> None:
+        """git's lock_raw_ref: <ref>.lock; a file in the way is a D/F conflict when
+        another ref explains it (the missing ref's error when one must exist)."""
         try:
             u.lock = LooseLock(self.store.gitdir, u.refname)
         except LockError as e:
+            reason = str(e)
             if self.store.read_ref(u.refname) is None:
-                # a file where a directory should be: report the D/F conflict as git does
-                self._verify_available(u.refname, affected - {u.refname})
-            raise TransactionLockError(f"cannot lock ref '{u.original.decode()}': {e}") from None
+                conflict = self._conflict(u.refname, affected)
+                if conflict is not None:
+                    reason = (f"unable to resolve reference '{refname_text(u.refname)}'"
+                              if _must_exist(u, self.store.zero) else conflict)
+            raise TransactionLockError(f"cannot lock ref '{refname_text(u.original)}': "
+                                       f"{reason}") from None
         self._locks.append(u.lock)
 
     def _exists(self, name: bytes) -> bool:
@@ -246,34 +261,25 @@ class FilesTransaction:
             return True
         return self.store.packed().get(name) is not None
 
-    def _verify_available(self, refname: bytes, affected: set[bytes]) -> None:
+    def _first_under(self, prefix: bytes) -> bytes | None:
+        """The first ref (loose or packed, broken ones included) whose name starts with prefix."""
+        loose = next(iter_loose_names(self.store.gitdir, prefix), None)
+        packed = next(self.store.packed().iter(prefix), None)
+        names = [n for n in (loose[0] if loose else None, packed.name if packed else None)
+                 if n is not None]
+        return min(names) if names else None
+
+    def _conflict(self, refname: bytes, affected: AffectedNames) -> str | None:
         """git's refs_verify_refname_available over loose + packed and the transaction."""
-        store = self.store
-        parts = refname.split(b"/")
-        for i in range(1, len(parts)):
-            dirname = b"/".join(parts[:i])
-            if dirname in affected:
-                raise TransactionError(f"cannot process '{dirname.decode()}' and "
-                                       f"'{refname.decode()}' at the same time")
-            if self._exists(dirname):
-                raise TransactionError(f"'{dirname.decode()}' exists; "
-                                       f"cannot create '{refname.decode()}'")
-        sub = refname + b"/"
-        for name in sorted(affected):
-            if name.startswith(sub):
-                raise TransactionError(f"cannot process '{refname.decode()}' and "
-                                       f"'{name.decode()}' at the same time")
-        for name, _good in iter_loose_names(store.gitdir, sub):
-            raise TransactionError(f"'{name.decode()}' exists; cannot create '{refname.decode()}'")
-        for e in store.packed().iter(sub):
-            raise TransactionError(f"'{e.name.decode()}' exists; cannot create '{refname.decode()}'")
+        return verify_refname_available(refname, affected, self._exists, self._first_under)
 
     def _prepare(self) -> None:
+        """git's files_transaction_prepare: lock_ref_for_update on each update in turn."""
         store = self.store
         zero = store.zero
         objects = store.objects if any(
             u.new_value is not None and u.new_value != zero for u in self.updates) else None
-        affected = {u.refname for u in self.updates}
+        affected = AffectedNames(u.refname for u in self.updates)
         head = store.read_ref(b"HEAD")
         head_target = head.target if head is not None else None
         updates = self.updates
@@ -281,24 +287,26 @@ class FilesTransaction:
         while i < len(updates):
             u = updates[i]
             i += 1
-            if u.new_value is not None and u.new_value != zero and not u.log_only:
-                check_new_object(u, objects, self._types)
             if (head_target is not None and not u.log_only and not u.via_head
                     and u.refname == head_target):
                 updates.append(head_log_update(u, affected))
             self._lock(u, affected)
             ref = store.read_ref(u.refname)
-            expects_existing = u.old_value is not None and u.old_value != zero
             if ref is None:
                 if self._is_broken_loose(u.refname):
                     ref = Ref(u.refname, zero)                     # overwritable, as in git
-                elif not expects_existing:
+                elif not _must_exist(u, zero):
                     creating = u.new_target is not None or (u.new_value is not None
                                                             and u.new_value != zero)
                     if creating and not u.log_only:
-                        self._verify_available(u.refname, affected - {u.refname})
+                        conflict = self._conflict(u.refname, affected)
+                        if conflict is not None:
+                            raise TransactionError(f"cannot lock ref '{refname_text(u.original)}': "
+                                                   f"{conflict}")
                     u.current = zero
                     u.write = creating or u.log_only
+                    if creating and not u.log_only and u.new_target is None:
+                        self._check_object(u, objects)
                     continue
                 else:
                     raise unresolvable(u)
@@ -320,6 +328,8 @@ class FilesTransaction:
             elif u.new_value is not None and (u.new_value == zero or current != u.new_value
                                               or is_symref):
                 u.write = True
+                if u.new_value != zero:
+                    self._check_object(u, objects)
         # deleting packed refs: packed-refs.lock, held until commit
         packed = store.packed()
         dels = {u.refname for u in updates
@@ -331,6 +341,13 @@ class FilesTransaction:
             except LockError as e:
                 raise TransactionLockError(f"unable to lock packed-refs: {e}") from None
             self._packed_deletes = dels
+
+    def _check_object(self, u: _Upd, objects: Any) -> None:
+        """write_ref_to_lockfile's object checks, with lock_ref_for_update's prefix."""
+        try:
+            check_new_object(u, objects, self._types)
+        except TransactionError as e:
+            raise TransactionError(f"cannot update ref '{refname_text(u.refname)}': {e}") from None
 
     def _is_broken_loose(self, name: bytes) -> bool:
         lv = read_loose(self.store.gitdir, name, self.store.hash_size)
@@ -371,13 +388,20 @@ class FilesTransaction:
                     ident = committer_ident(store.config)
                 name, email, when, tz = ident
                 line = format_reflog_line(u.current or zero, new_id, name, email, when, tz, u.msg)
-                append_reflog(gitdir, u.refname, line,
-                              create=should_autocreate_reflog(store.log_mode, u.refname))
+                try:
+                    append_reflog(gitdir, u.refname, line,
+                                  create=should_autocreate_reflog(store.log_mode, u.refname))
+                except ReftableError as e:
+                    raise TransactionError(f"cannot update the ref '{refname_text(u.refname)}': "
+                                           f"{e}") from None
             if u.log_only:
                 continue
             assert u.lock is not None
             u.lock.write(format_loose(u.new_value, u.new_target))
-            u.lock.commit()
+            try:
+                u.lock.commit()
+            except OSError:                   # a non-empty directory where the ref goes
+                raise TransactionError(f"couldn't set '{refname_text(u.refname)}'") from None
         if self._packed_deletes:
             self._rewrite_packed()
         for u in deletes:

@@ -66,7 +66,9 @@ def _dir_path(gitdir: str, dirname: bytes) -> str:
 
 
 def parse_loose_contents(data: bytes, hash_size: int) -> LooseValue:
-    """git's parse_loose_ref_contents on already right-trimmed data."""
+    """git's parse_loose_ref_contents on already right-trimmed data (read as a C
+    string: it ends at the first NUL)."""
+    data = data.split(b"\0", 1)[0]
     if data.startswith(b"ref:"):
         return LooseValue(target=data[4:].lstrip(_SPACE))
     hexsz = 2 * hash_size

@@ -17,7 +17,7 @@ refs/tags/.
 PackedRefs(path, hash_size, flags) chooses once, from flags:
   packed_reader (how parse_all reads the file, seed 001 1/6..7/9 and mmap):
     fgetc          BufferedReader.read(1) per character (locked, like fgetc),
-                   the line grows by a new bytes object per character;
+                   into a StrBuf that grows as git's strbuf does (alloc_nr);
     getc_unlocked  characters taken from a buffer this code refills itself with
                    os.read, the line still grows one character at a time;
     getdelim       readline(): a whole line per call;
@@ -76,21 +76,57 @@ class PackedEntry:
 LineReader = Callable[[str], Iterator[bytes]]
 
 
-def lines_fgetc(path: str) -> Iterator[bytes]:
-    """One character at a time through a buffered (locked) file object."""
+def alloc_nr(x: int) -> int:
+    """git's alloc_nr: the next allocation after x bytes."""
+    return (x + 16) * 3 // 2
+
+
+class StrBuf:
+    """git's strbuf as lines_fgetc fills it: alloc bytes held, len used; a full
+    buffer grows as ALLOC_GROW does (alloc_nr, or what is needed if more), so a
+    line of n bytes costs O(log n) grows and O(n) bytes copied (both counted)."""
+    __slots__ = ("buf", "copied", "grows", "len")
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+        self.len = 0
+        self.grows = 0
+        self.copied = 0
+
+    def grow(self, extra: int) -> None:
+        """strbuf_grow(sb, extra): room for len + extra bytes and the NUL."""
+        need = self.len + extra + 1
+        alloc = len(self.buf)
+        if need > alloc:
+            new = max(alloc_nr(alloc), need)
+            self.copied += self.len
+            self.grows += 1
+            self.buf.extend(bytes(new - alloc))
+
+
+def lines_fgetc(path: str, sb: StrBuf | None = None) -> Iterator[bytes]:
+    """One character at a time through a buffered (locked) file object, into a
+    strbuf (sb, reused across lines as strbuf_reset keeps its allocation)."""
+    sb = StrBuf() if sb is None else sb
     with open(path, "rb") as f:
         read = f.read
-        line = b""
+        buf = sb.buf
+        n = 0
         while True:
             c = read(1)
             if not c:
                 break
-            line += c                   # a new object per character (strbuf_grow each time)
+            if n + 1 >= len(buf):           # !strbuf_avail(sb): strbuf_grow(sb, 1)
+                sb.len = n
+                sb.grow(1)
+            buf[n] = c[0]
+            n += 1
             if c == b"\n":
-                yield line
-                line = b""
-        if line:
-            yield line
+                yield bytes(memoryview(buf)[:n])
+                n = 0
+        sb.len = n
+        if n:
+            yield bytes(memoryview(buf)[:n])
 
 
 def lines_getc_unlocked(path: str, bufsize: int = 65536) -> Iterator[bytes]:

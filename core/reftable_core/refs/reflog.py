@@ -4,7 +4,7 @@ Contract:
   committer_ident(config, environ) -> (name, email, epoch seconds, tz minutes) as
       git_committer_info() gives them: GIT_COMMITTER_NAME / _EMAIL / _DATE, then
       user.name / user.email (and $EMAIL), then the login name and host;
-      parse_date() reads git's raw, @raw and ISO-8601 forms.
+      GIT_COMMITTER_DATE is read by date.parse_date (git's parse_date_basic).
   normalize_reflog_message(msg): git's copy_reflog_msg (whitespace squeezed).
   log_mode(config) -> "none" | "normal" | "always" from core.logAllRefUpdates
       (unset: "none" in a bare repository, else "normal"); should_autocreate_reflog
@@ -19,10 +19,8 @@ Contract:
 from __future__ import annotations
 
 import binascii
-import calendar
 import getpass
 import os
-import re
 import socket
 import time
 from typing import Mapping
@@ -30,39 +28,10 @@ from typing import Mapping
 from ..config import config_bool
 from ..errors import ReftableError
 from .api import LogEntry
+from .date import parse_date
 from .loose import keep_dir, prune_empty_parents, prune_empty_tree
 
 # -- committer identity (git's ident.c, the parts update-ref needs) --------------
-
-def parse_date(text: str) -> tuple[int, int]:
-    """(epoch seconds, tz offset in minutes) from git's raw / @raw / ISO-8601 forms."""
-    s = text.strip()
-    m = re.fullmatch(r"@?(\d+)(?:\s+([+-])(\d{2}):?(\d{2}))?", s)
-    if m:
-        tz = 0
-        if m.group(2):
-            tz = int(m.group(3)) * 60 + int(m.group(4))
-            if m.group(2) == "-":
-                tz = -tz
-        return int(m.group(1)), tz
-    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?"
-                     r"\s*(Z|[+-]\d{2}:?\d{2})?", s)
-    if m:
-        y, mo, d, h, mi = (int(m.group(i)) for i in range(1, 6))
-        sec = int(m.group(6) or 0)
-        tzs = m.group(7)
-        tz = 0
-        if tzs and tzs != "Z":
-            digits = tzs[1:].replace(":", "")
-            tz = int(digits[:2]) * 60 + int(digits[2:])
-            if tzs[0] == "-":
-                tz = -tz
-        elif not tzs:
-            tz = _local_tz_minutes()
-        ts = calendar.timegm((y, mo, d, h, mi, sec, 0, 0, 0)) - tz * 60
-        return ts, tz
-    raise ReftableError(f"invalid date format: {text}")
-
 
 def _local_tz_minutes() -> int:
     lt = time.localtime()
@@ -165,21 +134,31 @@ def format_reflog_line(old: bytes, new: bytes, name: bytes, email: bytes, time: 
 
 
 def append_reflog(gitdir: str, name: bytes, line: bytes, create: bool) -> bool:
-    """Append line to logs/<name>; create the file only if create. True if written."""
+    """Append line to logs/<name>; create the file only if create. True if written.
+    git's log_ref_setup: without create a missing file (or a directory) means no log;
+    otherwise errors are ReftableError with git's text."""
     path = reflog_path(gitdir, name)
     flags = os.O_WRONLY | os.O_APPEND
     if create:
         flags |= os.O_CREAT
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        except OSError as e:
+            raise ReftableError(f"unable to create directory for '{path}': "
+                                f"{e.strerror}") from None
     try:
-        fd = os.open(path, flags, 0o666)
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-    except IsADirectoryError:
-        if not create:
-            return False
-        prune_empty_tree(path)
-        fd = os.open(path, flags, 0o666)
+        try:
+            fd = os.open(path, flags, 0o666)
+        except (FileNotFoundError, IsADirectoryError):
+            if not create:
+                return False
+            try:
+                prune_empty_tree(path)            # an empty directory in the way goes
+            except OSError:
+                raise ReftableError(f"there are still logs under '{path}'") from None
+            fd = os.open(path, flags, 0o666)
+    except OSError as e:
+        raise ReftableError(f"unable to append to '{path}': {e.strerror}") from None
     try:
         os.write(fd, line)
     finally:

@@ -5,6 +5,14 @@ raise TransactionError with git's text:
   reject_duplicates(names, check)  "multiple updates for ref '%s' not allowed",
       walking the names in sorted order and calling check(name) on each first
       seen name (the files backend's refname check);
+  AffectedNames(names)  git's affected_refnames: a set plus one sorted list,
+      built once and kept sorted by add() (splits add HEAD / symref targets);
+  verify_refname_available(refname, affected, exists, first_under) git's
+      refs_verify_refname_available: for each leading directory of refname, a
+      ref of that name (exists) or one in the transaction, then the first ref
+      under refname/ (first_under, one seek) or in the transaction (one bisect);
+      the message ("'A' exists; cannot create 'B'", "cannot process 'A' and 'B'
+      at the same time") or None. O(depth * lookup + log n) per name;
   head_log_update(u, affected)     the log-only HEAD update git adds when HEAD
       points at u's ref ("multiple updates for 'HEAD' ..." when HEAD is updated too);
   deref_symref(u, target, affected) the update of the symref's target, u turned
@@ -14,14 +22,23 @@ raise TransactionError with git's text:
       set and differs; unresolvable(u) the error for a missing ref that was
       expected to exist;
   check_new_object(u, objects, types) "trying to write ref ... with nonexistent
-      object" / "... non-commit object ... to branch" (object types cached in types).
+      object" / "... non-commit object ... to branch" (git's is_branch: HEAD or
+      refs/heads/; object types cached in types).
+Names in messages go through refname_text (never a decode error on hostile bytes).
 New updates are built with type(u), so a backend's QueuedUpdate subclass carries over.
 """
 from __future__ import annotations
 
+import bisect
 from typing import Any, Callable, Iterable, TypeVar
 
 from ..errors import ReftableError, TransactionError
+
+
+def refname_text(name: bytes) -> str:
+    """A refname in a message: undecodable bytes kept as surrogates (os.fsdecode's
+    rule), so a caller writing with surrogateescape gets git's bytes back."""
+    return name.decode("utf-8", "surrogateescape")
 
 
 class QueuedUpdate:
@@ -49,7 +66,7 @@ class QueuedUpdate:
 
 def old_value_mismatch(refname: bytes, current: bytes, expected: bytes, zero: bytes) -> str:
     """git's message when a queued update's old value does not match the ref."""
-    name = refname.decode()
+    name = refname_text(refname)
     if expected == zero:
         return f"cannot lock ref '{name}': reference already exists"
     if current == zero:
@@ -57,12 +74,65 @@ def old_value_mismatch(refname: bytes, current: bytes, expected: bytes, zero: by
     return f"cannot lock ref '{name}': is at {current.hex()} but expected {expected.hex()}"
 
 
+class AffectedNames:
+    """The refnames a transaction touches: membership in a set, the names under a
+    directory with one bisect on a list sorted once (git's sorted string_list)."""
+    __slots__ = ("names", "ordered")
+
+    def __init__(self, names: Iterable[bytes]) -> None:
+        self.names = set(names)
+        self.ordered = sorted(self.names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names
+
+    def add(self, name: bytes) -> None:
+        if name not in self.names:
+            self.names.add(name)
+            bisect.insort(self.ordered, name)
+
+    def first_under(self, prefix: bytes) -> bytes | None:
+        """The smallest name starting with prefix, or None."""
+        ordered = self.ordered
+        j = bisect.bisect_left(ordered, prefix)
+        if j < len(ordered) and ordered[j].startswith(prefix):
+            return ordered[j]
+        return None
+
+
+NameSet = set[bytes] | AffectedNames
+
+
+def verify_refname_available(refname: bytes, affected: AffectedNames,
+                             exists: Callable[[bytes], bool],
+                             first_under: Callable[[bytes], bytes | None]) -> str | None:
+    """git's refs_verify_refname_available: the D/F conflict's message, or None."""
+    rn = refname_text(refname)
+    slash = refname.find(b"/")
+    while slash >= 0:
+        dirname = refname[:slash]
+        if exists(dirname):
+            return f"'{refname_text(dirname)}' exists; cannot create '{rn}'"
+        if dirname in affected:
+            return (f"cannot process '{rn}' and '{refname_text(dirname)}' "
+                    f"at the same time")
+        slash = refname.find(b"/", slash + 1)
+    sub = refname + b"/"
+    name = first_under(sub)
+    if name is not None:
+        return f"'{refname_text(name)}' exists; cannot create '{rn}'"
+    name = affected.first_under(sub)
+    if name is not None:
+        return f"cannot process '{rn}' and '{refname_text(name)}' at the same time"
+    return None
+
+
 def reject_duplicates(names: Iterable[bytes],
                       check: Callable[[bytes], None] | None = None) -> None:
     seen: set[bytes] = set()
     for n in sorted(names):
         if n in seen:
-            raise TransactionError(f"multiple updates for ref '{n.decode()}' not allowed")
+            raise TransactionError(f"multiple updates for ref '{refname_text(n)}' not allowed")
         seen.add(n)
         if check is not None:
             check(n)
@@ -71,21 +141,21 @@ def reject_duplicates(names: Iterable[bytes],
 U = TypeVar("U", bound="QueuedUpdate")
 
 
-def head_log_update(u: U, affected: set[bytes]) -> U:
+def head_log_update(u: U, affected: NameSet) -> U:
     if b"HEAD" in affected:
         raise TransactionError(
             f"multiple updates for 'HEAD' (including one via its referent "
-            f"'{u.refname.decode()}') are not allowed")
+            f"'{refname_text(u.refname)}') are not allowed")
     affected.add(b"HEAD")
     return type(u)(b"HEAD", u.new_value, u.old_value, None, u.msg, no_deref=True,
                    log_only=True)
 
 
-def deref_symref(u: U, target: bytes, affected: set[bytes]) -> U:
+def deref_symref(u: U, target: bytes, affected: NameSet) -> U:
     if target in affected:
         raise TransactionError(
-            f"multiple updates for '{target.decode()}' (including one via "
-            f"symref '{u.refname.decode()}') are not allowed")
+            f"multiple updates for '{refname_text(target)}' (including one via "
+            f"symref '{refname_text(u.refname)}') are not allowed")
     affected.add(target)
     new = type(u)(target, u.new_value, u.old_value, u.new_target, u.msg,
                   via_head=u.refname == b"HEAD", original=u.original)
@@ -101,8 +171,8 @@ def check_old_value(u: QueuedUpdate, current: bytes, zero: bytes) -> None:
 
 
 def unresolvable(u: QueuedUpdate) -> TransactionError:
-    return TransactionError(f"cannot lock ref '{u.original.decode()}': unable to "
-                            f"resolve reference '{u.refname.decode()}'")
+    return TransactionError(f"cannot lock ref '{refname_text(u.original)}': unable to "
+                            f"resolve reference '{refname_text(u.refname)}'")
 
 
 def object_type(objects: Any, oid: bytes, types: dict[bytes, str]) -> str:
@@ -122,8 +192,8 @@ def check_new_object(u: QueuedUpdate, objects: Any, types: dict[bytes, str]) -> 
     try:
         typ = object_type(objects, oid, types)
     except ReftableError:
-        raise TransactionError(f"trying to write ref '{u.refname.decode()}' with "
+        raise TransactionError(f"trying to write ref '{refname_text(u.refname)}' with "
                                f"nonexistent object {oid.hex()}") from None
-    if typ != "commit" and u.refname.startswith(b"refs/heads/"):
+    if typ != "commit" and (u.refname == b"HEAD" or u.refname.startswith(b"refs/heads/")):
         raise TransactionError(f"trying to write non-commit object {oid.hex()} "
-                               f"to branch '{u.refname.decode()}'")
+                               f"to branch '{refname_text(u.refname)}'")
