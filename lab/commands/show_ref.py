@@ -22,8 +22,7 @@ from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags
 from reftable_core.refs.api import SeekableRefStore
 from reftable_core.refs.files_backend import FilesRefStore
-from reftable_core.refs.refname import (REFNAME_ALLOW_ONELEVEL, check_refname_format,
-                                        refname_is_safe)
+from reftable_core.refs.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, refname_is_safe
 from reftable_core.repo import Repo
 
 from .gitlike import Die, open_git_repo, run_git_command, write_err

@@ -7,9 +7,9 @@ import itertools
 from pathlib import Path
 
 import pytest
+from reftable_core.flags import PACKED_LOOKUPS, PACKED_READERS
 
 from lab.gitbin import GitRunner
-from reftable_core.flags import PACKED_LOOKUPS, PACKED_READERS
 from tests.helpers.labrun import run_lab
 
 HEADER = b"# pack-refs with: peeled fully-peeled sorted \n"
@@ -138,5 +138,5 @@ def test_packed_refs_is_a_directory(repo: Repo) -> None:
     repo.packed.unlink()
     repo.packed.mkdir()
     for args in [(), ("--verify", "refs/heads/main"), ("--exists", "refs/heads/main")]:
-        rc, out, err = repo.same_as_git(*args)
+        rc, _, err = repo.same_as_git(*args)
         assert (rc, err) == (128, f"fatal: couldn't read {repo.packed}: Is a directory\n".encode())

@@ -31,8 +31,14 @@ PackedRefs(path, hash_size, flags) chooses once, from flags:
                    file known to be sorted; otherwise the records are sorted into
                    a new buffer first (git's sort_snapshot).
   refname_safety: see refname.make_name_checker.
-Every combination gives the same answers on a valid file. Errors: FormatError
-(file and byte offset) for bad lines, RefnameError for a name escaping refs/.
+Every combination gives git's answers on every file: a file parse_all cannot take
+as clean (a bad line, a dangerous name, "sorted" but out of order) is answered
+by git's snapshot (the bsearch code) instead. As in git, the header, the last
+record and (without "sorted") every line's length are checked when the file is
+loaded; any other bad line only when an iteration reaches it or a lookup lands
+on it. Errors: PackedRefsError (a FormatError with file and byte offset) whose
+text is git's ("unexpected line in <path>: <line>", "unterminated line in ...",
+"couldn't read <path>: <reason>"), RefnameError "packed refname is dangerous: <name>".
 
 write_packed_refs(path, refs) writes exactly what `git pack-refs --all` does,
 through packed-refs.lock (LockError when a stale lock exists).
@@ -44,6 +50,7 @@ import bisect
 import mmap as _mmap
 import os
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import FormatError, RefnameError
@@ -336,7 +343,7 @@ def _finish(names: list[bytes], oids: list[bytes], peeled: dict[int, bytes], bro
         order = sorted(range(len(names)), key=names.__getitem__)
         rank = {old: new for new, old in enumerate(order)}
         names = [names[i] for i in order]
-        if any(a == b for a, b in zip(names, names[1:])):
+        if any(a == b for a, b in pairwise(names)):
             return None
         oids = [oids[i] for i in order]
         peeled = {rank[i]: v for i, v in peeled.items()}
@@ -362,7 +369,7 @@ def load_buffer(buf: bytes | _mmap.mmap, path: str, hash_size: int,
     pos = 0
     if size and buf[0] == 35:                          # "#": the header line
         eol = find(b"\n")
-        if eol < 0 or not buf[:len(HEADER_PREFIX)] == HEADER_PREFIX:
+        if eol < 0 or buf[:len(HEADER_PREFIX)] != HEADER_PREFIX:
             return None
         level, is_sorted = parse_traits(bytes(buf[:eol + 1]), path)
         pos = eol + 1
