@@ -21,7 +21,8 @@ from typing import Any
 from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags
 from reftable_core.refs.api import SeekableRefStore
-from reftable_core.refs.refname import check_refname_format, refname_is_safe
+from reftable_core.refs.files_backend import FilesRefStore
+from reftable_core.refs.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, refname_is_safe
 from reftable_core.repo import Repo
 
 from .gitlike import Die, open_git_repo, run_git_command, write_err
@@ -189,6 +190,8 @@ def show_ref(argv: list[str], flags: Flags, out: Any) -> int:
     repo = open_git_repo(gitdir, flags)
     try:
         return _show_ref_in(repo, o, pending, patterns, out)
+    except ReftableError as e:       # a bad packed-refs line, a dangerous name: git dies
+        raise Die(str(e)) from None
     finally:
         repo.close()
 
@@ -257,9 +260,19 @@ def _resolve_oid(store: Any, name: bytes) -> tuple[bytes, bytes | None] | None:
     return ref.value, ref.peeled
 
 
+def _records(store: Any, prefix: bytes) -> Iterator[Any]:
+    """The store's ref records under prefix, broken refs included (as records
+    with the zero id) where the store keeps them: git's show-ref iterates with
+    broken refs included (GIT_REF_PARANOIA, on by default)."""
+    if isinstance(store, SeekableRefStore):
+        return store.iter_ref_records(prefix)
+    return store.iter_ref_records(prefix, include_broken=True)
+
+
 def _iter_resolved(store: Any, prefix: bytes) -> Iterator[tuple[bytes, bytes | None, bytes | None]]:
-    """(name, oid or None if broken, peeled) for each ref under prefix, in order."""
-    for rec in store.iter_ref_records(prefix):
+    """(name, oid, peeled) for each ref under prefix, in order; oid is None for a
+    dangling symref, the zero id for a broken ref."""
+    for rec in _records(store, prefix):
         vt = rec.value_type
         if vt == 1:
             yield rec.refname, rec.value, None
@@ -305,15 +318,12 @@ def _show_patterns(store: Any, objs: _Objects, o: dict[str, Any], patterns: list
         prefixes.append(b"")
     if isinstance(store, SeekableRefStore):     # reftable: the merged iterator itself
         return _show_records(store, objs, o, pats, prefixes, found, out)
-    has = objs.has
-    good = objs.good
     for prefix in prefixes:
         for name, oid, peeled in _iter_resolved(store, prefix):
             if oid is None:
-                continue                     # broken / dangling symref: skipped silently
-            if oid not in good and not has(oid):
-                _broken_ref(name)
-                continue
+                continue                     # dangling symref: skipped silently
+            # a broken ref (zero id) or a missing object: _show_one dies with
+            # git's "bad ref", once the pattern matched (git's paranoid iteration)
             if pats and not _tail_matches(name, pats):
                 continue
             found += 1
@@ -386,8 +396,9 @@ def _show_verify(store: Any, objs: _Objects, o: dict[str, Any], refs: list[str],
     for r in refs:
         name = r.encode("utf-8", "surrogateescape")
         res = None
-        if name.startswith(b"refs/") or refname_is_safe(name):
-            res = _resolve_oid(store, name)
+        if ((name.startswith(b"refs/") or refname_is_safe(name))
+                and check_refname_format(name, REFNAME_ALLOW_ONELEVEL)):
+            res = _resolve_oid(store, name)        # git's read_ref refuses a bad name
         if res is not None:
             _show_one(objs, o, name, res[0], None if res[1] is None else res[1], out)
         elif not o["quiet"]:
@@ -402,14 +413,22 @@ def _show_exists(store: Any, refs: list[str]) -> int:
         raise Die("--exists requires a reference")
     if len(refs) > 1:
         raise Die("--exists requires exactly one reference")
-    if store.read_ref(refs[0].encode("utf-8", "surrogateescape")) is None:
+    name = refs[0].encode("utf-8", "surrogateescape")
+    if isinstance(store, FilesRefStore):           # git's raw read: no format check
+        if store.is_broken(name):
+            write_err("error: ", "failed to look up reference: Invalid argument")   # EINVAL
+            return 1
+        found = store.ref_exists(name)
+    else:
+        found = store.read_ref(name) is not None
+    if not found:
         write_err("error: ", "reference does not exist")
         return 2
     return 0
 
 
 def _exclude_existing(store: Any, pattern: str | None, out: Any) -> int:
-    existing = {ref.name for ref in store.iter_refs(b"")}
+    existing = {rec.refname for rec in _records(store, b"")}   # broken ones exist too
     pat = pattern.encode() if pattern is not None else None
     for raw in sys.stdin.buffer:
         line = raw[:-1] if raw.endswith(b"\n") else raw

@@ -79,7 +79,11 @@ class RefStore(Protocol):
     def iter_ref_records(self, prefix: bytes = b"") -> Iterator[RefRecord]:
         """The refs of iter_refs(prefix) as ref records: value_type 1 (value), 2
         (value and target_value, the peeled id, when the store knows it) or 3
-        (symref target, unresolved). The show-ref loop reads these directly."""
+        (symref target, unresolved). The show-ref loop reads these directly.
+        A store that can hold broken refs (files: unparseable loose contents, a
+        name failing the format check) also takes include_broken=True and then
+        gives each broken ref in its place as a value record whose value is the
+        zero id: the broken-ref record (git's REF_ISBROKEN with a cleared oid)."""
         ...
 
     def iter_log(self, name: bytes) -> Iterator[LogEntry]:

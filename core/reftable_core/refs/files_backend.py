@@ -7,12 +7,19 @@ writing (object exists, commit on a branch, peeling for packed-refs); without
 it those checks are skipped.
   read_ref(name)   the loose file if there is one (symref, object id; unparseable
                    contents: None), else the packed-refs record (broken names: None).
+  is_broken(name)  a loose file for name holds no ref (unparseable contents).
+  ref_exists(name) any loose file or packed record for name (git's raw read).
   resolve(name)    follows symrefs up to depth levels.
-  iter_refs(pre)   loose and packed refs under refs/ merged in name order, the
-                   loose one winning; broken refs (bad contents, bad names) are
-                   skipped as git skips them. Symrefs come back unresolved
+  iter_refs(pre)   loose refs under refs/ and packed refs merged in name order, the
+                   loose one winning (for pre b"" every packed record, as git
+                   lists them, names outside refs/ too); broken refs (bad
+                   contents, bad names) are skipped. Symrefs come back unresolved
                    (Ref.target set), peeled ids only when packed-refs records them.
-                   iter_ref_records(pre) gives the same refs as RefRecords.
+                   iter_ref_records(pre, include_broken) gives the same refs as
+                   RefRecords; with include_broken also each broken ref, as a
+                   value record holding the zero id (git's REF_ISBROKEN, show-ref
+                   dies on it). A bad packed-refs line is raised (PackedRefsError)
+                   when the walk reaches it, after the refs before it.
   iter_log(name)   logs/<name>, newest first.
   transaction()    git's semantics: prepare() takes <ref>.lock for every ref
                    (LockError text when one is held), checks old values and D/F
@@ -118,6 +125,20 @@ class FilesRefStore:
             return None
         return Ref(name, lv.oid, None, None)
 
+    def is_broken(self, name: bytes) -> bool:
+        """Is there a loose file for name whose contents are no ref (git's read
+        of it fails with EINVAL rather than ENOENT)?"""
+        lv = read_loose(self.gitdir, name, self.hash_size)
+        return lv is not None and lv.broken
+
+    def ref_exists(self, name: bytes) -> bool:
+        """git's raw read succeeds: a loose file of any kind (symref, broken) or a
+        packed record (a broken name too), as `show-ref --exists` asks."""
+        if not name or not path_safe_refname(name):
+            return False
+        return read_loose(self.gitdir, name, self.hash_size) is not None or \
+            self.packed().get(name) is not None
+
     def resolve(self, name: bytes, depth: int = 5) -> Ref | None:
         for _ in range(depth + 1):
             ref = self.read_ref(name)
@@ -131,13 +152,13 @@ class FilesRefStore:
     def iter_refs(self, prefix: bytes = b"") -> Iterator[Ref]:
         return map(ref_from_record, self.iter_ref_records(prefix))
 
-    def iter_ref_records(self, prefix: bytes = b"") -> Iterator[RefRecord]:
+    def iter_ref_records(self, prefix: bytes = b"",
+                         include_broken: bool = False) -> Iterator[RefRecord]:
         if not (prefix.startswith(b"refs/") or b"refs/".startswith(prefix)):
             return
-        packed_prefix = prefix if prefix.startswith(b"refs/") else b"refs/"
         loose = iter_loose_names(self.gitdir, prefix)
-        packed = self.packed().iter(packed_prefix)
-        gitdir, hash_size = self.gitdir, self.hash_size
+        packed = self.packed().iter(prefix)        # from the start for b"" (git reads it all)
+        gitdir, hash_size, zero = self.gitdir, self.hash_size, self.zero
         ln = next(loose, None)
         pe: PackedEntry | None = next(packed, None)
         while ln is not None or pe is not None:
@@ -146,24 +167,26 @@ class FilesRefStore:
                 if pe is not None and pe.name == name:
                     pe = next(packed, None)                      # shadowed by the loose ref
                 ln = next(loose, None)
-                if not good:
-                    continue
-                lv = read_loose(gitdir, name, hash_size)
+                lv = read_loose(gitdir, name, hash_size) if good else None
                 if lv is None or lv.broken:
+                    if include_broken and (not good or lv is not None):
+                        yield RefRecord(name, 0, REF_VAL1, zero)
                     continue
                 if lv.target is not None:
                     yield RefRecord(name, 0, REF_SYMREF, target=lv.target)
                 else:
                     yield RefRecord(name, 0, REF_VAL1, lv.oid)
             else:
-                e = pe
-                pe = next(packed, None)
-                if e.broken:
-                    continue
-                if e.peeled is None:
-                    yield RefRecord(e.name, 0, REF_VAL1, e.oid)
+                # the next packed record is parsed only after this one is given
+                # out (git's merge iterator), so a bad line comes after it
+                if pe.broken:
+                    if include_broken:
+                        yield RefRecord(pe.name, 0, REF_VAL1, zero)
+                elif pe.peeled is None:
+                    yield RefRecord(pe.name, 0, REF_VAL1, pe.oid)
                 else:
-                    yield RefRecord(e.name, 0, REF_VAL2, e.oid, e.peeled)
+                    yield RefRecord(pe.name, 0, REF_VAL2, pe.oid, pe.peeled)
+                pe = next(packed, None)
 
     def iter_log(self, name: bytes) -> Iterator[LogEntry]:
         return iter(read_reflog(self.gitdir, name, self.hash_size))

@@ -31,8 +31,14 @@ PackedRefs(path, hash_size, flags) chooses once, from flags:
                    file known to be sorted; otherwise the records are sorted into
                    a new buffer first (git's sort_snapshot).
   refname_safety: see refname.make_name_checker.
-Every combination gives the same answers on a valid file. Errors: FormatError
-(file and byte offset) for bad lines, RefnameError for a name escaping refs/.
+Every combination gives git's answers on every file: a file parse_all cannot take
+as clean (a bad line, a dangerous name, "sorted" but out of order) is answered
+by git's snapshot (the bsearch code) instead. As in git, the header, the last
+record and (without "sorted") every line's length are checked when the file is
+loaded; any other bad line only when an iteration reaches it or a lookup lands
+on it. Errors: PackedRefsError (a FormatError with file and byte offset) whose
+text is git's ("unexpected line in <path>: <line>", "unterminated line in ...",
+"couldn't read <path>: <reason>"), RefnameError "packed refname is dangerous: <name>".
 
 write_packed_refs(path, refs) writes exactly what `git pack-refs --all` does,
 through packed-refs.lock (LockError when a stale lock exists).
@@ -44,9 +50,10 @@ import bisect
 import mmap as _mmap
 import os
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
-from ..errors import FormatError
+from ..errors import FormatError, RefnameError
 from ..flags import Flags
 from ..lockfile import write_locked
 from .refname import NameCheck, make_name_checker
@@ -183,25 +190,48 @@ LINE_READERS: dict[str, LineReader] = {
 }
 
 
-# -- shared parsing helpers ------------------------------------------------------
+# -- git's messages ----------------------------------------------------------------
 
-def _show(line: bytes) -> str:
-    text = line.rstrip(b"\n")
-    if len(text) >= 80:
-        text = text[:75] + b"..."
-    return text.decode("utf-8", "replace")
+class PackedRefsError(FormatError):
+    """A packed-refs file (or a read of it) git refuses: str() is git's message
+    without "fatal: " ("unexpected line in <path>: <line>", "unterminated line
+    in ...", "couldn't read ..."); path and offset are kept as in every FormatError."""
+
+    def __str__(self) -> str:
+        return self.msg
 
 
-def _bad_line(path: str, line: bytes, offset: int) -> FormatError:
-    if not line.endswith(b"\n"):
-        return FormatError(f"unterminated line: {_show(line)}", path, offset)
-    return FormatError(f"unexpected line: {_show(line)}", path, offset)
+def _shown(text: bytes) -> str:
+    """The line as git's printf shows it: up to a NUL byte; 80 bytes or more: the
+    first 75 and "..." (die_invalid_line's "%.*s" / "%.75s...")."""
+    cut = len(text) >= 80
+    if cut:
+        text = text[:75]
+    nul = text.find(b"\0")
+    if nul >= 0:
+        text = text[:nul]
+    shown = text.decode("utf-8", "surrogateescape")
+    return shown + "..." if cut else shown
+
+
+def unterminated_line(path: str, buf: bytes | _mmap.mmap, pos: int, end: int) -> PackedRefsError:
+    """git's die_unterminated_line for buf[pos:end]."""
+    return PackedRefsError(f"unterminated line in {path}: {_shown(bytes(buf[pos:end]))}", path, pos)
+
+
+def invalid_line(path: str, buf: bytes | _mmap.mmap, pos: int, end: int) -> PackedRefsError:
+    """git's die_invalid_line: the line starting at pos (unterminated if no LF before end)."""
+    eol = buf.find(b"\n", pos, end)
+    if eol < 0:
+        return unterminated_line(path, buf, pos, end)
+    return PackedRefsError(f"unexpected line in {path}: {_shown(bytes(buf[pos:eol]))}", path, pos)
 
 
 def parse_traits(line: bytes, path: str) -> tuple[int, bool]:
     """(peeled level, sorted) from a header line (with or without its LF)."""
     if not line.startswith(HEADER_PREFIX):
-        raise _bad_line(path, line, 0)
+        shown = _shown(line[:-1] if line.endswith(b"\n") else line)
+        raise PackedRefsError(f"unexpected line in {path}: {shown}", path, 0)
     traits = line[len(HEADER_PREFIX):].rstrip(b"\n").split(b" ")
     if b"fully-peeled" in traits:
         peeled = PEELED_FULLY
@@ -214,6 +244,38 @@ def parse_traits(line: bytes, path: str) -> tuple[int, bool]:
 
 def _knows_peeled(level: int, name: bytes) -> bool:
     return level == PEELED_FULLY or (level == PEELED_TAGS and name.startswith(b"refs/tags/"))
+
+
+def load_file(path: str) -> tuple[bytes | _mmap.mmap, _mmap.mmap | None]:
+    """git's load_contents: (contents, the map to close or None). A missing file is
+    empty; a small one is read, a larger one mapped; any other failure is git's
+    "couldn't read <path>: <reason>" (a directory: "Is a directory")."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return b"", None
+    except OSError as e:
+        raise _read_error(path, e) from None
+    try:
+        size = os.fstat(fd).st_size
+        if size == 0:
+            return b"", None
+        if size <= SMALL_FILE_SIZE:
+            data = _read_all(fd, size)
+            if len(data) != size:
+                raise PackedRefsError(f"couldn't read {path}: short read", path, len(data))
+            return data, None
+        m = _mmap.mmap(fd, 0, access=_mmap.ACCESS_READ)
+        return m, m
+    except OSError as e:
+        raise _read_error(path, e) from None
+    finally:
+        os.close(fd)
+
+
+def _read_error(path: str, e: OSError) -> PackedRefsError:
+    reason = os.strerror(e.errno) if e.errno else str(e)
+    return PackedRefsError(f"couldn't read {path}: {reason}", path, 0)
 
 
 # -- parse_all: every record into sorted lists -----------------------------------
@@ -240,8 +302,15 @@ class _Loaded:
         return PackedEntry(name, self.oids[i], p, knows, bad)
 
 
-def load_lines(lines: Iterable[bytes], path: str, hash_size: int, check_name: NameCheck) -> _Loaded:
-    """Parse every line of a packed-refs file (the parse_all path)."""
+_EMPTY = _Loaded([], [], {}, set(), PEELED_NONE)
+
+
+def load_lines(lines: Iterable[bytes], path: str, hash_size: int,
+               check_name: NameCheck) -> _Loaded | None:
+    """Parse every line of a packed-refs file (the parse_all path). None when the
+    file is not clean (a line git would refuse, a dangerous name, a "sorted" file
+    out of order, a name twice): git's answers on such a file depend on where its
+    binary search lands, so the caller asks git's snapshot (_BsearchLookup)."""
     hexsz = 2 * hash_size
     peeled_len = hexsz + 2                 # "^" + hex + LF
     min_len = hexsz + 2                    # hex + SP + at least the LF
@@ -252,96 +321,76 @@ def load_lines(lines: Iterable[bytes], path: str, hash_size: int, check_name: Na
     peeled: dict[int, bytes] = {}
     broken: set[int] = set()
     level = PEELED_NONE
+    is_sorted = False
     in_order = True
     prev = b""
-    offset = 0
     last_was_ref = False
     it = iter(lines)
     for line in it:
         if line[:1] == b"#":
-            if not line.endswith(b"\n"):
-                raise _bad_line(path, line, 0)
-            level, _ = parse_traits(line, path)
-            offset = len(line)
+            if not line.endswith(b"\n") or not line.startswith(HEADER_PREFIX):
+                return None
+            level, is_sorted = parse_traits(line, path)
         else:
             it = _chain1(line, it)
         break
-    for line in it:
-        n = len(line)
-        if line[n - 1] != 10:
-            raise _bad_line(path, line, offset)
-        if line[0] == 94:                   # "^": peeled value of the ref above
-            if not last_was_ref or n != peeled_len:
-                raise _bad_line(path, line, offset)
-            try:
-                oid = unhex(line[1:peeled_len - 1])
-            except Error:
-                raise _bad_line(path, line, offset) from None
-            peeled[len(names) - 1] = oid
-            last_was_ref = False
-        else:
-            if n < min_len or line[hexsz] not in _SPACE:
-                raise _bad_line(path, line, offset)
-            try:
-                oid = unhex(line[:hexsz])
-            except Error:
-                raise _bad_line(path, line, offset) from None
-            name = line[hexsz + 1:n - 1]
-            if not check_name(name):
-                broken.add(len(names))
-            if in_order and name <= prev and names:
-                in_order = False
-            prev = name
-            names.append(name)
-            oids.append(oid)
-            last_was_ref = True
-        offset += n
-    return _finish(names, oids, peeled, broken, level, in_order)
+    try:
+        for line in it:
+            n = len(line)
+            if line[n - 1] != 10:
+                return None
+            if line[0] == 94:                   # "^": peeled value of the ref above
+                if not last_was_ref or n != peeled_len:
+                    return None
+                try:
+                    oid = unhex(line[1:peeled_len - 1])
+                except Error:
+                    return None
+                peeled[len(names) - 1] = oid
+                last_was_ref = False
+            else:
+                if n < min_len or line[hexsz] not in _SPACE:
+                    return None
+                try:
+                    oid = unhex(line[:hexsz])
+                except Error:
+                    return None
+                name = line[hexsz + 1:n - 1]
+                if not check_name(name):
+                    broken.add(len(names))
+                if in_order and name <= prev and names:
+                    in_order = False
+                prev = name
+                names.append(name)
+                oids.append(oid)
+                last_was_ref = True
+    except RefnameError:
+        return None                             # dangerous: git dies only when it gets there
+    return _finish(names, oids, peeled, broken, level, in_order, is_sorted)
 
 
 def _finish(names: list[bytes], oids: list[bytes], peeled: dict[int, bytes], broken: set[int],
-            level: int, in_order: bool) -> _Loaded:
-    """Sort the records by name when the file had them out of order."""
+            level: int, in_order: bool, is_sorted: bool) -> _Loaded | None:
+    """Sort the records by name when the file had them out of order (None: not
+    clean, see load_lines)."""
     if not in_order:
+        if is_sorted:
+            return None
         order = sorted(range(len(names)), key=names.__getitem__)
         rank = {old: new for new, old in enumerate(order)}
         names = [names[i] for i in order]
+        if any(a == b for a, b in pairwise(names)):
+            return None
         oids = [oids[i] for i in order]
         peeled = {rank[i]: v for i, v in peeled.items()}
         broken = {rank[i] for i in broken}
     return _Loaded(names, oids, peeled, broken, level)
 
 
-def load_mapped(path: str, hash_size: int, check_name: NameCheck) -> _Loaded:
-    """packed_reader=mmap: map the file (read it when small, as git does) and parse
-    every record in place, finding each LF with .find on the map; no line copies."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return _Loaded([], [], {}, set(), PEELED_NONE)
-    m: _mmap.mmap | None = None
-    try:
-        size = os.fstat(fd).st_size
-        if size == 0:
-            return _Loaded([], [], {}, set(), PEELED_NONE)
-        if size <= SMALL_FILE_SIZE:
-            buf: bytes | _mmap.mmap = _read_all(fd, size)
-        else:
-            m = _mmap.mmap(fd, 0, access=_mmap.ACCESS_READ)
-            buf = m
-    finally:
-        os.close(fd)
-    try:
-        return load_buffer(buf, path, hash_size, check_name)
-    finally:
-        if m is not None:
-            m.close()
-
-
 def load_buffer(buf: bytes | _mmap.mmap, path: str, hash_size: int,
-                check_name: NameCheck) -> _Loaded:
+                check_name: NameCheck) -> _Loaded | None:
     """Parse every record of a whole packed-refs file held in buf (same rules and
-    errors as load_lines)."""
+    result as load_lines), finding each LF with .find on the buffer; no line copies."""
     hexsz = 2 * hash_size
     size = len(buf)
     find = buf.find
@@ -352,46 +401,50 @@ def load_buffer(buf: bytes | _mmap.mmap, path: str, hash_size: int,
     peeled: dict[int, bytes] = {}
     broken: set[int] = set()
     level = PEELED_NONE
+    is_sorted = False
     pos = 0
     if size and buf[0] == 35:                          # "#": the header line
         eol = find(b"\n")
-        if eol < 0:
-            raise _bad_line(path, bytes(buf[:size]), 0)
-        level, _ = parse_traits(bytes(buf[:eol + 1]), path)
+        if eol < 0 or buf[:len(HEADER_PREFIX)] != HEADER_PREFIX:
+            return None
+        level, is_sorted = parse_traits(bytes(buf[:eol + 1]), path)
         pos = eol + 1
     in_order = True
     prev = b""
     last_was_ref = False
-    while pos < size:
-        nl = find(b"\n", pos)
-        if nl < 0:
-            raise _bad_line(path, bytes(buf[pos:size]), pos)
-        if buf[pos] == 94:                             # "^": peeled value of the ref above
-            if not last_was_ref or nl - pos != hexsz + 1:
-                raise _bad_line(path, bytes(buf[pos:nl + 1]), pos)
-            try:
-                peeled[len(names) - 1] = unhex(buf[pos + 1:nl])
-            except Error:
-                raise _bad_line(path, bytes(buf[pos:nl + 1]), pos) from None
-            last_was_ref = False
-        else:
-            if nl - pos <= hexsz or buf[pos + hexsz] not in _SPACE:
-                raise _bad_line(path, bytes(buf[pos:nl + 1]), pos)
-            try:
-                oid = unhex(buf[pos:pos + hexsz])
-            except Error:
-                raise _bad_line(path, bytes(buf[pos:nl + 1]), pos) from None
-            name = buf[pos + hexsz + 1:nl]
-            if not check_name(name):
-                broken.add(len(names))
-            if in_order and name <= prev and names:
-                in_order = False
-            prev = name
-            names.append(name)
-            oids.append(oid)
-            last_was_ref = True
-        pos = nl + 1
-    return _finish(names, oids, peeled, broken, level, in_order)
+    try:
+        while pos < size:
+            nl = find(b"\n", pos)
+            if nl < 0:
+                return None
+            if buf[pos] == 94:                         # "^": peeled value of the ref above
+                if not last_was_ref or nl - pos != hexsz + 1:
+                    return None
+                try:
+                    peeled[len(names) - 1] = unhex(buf[pos + 1:nl])
+                except Error:
+                    return None
+                last_was_ref = False
+            else:
+                if nl - pos <= hexsz or buf[pos + hexsz] not in _SPACE:
+                    return None
+                try:
+                    oid = unhex(buf[pos:pos + hexsz])
+                except Error:
+                    return None
+                name = buf[pos + hexsz + 1:nl]
+                if not check_name(name):
+                    broken.add(len(names))
+                if in_order and name <= prev and names:
+                    in_order = False
+                prev = name
+                names.append(name)
+                oids.append(oid)
+                last_was_ref = True
+            pos = nl + 1
+    except RefnameError:
+        return None
+    return _finish(names, oids, peeled, broken, level, in_order, is_sorted)
 
 
 def _chain1(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
@@ -400,16 +453,35 @@ def _chain1(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
 
 
 class _ParseAllLookup:
-    """packed_lookup=parse_all: load the whole file, then bisect."""
+    """packed_lookup=parse_all: load the whole file, then bisect. A file that is
+    not clean (load_lines) is answered by git's snapshot of it instead (the file
+    read again whole), so that every flag gives git's answers on it too."""
 
     def __init__(self, path: str, hash_size: int, reader: str, check_name: NameCheck) -> None:
+        self.git: _BsearchLookup | None = None
+        data: _Loaded | None
         if reader == "mmap":
-            self.data = load_mapped(path, hash_size, check_name)
+            buf, m = load_file(path)
+            try:
+                data = load_buffer(buf, path, hash_size, check_name) if buf else _EMPTY
+                if data is None:
+                    self.git = _BsearchLookup(path, hash_size, check_name, (bytes(buf), None))
+            finally:
+                if m is not None:
+                    m.close()
         else:
-            lines = LINE_READERS[reader](path) if os.path.exists(path) else iter(())
-            self.data = load_lines(lines, path, hash_size, check_name)
+            try:
+                lines = LINE_READERS[reader](path) if os.path.exists(path) else iter(())
+                data = load_lines(lines, path, hash_size, check_name)
+            except OSError as e:
+                raise _read_error(path, e) from None
+            if data is None:
+                self.git = _BsearchLookup(path, hash_size, check_name)
+        self.data = data or _EMPTY
 
     def get(self, name: bytes) -> PackedEntry | None:
+        if self.git is not None:
+            return self.git.get(name)
         names = self.data.names
         i = bisect.bisect_left(names, name)
         if i < len(names) and names[i] == name:
@@ -417,6 +489,9 @@ class _ParseAllLookup:
         return None
 
     def iter(self, prefix: bytes) -> Iterator[PackedEntry]:
+        if self.git is not None:
+            yield from self.git.iter(prefix)
+            return
         names = self.data.names
         entry = self.data.entry
         i = bisect.bisect_left(names, prefix) if prefix else 0
@@ -428,43 +503,35 @@ class _ParseAllLookup:
             i += 1
 
     def close(self) -> None:
-        pass
+        if self.git is not None:
+            self.git.close()
 
 
-# -- bsearch: binary search on the (mapped) buffer -----------------------------
+# -- bsearch: git's snapshot, searched and walked in the file's bytes ----------------
 
 class _BsearchLookup:
-    """packed_lookup=bsearch: search and walk the file's bytes directly."""
+    """packed_lookup=bsearch: git's snapshot (refs/packed-backend.c) over the
+    file's bytes. Created as git creates it (header, verify_buffer_safe, and
+    sort_snapshot when the header does not say "sorted": those errors come at
+    once); a lookup reads only the records its binary search visits, iteration
+    checks each record when it reaches it (next_record), so a bad line is
+    reported where git reports it, and only then."""
 
-    def __init__(self, path: str, hash_size: int, check_name: NameCheck) -> None:
+    def __init__(self, path: str, hash_size: int, check_name: NameCheck,
+                 contents: tuple[bytes | _mmap.mmap, _mmap.mmap | None] | None = None) -> None:
         self.path = path
         self.hash_size = hash_size
         self.hexsz = 2 * hash_size
         self.check_name = check_name
         self.level = PEELED_NONE
-        self._map: _mmap.mmap | None = None
-        buf: bytes | _mmap.mmap = b""
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except FileNotFoundError:
-            fd = -1
-        if fd >= 0:
-            try:
-                size = os.fstat(fd).st_size
-                if 0 < size <= SMALL_FILE_SIZE:
-                    buf = _read_all(fd, size)
-                elif size:
-                    self._map = _mmap.mmap(fd, 0, access=_mmap.ACCESS_READ)
-                    buf = self._map
-            finally:
-                os.close(fd)
+        buf, self._map = contents if contents is not None else load_file(path)
         start, eof = 0, len(buf)
         is_sorted = False
         if eof and buf[0] == 35:                          # "#": header line
             eol = buf.find(b"\n", 0, eof)
             if eol < 0:
-                raise _bad_line(path, bytes(buf[:eof]), 0)
-            self.level, is_sorted = parse_traits(bytes(buf[:eol + 1]), path)
+                raise unterminated_line(path, buf, 0, eof)
+            self.level, is_sorted = parse_traits(bytes(buf[:eol]), path)
             start = eol + 1
         self.buf = buf
         self.start = start
@@ -482,11 +549,12 @@ class _BsearchLookup:
             return
         last = self._record_start(start, eof - 1)
         if buf[eof - 1] != 10 or eof - last < self.hexsz + 2:
-            raise _bad_line(self.path, bytes(buf[last:eof]), last)
+            raise invalid_line(self.path, buf, last, eof)
 
     def _sort(self) -> None:
-        """git's sort_snapshot: records (line + optional "^" line); if they are
-        out of order, copy them sorted into a new buffer."""
+        """git's sort_snapshot: records (line + optional "^" line), each line at
+        least hexsz + 2 long; if they are out of order, copy them sorted into a
+        new buffer."""
         buf, pos, eof, hexsz = self.buf, self.start, self.eof, self.hexsz
         find = buf.find
         records: list[tuple[bytes, int, int]] = []
@@ -495,7 +563,7 @@ class _BsearchLookup:
         while pos < eof:
             eol = find(b"\n", pos, eof)
             if eol - pos < hexsz + 2:
-                raise _bad_line(self.path, bytes(buf[pos:eol + 1]), pos)
+                raise invalid_line(self.path, buf, pos, eof)
             name = buf[pos + hexsz + 1:eol]
             end = eol + 1
             if end < eof and buf[end] == 94:
@@ -515,7 +583,8 @@ class _BsearchLookup:
             self._map = None
 
     def _record_start(self, lo: int, p: int) -> int:
-        """Start of the record holding byte p (a "^" line belongs to the ref above)."""
+        """git's find_start_of_record: start of the record holding byte p (a "^"
+        line belongs to the ref above), or lo."""
         buf = self.buf
         rfind = buf.rfind
         while True:
@@ -527,7 +596,8 @@ class _BsearchLookup:
             p = s - 1
 
     def _record_end(self, p: int, hi: int) -> int:
-        """Start of the record after the one holding byte p (or hi)."""
+        """git's find_end_of_record: start of the record after the one holding
+        byte p, or hi."""
         buf = self.buf
         find = buf.find
         while True:
@@ -540,16 +610,20 @@ class _BsearchLookup:
             p = q
 
     def _seek(self, key: bytes) -> tuple[int, bool]:
-        """(offset of the first record whose name >= key, whether it equals key)."""
+        """git's find_reference_location: (offset of the first record whose name
+        >= key, whether it equals key). A record's name is read from hexsz + 1
+        bytes past its start to the next LF, as git's cmp_record_to_refname reads
+        it, even when a short (bad) line puts that in the next line."""
         buf = self.buf
         find = buf.find
         skip = self.hexsz + 1
         lo, hi = self.start, self.eof
+        eof = self.eof
         record_start, record_end = self._record_start, self._record_end
         while lo != hi:
             mid = lo + (hi - lo) // 2
             rec = record_start(lo, mid)
-            name = buf[rec + skip:find(b"\n", rec + skip, hi)]
+            name = buf[rec + skip:find(b"\n", rec + skip, eof)]
             if name < key:
                 lo = record_end(mid, hi)
             elif name > key:
@@ -558,17 +632,19 @@ class _BsearchLookup:
                 return rec, True
         return lo, False
 
-    def _parse_record(self, pos: int) -> tuple[PackedEntry, int]:
-        """git's next_record: parse and check one record at pos."""
+    def _next_record(self, pos: int) -> tuple[PackedEntry, int]:
+        """git's next_record: parse and check the record at pos."""
         buf, eof, hexsz = self.buf, self.eof, self.hexsz
         path = self.path
-        eol = buf.find(b"\n", pos, eof)
-        if eof - pos < hexsz + 2 or eol < 0 or eol - pos < hexsz + 1 or buf[pos + hexsz] not in _SPACE:
-            raise _bad_line(path, bytes(buf[pos:eol + 1 if eol >= 0 else eof]), pos)
+        if eof - pos < hexsz + 2 or buf[pos + hexsz] not in _SPACE:
+            raise invalid_line(path, buf, pos, eof)
         try:
             oid = binascii.unhexlify(buf[pos:pos + hexsz])
         except binascii.Error:
-            raise _bad_line(path, bytes(buf[pos:eol + 1]), pos) from None
+            raise invalid_line(path, buf, pos, eof) from None
+        eol = buf.find(b"\n", pos + hexsz + 1, eof)
+        if eol < 0:
+            raise unterminated_line(path, buf, pos, eof)
         name = bytes(buf[pos + hexsz + 1:eol])
         good = self.check_name(name)
         nxt = eol + 1
@@ -577,12 +653,11 @@ class _BsearchLookup:
         if nxt < eof and buf[nxt] == 94:
             pend = nxt + hexsz + 2
             if pend > eof or buf[pend - 1] != 10:
-                end = buf.find(b"\n", nxt, eof)
-                raise _bad_line(path, bytes(buf[nxt:end + 1 if end >= 0 else eof]), nxt)
+                raise invalid_line(path, buf, nxt, eof)
             try:
                 peeled = binascii.unhexlify(buf[nxt + 1:pend - 1])
             except binascii.Error:
-                raise _bad_line(path, bytes(buf[nxt:pend]), nxt) from None
+                raise invalid_line(path, buf, nxt, eof) from None
             knows = True
             nxt = pend
         if not good:
@@ -590,19 +665,45 @@ class _BsearchLookup:
         return PackedEntry(name, oid, peeled, knows, not good), nxt
 
     def get(self, name: bytes) -> PackedEntry | None:
+        """git's packed_read_raw_ref: the record found by the binary search; only
+        its object id is checked (a bad "^" line after it is not looked at)."""
         pos, found = self._seek(name)
         if not found:
             return None
-        return self._parse_record(pos)[0]
+        buf, hexsz = self.buf, self.hexsz
+        try:
+            oid = binascii.unhexlify(buf[pos:pos + hexsz])
+        except binascii.Error:
+            raise invalid_line(self.path, buf, pos, self.eof) from None
+        good = self.check_name(name)
+        nxt = buf.find(b"\n", pos + hexsz + 1, self.eof) + 1
+        peeled = None
+        knows = _knows_peeled(self.level, name)
+        if good and nxt < self.eof and buf[nxt] == 94 and buf[nxt + hexsz + 1:nxt + hexsz + 2] == b"\n":
+            try:
+                peeled, knows = binascii.unhexlify(buf[nxt + 1:nxt + hexsz + 1]), True
+            except binascii.Error:
+                pass
+        if not good:
+            knows = False
+        return PackedEntry(name, oid, peeled, knows, not good)
 
     def iter(self, prefix: bytes) -> Iterator[PackedEntry]:
+        """Records from the first name >= prefix on, as git's packed iterator and
+        its prefix iterator give them: a name sorting before prefix is passed over,
+        the first one after it ends the walk."""
         pos = self._seek(prefix)[0] if prefix else self.start
         eof = self.eof
-        parse = self._parse_record
+        parse = self._next_record
+        n = len(prefix)
         while pos < eof:
             entry, pos = parse(pos)
-            if prefix and not entry.name.startswith(prefix):
-                break
+            if n:
+                head = entry.name[:n]
+                if head != prefix:
+                    if head < prefix:
+                        continue
+                    break
             yield entry
 
     def close(self) -> None:
