@@ -2,8 +2,10 @@
 
 bench    run scenarios (every flag variant and the peers) by --measure time
          (pyperf workers; --rounds R interleaves the variants and pairs the ratios
-         by round) and/or instructions (callgrind, exact; the default at --scale
-         small) and write <out>/<run>/report.md with plots
+         by round), instructions (callgrind, exact; the default at --scale
+         small), allocations (a malloc-counting preload library, exact) and/or
+         memory (peak RSS, tracemalloc peak) and write <out>/<run>/report.md
+         with plots
 compare  ratio of two pyperf JSON result files, with a Welch t interval
 report   re-render the report of a finished run directory
 
@@ -54,12 +56,16 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
                                    "the scenario defines the variants (use --only).")
     add_flag_options(p)
     p.add_argument("--measure", default=None, metavar="M[,M]",
-                   help="time, instructions, or time,instructions (default: instructions at "
-                        "--scale small when valgrind is installed and --rounds is not given, "
-                        "else time). instructions: callgrind counts of one run, exact and "
-                        "repeatable on a busy machine")
+                   help="time, instructions, allocations, memory, or several comma-separated "
+                        "(default: instructions at --scale small when valgrind is installed "
+                        "and --rounds is not given, else time). instructions: callgrind counts "
+                        "of one run, exact and repeatable on a busy machine; allocations: heap "
+                        "allocations and bytes of one run (per record in the report), for the "
+                        "Python variants and git alike; memory: peak RSS above the worker's "
+                        "own, and the tracemalloc peak")
     p.add_argument("--jobs", type=int, default=None,
-                   help="instruction counts made at once (default: the CPU count)")
+                   help="instruction or allocation counts made at once (default: the CPU "
+                        "count)")
     p.add_argument("scenarios", nargs="*", help="scenario names (default: all); see --list")
     p.add_argument("--list", action="store_true", help="list scenarios and exit")
     p.add_argument("--scale", default="small", help="dataset scale: small (CI-sized) or full")
@@ -145,8 +151,8 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
     for r in results:
         print(f"== {r.scenario} ({r.scale}, {','.join(r.measures)})  published: {r.published}")
         for q in r.ratios:
-            if q["measure"] == "instructions":
-                detail = f"{q['ratio']:.4f}x exact (instructions)"
+            if q["measure"] in ("instructions", "allocations"):
+                detail = f"{q['ratio']:.4f}x exact ({q['measure']})"
             else:
                 est = f"paired, {q['rounds']} rounds" if q.get("paired") else "mean"
                 detail = (f"{q['ratio']:.3f}x [{q['ci_low']:.3f}, {q['ci_high']:.3f}] time, "
