@@ -31,10 +31,10 @@ import resource
 import subprocess
 import tempfile
 import tracemalloc
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pyperf
 

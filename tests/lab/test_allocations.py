@@ -6,8 +6,8 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -110,7 +110,7 @@ def test_two_runs_give_identical_allocation_counts(tmp_path: Path,
     counts = [{v.label: (v.allocations, v.bytes_allocated) for v in r.variants} for r in runs]
     assert counts[0] == counts[1]
     assert all(a and a > 0 and b and b > 0 for a, b in counts[0].values())
-    q = [q for q in runs[0].ratios if q["measure"] == "allocations"][0]
+    q = next(q for q in runs[0].ratios if q["measure"] == "allocations")
     assert q["exact"] and q["estimator"] == "count"
     assert q["ratio"] == 1.0 and "allocations" in q["in_words"]   # spin ignores the flags
     saved = json.loads((tmp_path / "out1" / "alloc-selftest.result.json").read_text())
