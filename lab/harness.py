@@ -5,7 +5,9 @@ data_gen and measures each variant (the flag variants and the peers: real
 git, dulwich, our own CLI, all lab.workloads run by `python -m lab.worker`)
 by the chosen measures (lab.measure): wall time (pyperf worker processes,
 lab.measure.time) and/or instruction counts (callgrind, exact,
-lab.measure.instructions, `jobs` workers at once). It returns a
+lab.measure.instructions, `jobs` workers at once), heap allocations (the
+alloccount preload library, lab.measure.allocations, exact) and peak memory
+(lab.measure.memory). It returns a
 ScenarioResult holding every raw value, summaries and the ratios: one row
 per comparison and measure, time rows with t intervals and Holm-corrected
 significance across the scenario's rows (lab.stats). Nothing is printed
@@ -30,7 +32,10 @@ model): one file per variant (<scenario>.<label>.json, one benchmark named
 <scenario>[<label>]) or, within one process, one suite for all variants
 (<scenario>.interleave.json); instruction counts in
 <scenario>.<label>.instructions.json (unit "integer", metadata
-lab_measure="instructions"). A run's round is its "lab_round" metadata
+lab_measure="instructions"), allocation counts in
+<scenario>.<label>.allocations.json (lab_measure="allocations", bytes in
+lab_bytes_allocated), peak memory in <scenario>.<label>.memory.json (unit
+"byte", lab_measure="memory"). A run's round is its "lab_round" metadata
 (ROUND_KEY). <scenario>.result.json names those files and holds what pyperf
 does not (scenario, dataset, parameters, round order, ratios); from_json reads
 the values back from the pyperf files, so `reftable-lab report` and the
@@ -52,7 +57,9 @@ from typing import Any
 from reftable_core.flags import Flags
 
 from .measure import BenchError, parse_measures
+from .measure import allocations as alloc_measure
 from .measure import instructions as counting
+from .measure import memory as memory_measure
 from .measure.time import (
     ROUND_KEY,
     ROUND_VALUES,
@@ -105,6 +112,11 @@ class VariantResult:
     instructions: float | None = None   # instructions of one run (None: not counted)
     instructions_json: str = ""          # the pyperf JSON file holding that count
     work: dict[str, int] = field(default_factory=dict)   # the studied work counters (none yet)
+    allocations: float | None = None      # heap allocations of one run (None: not counted)
+    bytes_allocated: float | None = None  # the bytes those allocations asked for
+    allocations_json: str = ""            # the pyperf JSON file holding them
+    memory: dict[str, int | None] = field(default_factory=dict)  # lab.measure.memory.Memory
+    memory_json: str = ""                 # the pyperf JSON file holding it
 
     def summary(self) -> dict[str, float] | None:
         return summarize(self.values).as_dict() if self.values else None
@@ -138,7 +150,13 @@ class ScenarioResult:
                           "benchmark": v.benchmark, "summary": v.summary(),
                           "instructions_json": Path(v.instructions_json).name
                           if v.instructions_json else "",
-                          "instructions": v.instructions, "work": v.work}
+                          "instructions": v.instructions, "work": v.work,
+                          "allocations_json": Path(v.allocations_json).name
+                          if v.allocations_json else "",
+                          "allocations": v.allocations, "bytes_allocated": v.bytes_allocated,
+                          "allocations_per_record": per_record(v.allocations, self.params),
+                          "memory_json": Path(v.memory_json).name if v.memory_json else "",
+                          "memory": v.memory}
                          for v in self.variants],
             "ratios": self.ratios,
         }
@@ -165,9 +183,22 @@ class ScenarioResult:
             if v.get("instructions_json"):
                 res.instructions_json = str(Path(run_dir) / v["instructions_json"])
                 res.instructions = counting.load_count(Path(res.instructions_json), name)
+            if v.get("allocations_json"):
+                res.allocations_json = str(Path(run_dir) / v["allocations_json"])
+                res.allocations, res.bytes_allocated = alloc_measure.load(
+                    Path(res.allocations_json), name)
+            if v.get("memory_json"):
+                res.memory_json = str(Path(run_dir) / v["memory_json"])
+                res.memory = memory_measure.load(Path(res.memory_json), name).as_dict()
             r.variants.append(res)
         r.ratios = d["ratios"]
         return r
+
+
+def per_record(value: float | None, params: dict[str, Any]) -> float | None:
+    """value per record of the scenario's parameters (lab.measure.allocations.records)."""
+    n = alloc_measure.records(params)
+    return None if value is None or not n else value / n
 
 
 def round_orders(labels: Sequence[str], rounds: int, seed: int | str = 0) -> list[list[str]]:
@@ -234,6 +265,51 @@ def count_variant(scenario: Scenario, gitdir: Path, params: dict[str, Any], vari
     return float(count.instructions), out
 
 
+def _allocations_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
+                     variants: Sequence[Variant], results: dict[str, VariantResult],
+                     out_dir: Path, jobs: int, bar: Any) -> None:
+    """Each variant's allocations (lab.measure.allocations), `jobs` at once, into
+    <scenario>.<label>.allocations.json."""
+    if not alloc_measure.available():
+        raise BenchError("--measure allocations needs gcc (to build its preload library)")
+    alloc_measure.library()
+
+    def one(v: Variant) -> None:
+        cmd = [*_worker_cmd(scenario, gitdir, params, v), "--allocations"]
+        a = alloc_measure.count_allocations(cmd, children=v.peer)
+        out = out_dir / f"{scenario.name}.{v.label}.allocations.json"
+        alloc_measure.write(out, _bench_name(scenario, v), a,
+                            {"lab_workload": v.workload, "lab_flags": v.flags.to_spec()})
+        res = results[v.label]
+        res.allocations, res.bytes_allocated = float(a.allocations), float(a.bytes_allocated)
+        res.allocations_json = str(out)
+        if bar:
+            bar.set_postfix_str(f"allocations {v.label}")
+            bar.update(1)
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for f in [pool.submit(one, v) for v in variants]:
+            f.result()
+
+
+def _memory_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
+                variants: Sequence[Variant], results: dict[str, VariantResult],
+                out_dir: Path, bar: Any) -> None:
+    """Each variant's peak memory (lab.measure.memory), one at a time (a busy
+    machine does not change a peak, but parallel workers would share its RAM),
+    into <scenario>.<label>.memory.json."""
+    for v in variants:
+        cmd = [*_worker_cmd(scenario, gitdir, params, v), "--memory"]
+        mem = memory_measure.measure_memory(cmd, children=v.peer)
+        out = out_dir / f"{scenario.name}.{v.label}.memory.json"
+        memory_measure.write(out, _bench_name(scenario, v), mem,
+                             {"lab_workload": v.workload, "lab_flags": v.flags.to_spec()})
+        res = results[v.label]
+        res.memory, res.memory_json = mem.as_dict(), str(out)
+        if bar:
+            bar.set_postfix_str(f"memory {v.label}")
+            bar.update(1)
+
+
 def _count_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
                variants: Sequence[Variant], results: dict[str, VariantResult], out_dir: Path,
                jobs: int, bar: Any) -> None:
@@ -263,7 +339,7 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
                  jobs: int | None = None) -> ScenarioResult:
     """Measure the scenario's variants (all, or the labels in `only`) and its peers.
 
-    measures: "time" and/or "instructions" (lab.measure). Time, rounds=None:
+    measures: any of lab.measure.MEASURES. Time, rounds=None:
     sequential, each variant's pyperf run complete in turn (mode: pyperf's
     --fast/--rigorous/...). rounds=R: R interleaved rounds (see the module
     doc; mode sets the values per round, ROUND_VALUES); the variant order
@@ -271,7 +347,8 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
     within_process=True (with rounds): all rounds in one lab.interleave
     process, one value per variant and round (mode is then unused).
     Instructions: one callgrind worker per variant, `jobs` at once (default:
-    the CPU count; counts do not depend on the machine's load).
+    the CPU count; counts do not depend on the machine's load); allocations
+    the same way, under the alloccount preload; memory one worker at a time.
     """
     if isinstance(measures, str):
         measures = parse_measures(measures)
@@ -296,13 +373,19 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
                for v in variants}
     result.variants = [results[v.label] for v in variants]
     steps = len(variants) * (((rounds or 1) if "time" in measures else 0)
-                             + ("instructions" in measures))
+                             + ("instructions" in measures) + ("allocations" in measures)
+                             + ("memory" in measures))
     bar = tqdm(total=steps, desc=scenario.name, unit="run", file=sys.stderr,
                disable=not progress) if tqdm else None
     try:
         if "instructions" in measures and variants:
             _count_all(scenario, dataset.gitdir, params, variants, results, out_dir,
                        jobs or os.cpu_count() or 1, bar)
+        if "allocations" in measures and variants:
+            _allocations_all(scenario, dataset.gitdir, params, variants, results, out_dir,
+                             jobs or os.cpu_count() or 1, bar)
+        if "memory" in measures and variants:
+            _memory_all(scenario, dataset.gitdir, params, variants, results, out_dir, bar)
         if "time" in measures:
             _time_all(scenario, dataset.gitdir, params, variants, results, out_dir, mode,
                       rounds, order_seed, within_process, result, bar)
@@ -384,8 +467,8 @@ def compute_ratios(result: ScenarioResult, comparisons: Sequence[tuple[str, str,
     """comparisons: (title, slow_label, fast_label); ratio = slow/fast, one row per
     comparison and measure both variants have.
 
-    instructions: count(slow)/count(fast), exact ("estimator": "count"; no interval,
-    no test: a count is not a sample). time, interleaved (both variants with the
+    instructions, allocations: count(slow)/count(fast), exact ("estimator": "count";
+    no interval, no test: a count is not a sample). time, interleaved (both variants with the
     same number, >= 2, of rounds): the geometric mean of the per-round ratios of
     each round's minimum, t interval over rounds ("estimator": "paired"; the
     ratio of the minima over all values beside it, "min_ratio", no interval);
@@ -406,12 +489,15 @@ def compute_ratios(result: ScenarioResult, comparisons: Sequence[tuple[str, str,
         names = _side_names(s, f)
         common = {"title": title, "slow": slow, "fast": fast,
                   "published": published.get(title), "work_differs": None}
-        if s.instructions is not None and f.instructions is not None:
-            q = s.instructions / f.instructions
-            rows.append({**common, "measure": "instructions", "ratio": q, "ci_low": q,
-                         "ci_high": q, "p_value": None, "p_holm": None, "significant": None,
-                         "estimator": "count", "exact": True, "paired": False, "rounds": 0,
-                         "per_round": "", "in_words": in_words(*names, q, "instructions")})
+        for measure, sc, fc in (("instructions", s.instructions, f.instructions),
+                                ("allocations", s.allocations, f.allocations)):
+            if sc is not None and fc is not None and fc > 0:
+                q = sc / fc
+                rows.append({**common, "measure": measure, "ratio": q, "ci_low": q,
+                             "ci_high": q, "p_value": None, "p_holm": None,
+                             "significant": None, "estimator": "count", "exact": True,
+                             "paired": False, "rounds": 0, "per_round": "",
+                             "in_words": in_words(*names, q, measure)})
         if s.values and f.values:
             paired = len(s.rounds) >= 2 and len(s.rounds) == len(f.rounds)
             row: dict[str, Any] = {**common, "measure": "time", "exact": False}

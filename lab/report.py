@@ -3,7 +3,10 @@
 Contract: render(results, out_dir) writes report.md and one PNG per scenario
 (per variant its time (mean, 95 % t CI) and instructions; per comparison the
 ratios the table shows, the same estimator and interval) and returns the
-report path. Ratios are said in words, the faster side first; a time ratio is
+report path. When allocations or memory were measured, a second table per
+scenario puts them beside time and instructions: allocations and bytes per
+record (lab.measure.allocations.records), peak RSS above the worker's own
+and the tracemalloc peak, and the allocation ratios. Ratios are said in words, the faster side first; a time ratio is
 "significant" only after Holm's correction across the scenario's rows; an
 instruction ratio is exact (a deterministic count, no interval). warnings()
 lists the wall-time variants whose coefficient of variation exceeds 5 %. Input is ScenarioResult objects or the
@@ -16,7 +19,7 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .harness import ScenarioResult
+from .harness import ScenarioResult, per_record
 from .stats import CV_WARN, cv, format_count, format_seconds, summarize
 
 
@@ -44,6 +47,8 @@ def comparison_rows(r: ScenarioResult) -> list[tuple[str, dict | None, dict | No
     """(title, instructions row, time row) per comparison, in the scenario's order."""
     out: dict[str, list[dict | None]] = {}
     for q in r.ratios:
+        if q.get("measure", "time") not in ("instructions", "time"):
+            continue                      # allocation rows: cost_lines' table
         slot = out.setdefault(q["title"], [None, None])
         slot[0 if q.get("measure") == "instructions" else 1] = q
     return [(title, i, t) for title, (i, t) in out.items()]
@@ -95,15 +100,63 @@ def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = N
                            "mean*: mean(slow)/mean(fast), Welch t interval. A time row is "
                            "significant when its Holm-adjusted p-value across this "
                            "scenario's rows is below 0.05.")]
+        lines += cost_lines(r)
         if plots and r.scenario in plots:
             lines += ["", f"![{r.scenario}]({plots[r.scenario]})"]
         lines.append("")
     return "\n".join(lines)
 
 
+def format_bytes(n: float) -> str:
+    """A size: 12.3 MiB, 456 KiB, 789 B."""
+    for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if abs(n) >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
+def cost_lines(r: ScenarioResult) -> list[str]:
+    """The allocations-and-memory table of a scenario (none when neither was measured)."""
+    if not any(v.allocations is not None or v.memory for v in r.variants):
+        return []
+    lines = ["", ("| variant | kind | time (mean) | instructions | allocations | allocs/record "
+                  "| bytes allocated | bytes/record | peak RSS above own | peak RSS | "
+                  "tracemalloc peak |"), "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for v in r.variants:
+        a, b, m = v.allocations, v.bytes_allocated, v.memory
+        apr, bpr = per_record(a, r.params), per_record(b, r.params)
+        tm = m.get("tracemalloc_peak") if m else None
+        cells = [format_seconds(summarize(v.values).mean) if v.values else "",
+                 format_count(v.instructions) if v.instructions is not None else "",
+                 format_count(a) if a is not None else "",
+                 f"{apr:.3g}" if apr is not None else "",
+                 format_bytes(b) if b is not None else "",
+                 format_bytes(bpr) if bpr is not None else "",
+                 format_bytes(m["rss_above"] or 0) if m else "",
+                 format_bytes(m["peak_rss"] or 0) if m else "",
+                 format_bytes(tm) if tm is not None else ""]
+        lines.append(f"| {v.label} | {v.kind} | " + " | ".join(cells) + " |")
+    rows = [q for q in r.ratios if q.get("measure") == "allocations"]
+    if rows:
+        lines += ["", "| comparison | allocations (exact) | in words |", "|---|---|---|"]
+        lines += [f"| {q['title']} | {q['ratio']:.3f}x | {q['in_words']} |" for q in rows]
+    lines += ["", ("*allocations*: heap blocks (malloc, calloc, realloc, memalign family; "
+                   "valgrind's count) of one run of the timed region, Python under "
+                   "PYTHONMALLOC=malloc, counted by the alloccount preload library (start-up "
+                   "and set-up cancel; a peer's processes minus a no-op run). Per record: "
+                   "divided by the scenario's refs (or commits, or n). *peak RSS above "
+                   "own*: the worker's peak after one cold run minus its peak before it (the "
+                   "interpreter, the lab, the dataset open); a peer's: its largest process's "
+                   "peak minus a no-op run's. *tracemalloc peak*: Python's traced memory "
+                   "inside the timed region, above its start (a separate run).")]
+    return lines
+
+
 def _schedule(r: ScenarioResult) -> str:
     if not any(v.values for v in r.variants):
-        return "Measure: instruction counts only (callgrind)."
+        if list(r.measures) == ["instructions"]:
+            return "Measure: instruction counts only (callgrind)."
+        return f"Measures: {', '.join(r.measures)} (no wall time)."
     rounds = {len(v.rounds) for v in r.variants}
     if r.variants and rounds != {0}:
         n = ", ".join(str(k) for k in sorted(rounds))

@@ -266,6 +266,16 @@ SCENARIOS: dict[str, Scenario] = _registry([
         workload="show_ref", studied=_REFTABLE_ITER_FLAGS,
         published="1.30x (4/7 pq_cmp, 3 tables)",
         peer_workloads=_SHOW_REF_PEERS, hot=_HOT_ITER),
+    Scenario(
+        name="iterate-refs-memory", seed="000",
+        description="memory: show-ref iterating every one of N refs in 1 table; run with "
+                    "--measure memory for the peak above the interpreter's own",
+        preset="refs-1m-1table",
+        scale_params={"small": {"refs": 20_000, "seed": 0},
+                      "full": {"refs": 1_000_000, "seed": 0}},
+        workload="show_ref", studied=("mmap", "ref_name_alloc"),
+        published="(no seed figure: the lab's peak-memory scenario)",
+        peer_workloads=(("git", "git_show_ref"),), hot=_HOT_ITER),
     *(_update_ref_create(n) for n in (1, 100, 10_000)),
     Scenario(
         name="update-ref-create-100k", seed="003",

@@ -19,6 +19,12 @@ by lab.measure.instructions, which documents the protocol): it installs the
 clock marker, runs the workload once (warm-up), then closes four segments with
 os.getppid(): start-up, an empty clock pair, time_func(0), time_func(1). It
 prints nothing, so no varying output (the seconds) changes the count.
+
+With --allocations it is the target of the allocation measure (run with the
+alloccount library preloaded by lab.measure.allocations): the same protocol,
+the library's snapshots as marker and boundary, then it prints the snapshot
+log. With --memory, the memory measure's (lab.measure.memory.in_worker): it
+prints the peak figures.
 """
 from __future__ import annotations
 
@@ -26,11 +32,14 @@ import gc
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pyperf
 
+from lab.measure import memory
+from lab.measure.allocations import Snapshots
 from lab.measure.clock import clock, set_marker
 from lab.measure.instructions import start_instrumentation
 from lab.measure.time import ROUND_KEY
@@ -49,24 +58,34 @@ def _not_a_worker(loops: int) -> float:
     raise RuntimeError("the pyperf manager spawns workers; it never runs the workload")
 
 
-def count(time_func: TimeFunc) -> None:
+def count(time_func: TimeFunc, mark: Callable[[], object] = os.getpgrp,
+          boundary: Callable[[], object] = os.getppid,
+          start: Callable[[], None] = start_instrumentation) -> None:
     """The counting protocol (see the module doc and lab.measure.instructions).
     After the warm-up a full collection and the instrumentation request (a no-op
     when callgrind instruments from the start) come first, so that the counted
-    segments begin from the same state whichever way callgrind was started."""
-    set_marker(os.getpgrp)
+    segments begin from the same state whichever way callgrind was started.
+    mark, boundary, start: the allocation measure's snapshots instead."""
+    set_marker(mark)
     time_func(1)
     gc.collect()
-    start_instrumentation()
-    os.getppid()
+    start()
+    boundary()
     clock()
     clock()
-    os.getppid()
+    boundary()
     time_func(0)
-    os.getppid()
+    boundary()
     time_func(1)
-    os.getppid()
+    boundary()
     set_marker(None)
+
+
+def count_allocations(time_func: TimeFunc) -> None:
+    """The counting protocol on the alloccount library's snapshots; prints its log."""
+    snaps = Snapshots()
+    count(time_func, snaps.mark, snaps.boundary, lambda: None)
+    print(snaps.log_line())
 
 
 def main() -> int:
@@ -84,13 +103,23 @@ def main() -> int:
     runner.argparser.add_argument("--count", action="store_true",
                                   help="the instruction measure's target (under callgrind): "
                                        "warm-up, then 0 and 1 runs between os.getppid() marks")
+    runner.argparser.add_argument("--allocations", action="store_true",
+                                  help="the allocation measure's target (alloccount preloaded)")
+    runner.argparser.add_argument("--memory", action="store_true",
+                                  help="the memory measure's target: peak RSS, tracemalloc peak")
     args = runner.parse_args()
     time_func: TimeFunc = _not_a_worker
-    if args.once or args.count or args.worker:
+    if args.once or args.count or args.worker or args.allocations or args.memory:
         time_func = build(args.workload, args.lab_flags, Path(args.gitdir),
                           json.loads(args.params))
     if args.count:
         count(time_func)
+        return 0
+    if args.allocations:
+        count_allocations(time_func)
+        return 0
+    if args.memory:
+        print(memory.in_worker(time_func))
         return 0
     if args.once:
         loops = args.loops or 1

@@ -2,8 +2,11 @@
 
 bench    run scenarios (every flag variant and the peers) by --measure time
          (pyperf workers; --rounds R interleaves the variants and pairs the ratios
-         by round) and/or instructions (callgrind, exact; the default at --scale
-         small) and write <out>/<run>/report.md with plots
+         by round), instructions (callgrind, exact; the default at --scale
+         small), allocations (a malloc-counting preload library, exact) and/or
+         memory (peak RSS, tracemalloc peak) and write <out>/<run>/report.md
+         with plots; --sweep KEY=V1,V2,... runs each scenario at every size and
+         plots cost against size (log-log, fitted exponents; lab.sweep)
 compare  ratio of two pyperf JSON result files, with a Welch t interval
 report   re-render the report of a finished run directory
 
@@ -54,12 +57,21 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
                                    "the scenario defines the variants (use --only).")
     add_flag_options(p)
     p.add_argument("--measure", default=None, metavar="M[,M]",
-                   help="time, instructions, or time,instructions (default: instructions at "
-                        "--scale small when valgrind is installed and --rounds is not given, "
-                        "else time). instructions: callgrind counts of one run, exact and "
-                        "repeatable on a busy machine")
+                   help="time, instructions, allocations, memory, or several comma-separated "
+                        "(default: instructions at --scale small when valgrind is installed "
+                        "and --rounds is not given, else time). instructions: callgrind counts "
+                        "of one run, exact and repeatable on a busy machine; allocations: heap "
+                        "allocations and bytes of one run (per record in the report), for the "
+                        "Python variants and git alike; memory: peak RSS above the worker's "
+                        "own, and the tracemalloc peak")
     p.add_argument("--jobs", type=int, default=None,
-                   help="instruction counts made at once (default: the CPU count)")
+                   help="instruction or allocation counts made at once (default: the CPU "
+                        "count)")
+    p.add_argument("--sweep", default=None, metavar="KEY=V1,V2,...",
+                   help="run each scenario with parameter KEY at each value (e.g. "
+                        "refs=1e3,1e4,1e5) and plot the first measure against it on log-log "
+                        "axes, per variant and peer, with the fitted exponent (n^k; k >= 1.5 "
+                        "is flagged as quadratic)")
     p.add_argument("scenarios", nargs="*", help="scenario names (default: all); see --list")
     p.add_argument("--list", action="store_true", help="list scenarios and exit")
     p.add_argument("--scale", default="small", help="dataset scale: small (CI-sized) or full")
@@ -131,6 +143,8 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
     run_dir = Path(args.out) / time.strftime(f"%Y%m%d-%H%M%S-{args.scale}")
     results = []
     only = args.only.split(",") if args.only else None
+    if args.sweep:
+        return _run_sweeps(args, names, measures, run_dir, only)
     for name in names:
         try:
             results.append(run_scenario(scenarios[name], args.scale, run_dir, args.mode,
@@ -145,8 +159,8 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
     for r in results:
         print(f"== {r.scenario} ({r.scale}, {','.join(r.measures)})  published: {r.published}")
         for q in r.ratios:
-            if q["measure"] == "instructions":
-                detail = f"{q['ratio']:.4f}x exact (instructions)"
+            if q["measure"] in ("instructions", "allocations"):
+                detail = f"{q['ratio']:.4f}x exact ({q['measure']})"
             else:
                 est = f"paired, {q['rounds']} rounds" if q.get("paired") else "mean"
                 detail = (f"{q['ratio']:.3f}x [{q['ci_low']:.3f}, {q['ci_high']:.3f}] time, "
@@ -156,6 +170,33 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
         for w in warnings(r):
             print(f"   {w}")
     print(f"report: {report}")
+    return 0
+
+
+def _run_sweeps(args: argparse.Namespace, names: list[str], measures: tuple[str, ...],
+                run_dir: Path, only: list[str] | None) -> int:
+    from lab.harness import BenchError
+    from lab.scenarios import SCENARIOS as scenarios
+    from lab.sweep import parse_sweep, run_sweep, write
+    try:
+        key, sizes = parse_sweep(args.sweep)
+    except ValueError as e:
+        print(f"reftable-lab bench: {e}", file=sys.stderr)
+        return 2
+    for name in names:
+        try:
+            sweep = run_sweep(scenarios[name], key, sizes, args.scale, run_dir / name, measures,
+                              mode=args.mode, peers=not args.no_peers, only=only,
+                              datasets_dir=args.datasets, rounds=args.rounds,
+                              within_process=args.within_process, jobs=args.jobs)
+        except (BenchError, KeyError) as e:
+            print(f"reftable-lab bench: {name}: {e}", file=sys.stderr)
+            return 1
+        plot = write(sweep, run_dir)
+        print(f"== {name}: {sweep.measure} against {key} = {', '.join(map(str, sizes))}")
+        for line in sweep.sentences():
+            print(f"   {line}")
+        print(f"plot: {plot}")
     return 0
 
 

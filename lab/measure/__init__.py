@@ -9,6 +9,13 @@ one module here, writing pyperf JSON (pyperf's Run / Benchmark model):
 - instructions (lab.measure.instructions): guest instructions of the same
   timed region under `valgrind --tool=callgrind`, one worker per variant;
   deterministic, so a ratio of two counts is exact.
+- allocations (lab.measure.allocations): heap allocations and bytes of the
+  same timed region, counted by a preloaded malloc-counting library built
+  from lab/measure/c/alloccount.c (Python with PYTHONMALLOC=malloc; git by
+  its processes' totals minus a no-op run); exact, like instructions.
+- memory (lab.measure.memory): peak RSS the workload adds to the worker (a
+  peer: its processes' peak above a no-op run) and the tracemalloc peak of
+  the timed region.
 
 lab.measure.clock is the one clock the workloads read; it is also where the
 instruction measure learns the timed region's bounds.
@@ -18,11 +25,11 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Mapping, Sequence
 
-MEASURES = ("time", "instructions")
+MEASURES = ("time", "instructions", "allocations", "memory")
 
 
 def parse_measures(spec: str) -> tuple[str, ...]:
-    """"time", "instructions" or "time,instructions" (any order; each once)."""
+    """Comma-separated MEASURES, e.g. "time,instructions" (any order; each once)."""
     names = tuple(dict.fromkeys(x.strip() for x in spec.split(",") if x.strip()))
     unknown = [n for n in names if n not in MEASURES]
     if unknown or not names:

@@ -7,6 +7,8 @@ worker, lab.worker --count, does), clock() first calls it; the counting
 worker's marker is os.getpgrp, a libc call nothing else in the lab makes, on
 which callgrind dumps its counters (--dump-before=getpgrp), so the
 instructions between the two reads of each pair are the timed region's.
+The allocation and memory workers install theirs the same way
+(lab.measure.allocations, lab.measure.memory).
 Without a marker clock() is perf_counter plus one test of a global.
 """
 from __future__ import annotations

@@ -175,7 +175,8 @@ def _timed(seg: Sequence[Part]) -> tuple[int, int]:
     return sum(p.ir for p in timed), len(timed)
 
 
-def _noop_argv(program: str) -> list[str]:
+def noop_argv(program: str) -> list[str]:
+    """A no-op run of program: its process start-up and nothing else."""
     if Path(program).name.startswith("python"):
         return [program, "-c", "pass"]
     return [program, "--version"]
@@ -188,7 +189,7 @@ def noop_count(program: str) -> int:
     """Instructions of a no-op run of program (its process start-up), counted once."""
     if program not in _NOOP_CACHE:
         with tempfile.TemporaryDirectory(prefix="reftable-lab-cg-") as d:
-            run_command([*callgrind_argv(Path(d)), *_noop_argv(program)], env=count_env())
+            run_command([*callgrind_argv(Path(d)), *noop_argv(program)], env=count_env())
             _NOOP_CACHE[program] = sum(p.ir for ps in read_parts(Path(d)).values() for p in ps)
     return _NOOP_CACHE[program]
 
@@ -251,18 +252,27 @@ def count_worker(cmd: Sequence[str], env: Mapping[str, str] | None = None,
         return analyse(read_parts(out_dir), proc.pid)
 
 
-def write_count(path: Path, name: str, count: Count, metadata: Mapping[str, Any]) -> None:
-    """A pyperf file of one benchmark `name`: one run, one value, the count."""
+def write_count(path: Path, name: str, count: Count, metadata: Mapping[str, Any],
+                measure: str = "instructions") -> None:
+    """A pyperf file of one benchmark `name`: one run, one value, the count (of
+    `measure`: lab.measure.allocations stores its counts the same way)."""
     md = {**metadata, **count.parts, "name": name, "unit": "integer", "loops": 1,
-          MEASURE_KEY: "instructions"}
+          MEASURE_KEY: measure}
     run = pyperf.Run([float(count.instructions)], metadata=md, collect_metadata=True)
     pyperf.Benchmark([run]).dump(str(path), replace=True)
 
 
-def load_count(path: Path, name: str = "") -> float:
+def load_count(path: Path, name: str = "", measure: str = "instructions") -> float:
     """The count of a file write_count wrote (of its benchmark `name`, if given)."""
+    return load_count_metadata(path, name, measure)[0]
+
+
+def load_count_metadata(path: Path, name: str = "", measure: str = "instructions"
+                        ) -> tuple[float, dict[str, Any]]:
+    """(count, the benchmark's metadata) of a file write_count wrote."""
     suite = pyperf.BenchmarkSuite.load(str(path))
     bench = suite.get_benchmark(name) if name else suite.get_benchmarks()[0]
-    if bench.get_metadata().get(MEASURE_KEY) != "instructions":
-        raise BenchError(f"{path}: not an instruction count")
-    return bench.get_values()[0]
+    md = bench.get_metadata()
+    if md.get(MEASURE_KEY) != measure:
+        raise BenchError(f"{path}: not a count of {measure}")
+    return bench.get_values()[0], md
