@@ -202,8 +202,15 @@ def _run_sweeps(args: argparse.Namespace, names: list[str], measures: tuple[str,
 
 def run_compare(args: argparse.Namespace, flags: Flags) -> int:
     from lab.harness import compare_files
+    from lab.measure.time import load_values
     if _refuse_flags("compare", args):
         return 2
+    for path in (args.a, args.b):
+        try:
+            load_values(path)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:  # of any shape
+            print(f"reftable-lab compare: {path}: not a pyperf result file ({e})", file=sys.stderr)
+            return 2
     res = compare_files(args.a, args.b)
     print(json.dumps(res, indent=1))
     return 0

@@ -318,3 +318,16 @@ def test_delta_cache_sweeps() -> None:
     for name in ("odb-log-raw-slots", "odb-log-S-slots", "odb-log-raw-cache-size",
                  "odb-log-S-cache-size"):
         assert SCENARIOS[name].preset == "history-depth50"
+
+
+@pytest.mark.parametrize("content", [None, "hello\n", '{"x": 1}\n', "[1, 2]\n"])
+def test_compare_refuses_a_file_that_is_not_a_result(tmp_path: Path, content: str | None) -> None:
+    """One line naming the file, exit 2, no traceback (missing, not JSON, JSON of another shape)."""
+    bad = tmp_path / "bad.json"
+    if content is not None:
+        bad.write_text(content)
+    proc = subprocess.run([sys.executable, "-m", "lab.cli", "compare", str(bad), str(bad)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"reftable-lab compare: {bad}: not a pyperf result file")
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
