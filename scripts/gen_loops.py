@@ -11,8 +11,11 @@ so the flags are decided when block.py / merged.py pick a function (from the
 registries at the end of loops.py) and never tested per record. Markers:
   a line holding only MARKER      replaced by its (multi-line) text at the marker's
                                   indentation; "" drops the line
-  FUNC, VARIANT, TYPE, NEWNAME,   replaced inside a line (the function name, its flag
-  SHADOWED                        values, the block type, the name of a fresh refname)
+  FUNC, VARIANT, TYPE, SHADOWED   replaced inside a line (the function name, its flag
+                                  values, the block type, the shadow test)
+  OWN(slice)                      a value field taken out of the block: the slice
+                                  itself (block data is bytes: slicing copies) or
+                                  bytes(slice) (mmap=on: the data is a view into the map)
   ADD(e) (a line), LESS(a, b)     the priority queue's add of entry e and its less-than
                                   (merge loops; pq.MergedIterPQueue's algorithm and
                                   pq.make_less's comparison, expanded inline: in CPython
@@ -40,14 +43,18 @@ Contract. Record loops (block.record_loop picks one): loop(block, off, last,
 hash_size, min_update_index, next_block) yields the records of block from block
 offset off (after a record whose key is last), then those of next_block(block) until
 it returns None (next_block None: this block only); corrupt input raises FormatError
-with the table name and absolute offset. Variants: block_key_swap (on: the decoded
-key becomes last_key; off: it is copied into a reused last_key buffer) and, for ref
-blocks, ref_name_alloc (on: a fresh name per record; off: the name buffer is resized
-in place). Merge loops (merged.merge_function picks one): merge(heap, its, suppress)
-yields the merged records, where heap is a pq.MergedIterPQueue's list of
-[record, sub-iterator index] entries and its the sub-iterators; variants:
-merged_cmp, same_subiter_skip, single_subiter_bypass and pq_cmp (see merged.py).
-RECORD_LOOPS and MERGE_LOOPS map flag values to the functions.
+with the table name and absolute offset. The key and last_key are bytearrays (git's
+two strbufs); every field of a record is its own bytes object. Variants (each
+models the seed lines quoted in scripts/gen_loops.py): block_key_swap (seed 000 5/7;
+on: the buffers swap; off: the key is copied into last_key), for ref blocks
+ref_name_alloc (seed 000 6/7; on: malloc'd name; off: realloc of the always-NULL
+name, the same allocation by a longer path) and mmap (seed 004 4/4; on: block data
+is a view into the map, each value field is copied out of it; off: block data is
+a fresh bytes per read). Merge loops (merged.merge_function picks one):
+merge(heap, its, suppress) yields the merged records, where heap is a
+pq.MergedIterPQueue's list of [record, sub-iterator index] entries and its the
+sub-iterators; variants: merged_cmp, same_subiter_skip, single_subiter_bypass and
+pq_cmp (see merged.py). RECORD_LOOPS and MERGE_LOOPS map flag values to the functions.
 """
 from __future__ import annotations
 
@@ -73,7 +80,7 @@ class LoopBlock(Protocol):
     """What a record loop reads of a block (block.Block is one)."""
 
     @property
-    def data(self) -> bytes: ...
+    def data(self) -> bytes | memoryview: ...
     @property
     def end(self) -> int: ...
     @property
@@ -115,8 +122,7 @@ def FUNC(
         end = block.end
         block_off = block.off
         name_of_table = block.name
-        LAST_INIT
-        NAME_INIT
+        last = bytearray(last)
         try:
             while off < end:
                 start = off
@@ -154,7 +160,7 @@ def FUNC(
                     rec.refname = name
                     rec.update_index = u + min_ui
                     rec.value_type = 1
-                    rec.value = data[off:nxt]
+                    rec.value = OWN(data[off:nxt])
                     rec.target_value = None
                     rec.target = None
                 elif vt == 2:
@@ -163,13 +169,13 @@ def FUNC(
                     rec.refname = name
                     rec.update_index = u + min_ui
                     rec.value_type = 2
-                    rec.value = data[off:off + hash_size]
-                    rec.target_value = data[off + hash_size:nxt]
+                    rec.value = OWN(data[off:off + hash_size])
+                    rec.target_value = OWN(data[off + hash_size:nxt])
                     rec.target = None
                 elif vt == 3:
                     n, off = get_varint(data, off)
                     nxt = off + n
-                    rec = RefRec(name, u + min_ui, 3, None, None, data[off:nxt])
+                    rec = RefRec(name, u + min_ui, 3, None, None, OWN(data[off:nxt]))
                 elif vt == 0:
                     nxt = off
                     rec = RefRec(name, u + min_ui, 0, None, None, None)
@@ -200,7 +206,7 @@ def FUNC(
         end = block.end
         block_off = block.off
         name_of_table = block.name
-        LAST_INIT
+        last = bytearray(last)
         try:
             while off < end:
                 start = off
@@ -269,7 +275,7 @@ def FUNC(
         end = block.end
         block_off = block.off
         name_of_table = block.name
-        LAST_INIT
+        last = bytearray(last)
         while off < end:
             start = off
             try:
@@ -282,25 +288,48 @@ def FUNC(
             yield rec
 ''' + _NEXT_BLOCK
 
-# block_key_swap: how the loop's last_key buffer starts (from `last`) and what
-# happens to it after a record is decoded
+# The key buffers. git's block_iter decodes each key into the scratch strbuf
+# it->key (reftable_decode_key: strbuf_reset, then strbuf_add of the prefix of
+# it->last_key and of the suffix); here `key = last[:p] + suffix` builds it, a
+# bytearray as `last` is one. Both variants do that; they differ in what follows.
+#
+# block_key_swap (seed 000 5/7, block_iter_next in reftable/block.c):
+#   off:  - strbuf_reset(&it->last_key);
+#         - strbuf_addbuf(&it->last_key, &it->key);
+#         the key is copied into the reused last_key buffer, once per record
+#   on:   + strbuf_swap(&it->last_key, &it->key);
+#         no copy: the key becomes last_key (its old buffer is dropped, the next
+#         key is built anew in both variants)
 KEY = {
-    # on: the freshly decoded key becomes last_key (swap, no copy)
-    True: {"LAST_INIT": "last = bytes(last)", "KEY_STORE": "last = key"},
-    # off: the key is copied into the loop's last_key buffer
-    False: {"LAST_INIT": "last = bytearray(last)", "KEY_STORE": "last[:] = key"},
+    True: {"KEY_STORE": "last = key"},
+    False: {"KEY_STORE": "last[:] = key"},
 }
-# ref_name_alloc: how the record's refname is made from the key. With swapped
-# buffers the decoded key is already a fresh bytes object (NEWNAME = key); with
-# copying it lives in a bytearray (NEWNAME = bytes(key)).
+# ref_name_alloc (seed 000 6/7, reftable_ref_record_decode in reftable/record.c).
+# Both versions first call reftable_ref_record_release(r), which frees r->refname
+# and leaves it NULL, and both then memcpy the key into the new name; the patch
+# changes one line:
+#   off:  - r->refname = reftable_realloc(r->refname, key.len + 1);
+#         realloc of a pointer that is always NULL: realloc's NULL test, then the
+#         same malloc ("we know at that point that the refname will always be
+#         NULL, so we would always end up allocating a new char array anyway")
+#   on:   + r->refname = reftable_malloc(key.len + 1);
+# The allocation plus memcpy is bytes(key) (a new bytes object copied from the
+# key buffer); the release is dropping the loop's reference to the last name.
 NAME = {
-    # on: a fresh name object per record
-    True: {"NAME_INIT": "", "NAME": "name = NEWNAME"},
-    # off: the previous record's name buffer is resized in place
-    False: {"NAME_INIT": "namebuf = bytearray()",
-            "NAME": "namebuf[:] = key\nname = bytes(namebuf)"},
+    True: {"NAME": "name = bytes(key)"},
+    False: {"NAME": ("name = None                 # reftable_ref_record_release(r): NULL\n"
+                     "if name is None:            # reftable_realloc(NULL, n) is malloc(n)\n"
+                     "    name = bytes(key)")},
 }
-NEWNAME = {True: "key", False: "bytes(key)"}
+# mmap (seed 004 4/4, file_read_block in reftable/blocksource.c):
+#   off:  - dest->data = reftable_malloc(size);
+#         - if (pread_in_full(b->fd, dest->data, size, off) != size)
+#         block data is a fresh bytes per read; a slice of it is the record's copy
+#   on:   + dest->data = b->data + off;
+#         block data is a memoryview into the one map; git still memcpy's a value
+#         into the record, so the field is bytes(view slice)
+OWN = {False: r"\1", True: r"bytes(\1)"}
+_OWN_CALL = re.compile(r"OWN\(([^()]*)\)")
 
 # the generic loops: block type constant and function name prefix
 GENERIC_TYPES = (("BLOCK_TYPE_OBJ", "obj"), ("BLOCK_TYPE_INDEX", "index"))
@@ -315,6 +344,7 @@ def FUNC(
     nxt = next
     pop = heap.pop
     append = heap.append
+    BUFFERS
     while heap:
         entry = heap[0]
         REMOVE_TOP
@@ -330,6 +360,7 @@ def FUNC(
             top = heap[0]
             tidx = top[1]
             SAME_SUBITER
+            TOP_KEY
             if SHADOWED:
                 break
             REMOVE_TOP
@@ -379,11 +410,21 @@ while i:
     i = j
 heap[i] = e"""
 
-# pq_cmp, keyed (kind, pq_cmp): the queue's less-than of entries A, B; on equal keys
-# the entry of the newer table (higher index) is smaller.
-#   off: both keys are formatted into new buffers (git's pq_less with two strbufs;
-#        a ref key is copied into a bytearray: bytes(refname) would be the same object)
-#   on:  the key fields are compared, no key built
+# pq_cmp (seed 000 4/7, pq_less in reftable/pq.c), keyed (kind, pq_cmp): the
+# queue's less-than of entries A, B; on equal keys the entry of the newer table
+# (higher index) is smaller ("if (cmp == 0) return a->index > b->index;").
+#   off:  - struct strbuf ak = STRBUF_INIT;
+#         - struct strbuf bk = STRBUF_INIT;
+#         - reftable_record_key(&a->rec, &ak);
+#         - reftable_record_key(&b->rec, &bk);
+#         - cmp = strbuf_cmp(&ak, &bk);
+#         - strbuf_release(&ak);
+#         - strbuf_release(&bk);
+#         two fresh buffers per comparison, each allocated and filled with a key:
+#         bytearray(refname) for a ref (bytes(refname) would be the same object),
+#         the record's key() for a log (refname NUL reversed update index)
+#   on:   + int cmp = reftable_record_cmp(&a->rec, &b->rec);
+#         the key fields compared, no key built
 LESS = {
     ("ref", False): "((ak := bytearray(A[0].refname)) < (bk := bytearray(B[0].refname))"
                     " or (ak == bk and A[1] > B[1]))",
@@ -394,27 +435,62 @@ LESS = {
                    " or (au == bu and A[1] > B[1]))))",
 }
 
-# merged_cmp, keyed (kind, merged_cmp): (what is prepared from the returned record
-# erec before the shadow loop, whether the queue top's key is greater than erec's)
-#   off: the returned record's key is formatted once, the top's per comparison
-#   on:  field-wise (a log key sorts by refname, then update_index descending)
+
+def _format_key(kind: str, buf: str, rec: str) -> str:
+    """Statements formatting the key of record rec into the reused bytearray buf, as
+    reftable_record_key does into a strbuf (reset, then add): a ref key is the
+    refname, a log key the refname, NUL and the big-endian MAX_U64 - update_index."""
+    if kind == "ref":
+        return f"{buf}[:] = {rec}.refname"
+    return (f"{buf}[:] = {rec}.refname\n{buf} += b\"\\0\"\n"
+            f"{buf} += (MAX_U64 - {rec}.update_index).to_bytes(8, \"big\")")
+
+
+# merged_cmp (seed 000 2/7, merged_iter_next_entry in reftable/merged.c), keyed
+# (kind, merged_cmp): BUFFERS (at the iterator's start), ENTRY_KEY (once per
+# returned record erec), TOP_KEY (per shadow comparison) and SHADOWED (whether
+# the queue top's key is greater than erec's).
+#   off:  the two buffers of the merged iterator, reused since 829231dc20
+#         ("reftable/merged: reuse buffer to compute record keys"):
+#         - .key = STRBUF_INIT,
+#         - .entry_key = STRBUF_INIT,
+#         - reftable_record_key(&entry.rec, &mi->entry_key);
+#         -  reftable_record_key(&top.rec, &mi->key);
+#         -  cmp = strbuf_cmp(&mi->key, &mi->entry_key);
+#         both keys are formatted (copied) into the two reused bytearrays, which
+#         are then compared; nothing is allocated per comparison
+#   on:   +  cmp = reftable_record_cmp(&top.rec, &entry.rec);
+#         field-wise (a log key sorts by refname, then update_index descending)
 SHADOW = {
-    ("ref", False): ("entry_key = bytearray(erec.refname)",
-                     "bytearray(top[0].refname) > entry_key"),
-    ("ref", True): ("", "top[0].refname > erec.refname"),
-    ("log", False): ("entry_key = erec.key()", "top[0].key() > entry_key"),
-    ("log", True): ("", ("((tn := top[0].refname) > (en := erec.refname) or"
-                         " (tn == en and top[0].update_index < erec.update_index))")),
+    ("ref", False): {"BUFFERS": "key = bytearray()\nentry_key = bytearray()",
+                     "ENTRY_KEY": _format_key("ref", "entry_key", "erec"),
+                     "TOP_KEY": _format_key("ref", "key", "top[0]"),
+                     "SHADOWED": "key > entry_key"},
+    ("ref", True): {"BUFFERS": "", "ENTRY_KEY": "", "TOP_KEY": "",
+                    "SHADOWED": "top[0].refname > erec.refname"},
+    ("log", False): {"BUFFERS": "key = bytearray()\nentry_key = bytearray()",
+                     "ENTRY_KEY": _format_key("log", "entry_key", "erec"),
+                     "TOP_KEY": "trec = top[0]\n" + _format_key("log", "key", "trec"),
+                     "SHADOWED": "key > entry_key"},
+    ("log", True): {"BUFFERS": "", "ENTRY_KEY": "", "TOP_KEY": "",
+                    "SHADOWED": ("((tn := top[0].refname) > (en := erec.refname) or"
+                                 " (tn == en and top[0].update_index < erec.update_index))")},
 }
 
-# same_subiter_skip on: a sub-iterator yields strictly increasing keys, so the shadow
-# loop stops when the top came from the returned entry's sub-iterator (seed 000 3/7)
+# same_subiter_skip (seed 000 3/7, merged_iter_next_entry in reftable/merged.c):
+#   off:  every pass of the shadow loop compares the queue top with the entry
+#   on:   +		if (top.index == entry.index)
+#         +			break;
+#         a sub-iterator yields strictly increasing keys, so the loop stops when
+#         the top came from the returned entry's sub-iterator
 SAME_SUBITER = {False: "", True: "if tidx == idx:\n    break"}
 
-# single_subiter_bypass on (git 2.45): when the queue is empty after taking an
-# entry, every other sub-iterator is exhausted; the entry's own sub-iterator
-# yields strictly increasing keys, so its records need neither the queue nor
-# the shadow check. Off (git at the time of seed 000): they go through both.
+# single_subiter_bypass (no seed: upstream f8c1a8e2e1, "reftable/merged:
+# circumvent pqueue with single subiter", git 2.45; the seeds hold no diff of it):
+#   on:   when the queue is empty after taking an entry, every other sub-iterator
+#         is exhausted; the entry's own sub-iterator yields strictly increasing
+#         keys, so its records need neither the queue nor the shadow check
+#   off:  (git at the time of seed 000) they go through both
 BYPASS = {
     False: "",
     True: """\
@@ -474,13 +550,14 @@ def record_loops() -> tuple[list[str], list[tuple[str, str]]]:
     """(function sources, registry rows "key: name") of the record loops."""
     funcs: list[str] = []
     rows: list[tuple[str, str]] = []
-    for swap, alloc in product((True, False), repeat=2):
-        name = f"ref_loop__swap_{onoff(swap)}__alloc_{onoff(alloc)}"
-        funcs.append(expand(REF_LOOP, {**KEY[swap], **NAME[alloc]},
-                            {"FUNC": name, "NEWNAME": NEWNAME[swap],
-                             "VARIANT": f"block_key_swap={onoff(swap)}, "
-                                        f"ref_name_alloc={onoff(alloc)}"}))
-        rows.append((f"(BLOCK_TYPE_REF, {swap}, {alloc})", name))
+    for swap, alloc, views in product((True, False), repeat=3):
+        name = f"ref_loop__swap_{onoff(swap)}__alloc_{onoff(alloc)}__mmap_{onoff(views)}"
+        src = expand(REF_LOOP, {**KEY[swap], **NAME[alloc]},
+                     {"FUNC": name,
+                      "VARIANT": f"block_key_swap={onoff(swap)}, "
+                                 f"ref_name_alloc={onoff(alloc)}, mmap={onoff(views)}"})
+        funcs.append(_OWN_CALL.sub(OWN[views], src))
+        rows.append((f"(BLOCK_TYPE_REF, {swap}, {alloc}, {views})", name))
     for const, prefix, template in (("BLOCK_TYPE_LOG", "log", LOG_LOOP),
                                     *((c, p, GENERIC_LOOP) for c, p in GENERIC_TYPES)):
         for swap in (True, False):
@@ -488,8 +565,11 @@ def record_loops() -> tuple[list[str], list[tuple[str, str]]]:
             funcs.append(expand(template, KEY[swap],
                                 {"FUNC": name, "TYPE": const,
                                  "VARIANT": f"block_key_swap={onoff(swap)}"}))
-            # ref_name_alloc acts on ref blocks only
-            rows += [(f"({const}, {swap}, {alloc})", name) for alloc in (True, False)]
+            # ref_name_alloc acts on ref blocks only; mmap changes no other loop (log
+            # blocks are inflated into bytes, obj/index records go through
+            # record.decode_record, which copies each field out with bytes())
+            rows += [(f"({const}, {swap}, {alloc}, {views})", name)
+                     for alloc, views in product((True, False), repeat=2)]
     return funcs, rows
 
 
@@ -501,14 +581,16 @@ def merge_loops() -> tuple[list[str], list[tuple[str, str]]]:
         for cmp, skip, bypass, pq in product((True, False), repeat=4):
             name = (f"merge_{kind}__cmp_{onoff(cmp)}__skip_{onoff(skip)}"
                     f"__bypass_{onoff(bypass)}__pq_{onoff(pq)}")
-            entry_key, shadowed = SHADOW[(kind, cmp)]
+            shadow = SHADOW[(kind, cmp)]
             variant = (f"{kind} records, merged_cmp={onoff(cmp)}, "
                        f"same_subiter_skip={onoff(skip)},\n    "
                        f"single_subiter_bypass={onoff(bypass)}, pq_cmp={onoff(pq)}")
             funcs.append(expand(MERGE_LOOP,
-                                {"ENTRY_KEY": entry_key, "SAME_SUBITER": SAME_SUBITER[skip],
-                                 "BYPASS": BYPASS[bypass]},
-                                {"FUNC": name, "SHADOWED": shadowed, "VARIANT": variant},
+                                {"BUFFERS": shadow["BUFFERS"], "ENTRY_KEY": shadow["ENTRY_KEY"],
+                                 "TOP_KEY": shadow["TOP_KEY"],
+                                 "SAME_SUBITER": SAME_SUBITER[skip], "BYPASS": BYPASS[bypass]},
+                                {"FUNC": name, "SHADOWED": shadow["SHADOWED"],
+                                 "VARIANT": variant},
                                 LESS[(kind, pq)]))
             rows.append((f"({kind.upper()}, {cmp}, {skip}, {bypass}, {pq})", name))
     return funcs, rows
@@ -526,9 +608,10 @@ def render() -> str:
     parts = [HEADER]
     parts += ["\n" + f for f in rfuncs + mfuncs]
     parts.append(_registry(
-        "RECORD_LOOPS", "dict[tuple[int, bool, bool], RecordLoop]",
-        "# (block type, block_key_swap, ref_name_alloc) -> record loop; ref_name_alloc acts\n"
-        "# on ref blocks only, the other types list their loop under both values\n", rrows))
+        "RECORD_LOOPS", "dict[tuple[int, bool, bool, bool], RecordLoop]",
+        "# (block type, block_key_swap, ref_name_alloc, mmap) -> record loop; ref_name_alloc\n"
+        "# and mmap act on ref blocks only, the other types list their loop under all values\n",
+        rrows))
     parts.append(_registry(
         "MERGE_LOOPS", "dict[tuple[str, bool, bool, bool, bool], MergeLoop]",
         "# (kind, merged_cmp, same_subiter_skip, single_subiter_bypass, pq_cmp) -> merge loop\n",

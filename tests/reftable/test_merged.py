@@ -131,7 +131,8 @@ def test_merge_functions_are_generated_per_kind_and_flags_and_readable() -> None
     assert "yield from its[idx]" in on and "bytearray" not in on
     off = src_of("ref", merged_cmp=False, same_subiter_skip=False,
                  single_subiter_bypass=False, pq_cmp=False)
-    assert "tidx == idx" not in off and "entry_key = bytearray(erec.refname)" in off
+    assert "tidx == idx" not in off and "entry_key[:] = erec.refname" in off
+    assert "key[:] = top[0].refname" in off and "bytearray(top[0]" not in off
     assert "yield from" not in off and "bytearray(parent[0].refname)" in off
     assert ".key()" in src_of("log", pq_cmp=False) and ".key()" not in src_of("log")
 

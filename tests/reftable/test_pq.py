@@ -8,6 +8,7 @@ from tests.helpers.fake_tables import FLog, FRef
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reftable_core.flags import Flags, baseline
+from reftable_core.reftable.basics import MAX_U64
 from reftable_core.reftable.pq import LOG, REF, MergedIterPQueue, log_key_cmp, make_less, ref_key_cmp
 from scripts.gen_loops import LESS, SHADOW
 
@@ -94,8 +95,10 @@ def test_merge_loop_inline_comparisons_match_pq(a: bytes, b: bytes, ua: int, ub:
             inline = eval("lambda A, B: " + LESS[(kind, pq_cmp)])  # noqa: S307
             assert inline(ea, eb) == make_less(kind, Flags(pq_cmp=pq_cmp))(ea, eb)
         for merged_cmp in (False, True):
-            entry_key, shadowed = SHADOW[(kind, merged_cmp)]
-            ns = {"erec": eb[0], "top": ea}
-            if entry_key:
-                exec(entry_key, ns)  # noqa: S102
-            assert eval(shadowed, ns) == (ea[0].key() > eb[0].key())  # noqa: S307
+            shadow = SHADOW[(kind, merged_cmp)]
+            ns = {"erec": eb[0], "top": ea, "MAX_U64": MAX_U64}
+            for part in ("BUFFERS", "ENTRY_KEY", "TOP_KEY"):
+                exec(shadow[part], ns)  # noqa: S102
+            assert eval(shadow["SHADOWED"], ns) == (ea[0].key() > eb[0].key())  # noqa: S307
+            if not merged_cmp:      # the key buffers hold exactly the formatted keys
+                assert (bytes(ns["key"]), bytes(ns["entry_key"])) == (ea[0].key(), eb[0].key())

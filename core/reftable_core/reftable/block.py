@@ -1,23 +1,25 @@
 """Reftable blocks: the block reader / record iterators.
 
 Contract.
-Reader: a BlockLoader (chosen from flags.block_type_early_exit) turns
-(source, offset) into a parsed Block -- header, inflated log data, restart
+Reader: a BlockLoader (chosen from flags.block_type_early_exit and flags.mmap)
+turns (source, offset) into a parsed Block -- header, inflated log data, restart
 table -- or None when past the end / of an unwanted type. seek_in_block()
 binary-searches the restart points and scans linearly; record_loop(typ, flags)
 returns the generator function that decodes a block's records sequentially
-(loops.py's variant for flags.block_key_swap and flags.ref_name_alloc).
+(loops.py's variant for flags.block_key_swap, flags.ref_name_alloc and flags.mmap).
 All offsets in a Block are relative to the block start (which, for the block
-at file offset 0, includes the file header). Block.data is always bytes: a
-memoryview from MmapSource is copied once per loaded block (after the
-early-exit type check), because indexing and slicing bytes is markedly faster
-in CPython than doing so on a view; mmap=on still saves the per-read syscall. Errors are FormatError with the
-table name and the absolute file offset.
+at file offset 0, includes the file header). Block.data is what the source
+handed out, uncopied, under mmap=on (a memoryview into MmapSource's map; the
+record loops copy each field out of it, so no record holds a view), and bytes
+under mmap=off (PreadSource's fresh buffer; a view from another source is
+copied once). Log blocks are always inflated into bytes. Errors are FormatError
+with the table name and the absolute file offset.
 """
 from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Iterator
+from functools import partial
 
 from .basics import Buf, get_varint
 from ..errors import FormatError, ZlibError
@@ -51,7 +53,7 @@ class Block:
         "typ",
     )
 
-    def __init__(self, typ: int, data: bytes, off: int, header_off: int, end: int,
+    def __init__(self, typ: int, data: Buf, off: int, header_off: int, end: int,
                  restart_count: int, full_size: int, name: str) -> None:
         self.typ = typ
         self.data = data
@@ -114,8 +116,17 @@ def _read_header(source, off: int, header_off: int, guess: int,
 
 
 def _setup(source, data: Buf, typ: int, off: int, header_off: int, table_block_size: int,
-           guess: int, limit: int) -> Block:
-    """Everything after the type byte: length, re-read, inflate, restart table."""
+           guess: int, limit: int, views: bool) -> Block:
+    """Everything after the type byte: length, re-read, inflate, restart table.
+
+    views (flag mmap, seed 004 4/4): on, the block keeps the source's data as handed
+    out (`dest->data = b->data + off;`: a view into the map, no copy per block);
+    off, the data is bytes (`dest->data = reftable_malloc(size); pread_in_full(...)`:
+    PreadSource already returns a fresh bytes per read; another source's view is
+    copied so that the bytes-only record loops see bytes). git's mmap=off
+    file_return_block also memset(0xff) the buffer before freeing it; here the
+    buffer is freed when the block is dropped, without the fill.
+    """
     name = source.name
     if typ not in BLOCK_TYPES:
         raise FormatError(f"unknown block type 0x{typ:02x}", name, off + header_off)
@@ -137,8 +148,8 @@ def _setup(source, data: Buf, typ: int, off: int, header_off: int, table_block_s
             full = sz           # unpadded: the next block follows directly
         else:
             full = table_block_size
-    if type(data) is not bytes:
-        data = bytes(data[:sz])     # one copy per block: bytes index/slice faster than views
+    if not views and type(data) is not bytes:
+        data = bytes(data[:sz])
     count = (data[sz - 2] << 8) | data[sz - 1]
     end = sz - 2 - 3 * count
     if count == 0 or end < skip:
@@ -185,33 +196,50 @@ def _inflate(source, data: Buf, off: int, skip: int, sz: int, guess: int,
 
 
 def load_block_early_exit(source, off: int, header_off: int, table_block_size: int,
-                          limit: int, want_type: int = 0) -> Block | None:
-    """flag block_type_early_exit=on: reject an unwanted block after its type byte."""
+                          limit: int, want_type: int = 0, views: bool = True) -> Block | None:
+    """flag block_type_early_exit=on (seed 003, reftable_block_init in reftable/block.c):
+    reject an unwanted block after its type byte, before its length is read
+
+        + if (want_type != REFTABLE_BLOCK_TYPE_ANY && block_type != want_type) {
+        +  err = 1;
+        +  goto done;
+        + }
+    """
     if off >= limit:
         return None
     guess = table_block_size or DEFAULT_BLOCK_SIZE
     data, typ = _read_header(source, off, header_off, guess, limit)
     if want_type and typ != want_type:
         return None
-    return _setup(source, data, typ, off, header_off, table_block_size, guess, limit)
+    return _setup(source, data, typ, off, header_off, table_block_size, guess, limit, views)
 
 
 def load_block_full_setup(source, off: int, header_off: int, table_block_size: int,
-                          limit: int, want_type: int = 0) -> Block | None:
-    """flag block_type_early_exit=off: set the block up fully (inflating log
-    blocks), then reject it if it has an unwanted type."""
+                          limit: int, want_type: int = 0, views: bool = True) -> Block | None:
+    """flag block_type_early_exit=off (git at fd888311fbc, before seed 003): set the
+    block up fully -- length, re-read of a longer block, inflation of a log block,
+    restart table -- and only then reject it in table_init_block
+
+        - if (want_typ != REFTABLE_BLOCK_TYPE_ANY && block->block_type != want_typ) {
+        -  err = 1;
+        -  goto done;
+        - }
+    """
     if off >= limit:
         return None
     guess = table_block_size or DEFAULT_BLOCK_SIZE
     data, typ = _read_header(source, off, header_off, guess, limit)
-    block = _setup(source, data, typ, off, header_off, table_block_size, guess, limit)
+    block = _setup(source, data, typ, off, header_off, table_block_size, guess, limit, views)
     if want_type and block.typ != want_type:
         return None
     return block
 
 
 def block_loader(flags: Flags) -> BlockLoader:
-    return load_block_early_exit if flags.block_type_early_exit else load_block_full_setup
+    """The loader for flags.block_type_early_exit, keeping the source's views under
+    flags.mmap (see _setup)."""
+    load = load_block_early_exit if flags.block_type_early_exit else load_block_full_setup
+    return partial(load, views=flags.mmap)
 
 
 # -------------------------------------------------------------- seek
@@ -242,7 +270,7 @@ def seek_in_block(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes
                 o = r + 3
             else:
                 s, o = get_varint(data, r + 1)
-            if data[o:o + (s >> 3)] > want:
+            if bytes(data[o:o + (s >> 3)]) > want:     # (a view has no ordering)
                 hi = mid
             else:
                 lo = mid + 1
@@ -316,7 +344,7 @@ def record_loop(typ: int, flags: Flags) -> RecordLoop:
     that returns None (next_block None: this block only).
     """
     try:
-        return RECORD_LOOPS[(typ, flags.block_key_swap, flags.ref_name_alloc)]
+        return RECORD_LOOPS[(typ, flags.block_key_swap, flags.ref_name_alloc, flags.mmap)]
     except KeyError:
         raise ValueError(f"no record loop for block type {typ!r}") from None
 

@@ -7,14 +7,18 @@ Contract. Record loops (block.record_loop picks one): loop(block, off, last,
 hash_size, min_update_index, next_block) yields the records of block from block
 offset off (after a record whose key is last), then those of next_block(block) until
 it returns None (next_block None: this block only); corrupt input raises FormatError
-with the table name and absolute offset. Variants: block_key_swap (on: the decoded
-key becomes last_key; off: it is copied into a reused last_key buffer) and, for ref
-blocks, ref_name_alloc (on: a fresh name per record; off: the name buffer is resized
-in place). Merge loops (merged.merge_function picks one): merge(heap, its, suppress)
-yields the merged records, where heap is a pq.MergedIterPQueue's list of
-[record, sub-iterator index] entries and its the sub-iterators; variants:
-merged_cmp, same_subiter_skip, single_subiter_bypass and pq_cmp (see merged.py).
-RECORD_LOOPS and MERGE_LOOPS map flag values to the functions.
+with the table name and absolute offset. The key and last_key are bytearrays (git's
+two strbufs); every field of a record is its own bytes object. Variants (each
+models the seed lines quoted in scripts/gen_loops.py): block_key_swap (seed 000 5/7;
+on: the buffers swap; off: the key is copied into last_key), for ref blocks
+ref_name_alloc (seed 000 6/7; on: malloc'd name; off: realloc of the always-NULL
+name, the same allocation by a longer path) and mmap (seed 004 4/4; on: block data
+is a view into the map, each value field is copied out of it; off: block data is
+a fresh bytes per read). Merge loops (merged.merge_function picks one):
+merge(heap, its, suppress) yields the merged records, where heap is a
+pq.MergedIterPQueue's list of [record, sub-iterator index] entries and its the
+sub-iterators; variants: merged_cmp, same_subiter_skip, single_subiter_bypass and
+pq_cmp (see merged.py). RECORD_LOOPS and MERGE_LOOPS map flag values to the functions.
 """
 from __future__ import annotations
 
@@ -40,7 +44,7 @@ class LoopBlock(Protocol):
     """What a record loop reads of a block (block.Block is one)."""
 
     @property
-    def data(self) -> bytes: ...
+    def data(self) -> bytes | memoryview: ...
     @property
     def end(self) -> int: ...
     @property
@@ -56,11 +60,11 @@ RecordLoop = Callable[..., Iterator[Any]]
 MergeLoop = Callable[[list[Any], list[Iterator[Any]], bool], Iterator[Any]]
 
 
-def ref_loop__swap_on__alloc_on(
+def ref_loop__swap_on__alloc_on__mmap_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
     """Yield RefRecords from block (at off, after key last), then from the blocks
-    next_block(block) returns (block_key_swap=on, ref_name_alloc=on)."""
+    next_block(block) returns (block_key_swap=on, ref_name_alloc=on, mmap=on)."""
     RefRec = RefRecord
     new = object.__new__
     h2 = 2 * hash_size
@@ -69,7 +73,7 @@ def ref_loop__swap_on__alloc_on(
         end = block.end
         block_off = block.off
         name_of_table = block.name
-        last = bytes(last)
+        last = bytearray(last)
         try:
             while off < end:
                 start = off
@@ -97,7 +101,99 @@ def ref_loop__swap_on__alloc_on(
                     off += 1
                 else:
                     u, off = get_varint(data, off)
-                name = key
+                name = bytes(key)
+                vt = s & 7
+                if vt == 1:
+                    # the common records are built slot by slot: object.__new__ plus
+                    # six slot stores cost about half of a call to the dataclass __init__
+                    nxt = off + hash_size
+                    rec = new(RefRec)
+                    rec.refname = name
+                    rec.update_index = u + min_ui
+                    rec.value_type = 1
+                    rec.value = bytes(data[off:nxt])
+                    rec.target_value = None
+                    rec.target = None
+                elif vt == 2:
+                    nxt = off + h2
+                    rec = new(RefRec)
+                    rec.refname = name
+                    rec.update_index = u + min_ui
+                    rec.value_type = 2
+                    rec.value = bytes(data[off:off + hash_size])
+                    rec.target_value = bytes(data[off + hash_size:nxt])
+                    rec.target = None
+                elif vt == 3:
+                    n, off = get_varint(data, off)
+                    nxt = off + n
+                    rec = RefRec(name, u + min_ui, 3, None, None, bytes(data[off:nxt]))
+                elif vt == 0:
+                    nxt = off
+                    rec = RefRec(name, u + min_ui, 0, None, None, None)
+                else:
+                    raise FormatError(f"unknown ref value type {vt}", name_of_table,
+                                      block_off + start)
+                if nxt > end:       # offsets only grow: this also covers the key suffix
+                    raise FormatError("ref record runs past the block",
+                                      name_of_table, block_off + start)
+                off = nxt
+                last = key
+                yield rec
+        except (IndexError, FormatError) as e:
+            if isinstance(e, FormatError) and e.path is not None:
+                raise
+            raise FormatError("truncated ref record", name_of_table, block_off + off) from None
+        # on to the next block of this section (None: stop here)
+        following = next_block(block) if next_block is not None else None
+        if following is None:
+            return
+        block = following
+        off = block.header_off + 4
+        last = b""
+
+
+def ref_loop__swap_on__alloc_on__mmap_off(
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
+        next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
+    """Yield RefRecords from block (at off, after key last), then from the blocks
+    next_block(block) returns (block_key_swap=on, ref_name_alloc=on, mmap=off)."""
+    RefRec = RefRecord
+    new = object.__new__
+    h2 = 2 * hash_size
+    while True:
+        data = block.data
+        end = block.end
+        block_off = block.off
+        name_of_table = block.name
+        last = bytearray(last)
+        try:
+            while off < end:
+                start = off
+                p = data[off]
+                if p < 0x80:
+                    off += 1
+                else:
+                    p, off = get_varint(data, off)
+                s = data[off]
+                if s < 0x80:
+                    off += 1
+                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
+                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+                    off += 2
+                else:
+                    s, off = get_varint(data, off)
+                if p > len(last):
+                    raise FormatError("prefix length exceeds the previous key",
+                                      name_of_table, block_off + start)
+                nxt = off + (s >> 3)
+                key = last[:p] + data[off:nxt]
+                off = nxt
+                u = data[off]
+                if u < 0x80:
+                    off += 1
+                else:
+                    u, off = get_varint(data, off)
+                name = bytes(key)
                 vt = s & 7
                 if vt == 1:
                     # the common records are built slot by slot: object.__new__ plus
@@ -148,11 +244,11 @@ def ref_loop__swap_on__alloc_on(
         last = b""
 
 
-def ref_loop__swap_on__alloc_off(
+def ref_loop__swap_on__alloc_off__mmap_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
     """Yield RefRecords from block (at off, after key last), then from the blocks
-    next_block(block) returns (block_key_swap=on, ref_name_alloc=off)."""
+    next_block(block) returns (block_key_swap=on, ref_name_alloc=off, mmap=on)."""
     RefRec = RefRecord
     new = object.__new__
     h2 = 2 * hash_size
@@ -161,8 +257,7 @@ def ref_loop__swap_on__alloc_off(
         end = block.end
         block_off = block.off
         name_of_table = block.name
-        last = bytes(last)
-        namebuf = bytearray()
+        last = bytearray(last)
         try:
             while off < end:
                 start = off
@@ -190,8 +285,103 @@ def ref_loop__swap_on__alloc_off(
                     off += 1
                 else:
                     u, off = get_varint(data, off)
-                namebuf[:] = key
-                name = bytes(namebuf)
+                name = None                 # reftable_ref_record_release(r): NULL
+                if name is None:            # reftable_realloc(NULL, n) is malloc(n)
+                    name = bytes(key)
+                vt = s & 7
+                if vt == 1:
+                    # the common records are built slot by slot: object.__new__ plus
+                    # six slot stores cost about half of a call to the dataclass __init__
+                    nxt = off + hash_size
+                    rec = new(RefRec)
+                    rec.refname = name
+                    rec.update_index = u + min_ui
+                    rec.value_type = 1
+                    rec.value = bytes(data[off:nxt])
+                    rec.target_value = None
+                    rec.target = None
+                elif vt == 2:
+                    nxt = off + h2
+                    rec = new(RefRec)
+                    rec.refname = name
+                    rec.update_index = u + min_ui
+                    rec.value_type = 2
+                    rec.value = bytes(data[off:off + hash_size])
+                    rec.target_value = bytes(data[off + hash_size:nxt])
+                    rec.target = None
+                elif vt == 3:
+                    n, off = get_varint(data, off)
+                    nxt = off + n
+                    rec = RefRec(name, u + min_ui, 3, None, None, bytes(data[off:nxt]))
+                elif vt == 0:
+                    nxt = off
+                    rec = RefRec(name, u + min_ui, 0, None, None, None)
+                else:
+                    raise FormatError(f"unknown ref value type {vt}", name_of_table,
+                                      block_off + start)
+                if nxt > end:       # offsets only grow: this also covers the key suffix
+                    raise FormatError("ref record runs past the block",
+                                      name_of_table, block_off + start)
+                off = nxt
+                last = key
+                yield rec
+        except (IndexError, FormatError) as e:
+            if isinstance(e, FormatError) and e.path is not None:
+                raise
+            raise FormatError("truncated ref record", name_of_table, block_off + off) from None
+        # on to the next block of this section (None: stop here)
+        following = next_block(block) if next_block is not None else None
+        if following is None:
+            return
+        block = following
+        off = block.header_off + 4
+        last = b""
+
+
+def ref_loop__swap_on__alloc_off__mmap_off(
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
+        next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
+    """Yield RefRecords from block (at off, after key last), then from the blocks
+    next_block(block) returns (block_key_swap=on, ref_name_alloc=off, mmap=off)."""
+    RefRec = RefRecord
+    new = object.__new__
+    h2 = 2 * hash_size
+    while True:
+        data = block.data
+        end = block.end
+        block_off = block.off
+        name_of_table = block.name
+        last = bytearray(last)
+        try:
+            while off < end:
+                start = off
+                p = data[off]
+                if p < 0x80:
+                    off += 1
+                else:
+                    p, off = get_varint(data, off)
+                s = data[off]
+                if s < 0x80:
+                    off += 1
+                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
+                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+                    off += 2
+                else:
+                    s, off = get_varint(data, off)
+                if p > len(last):
+                    raise FormatError("prefix length exceeds the previous key",
+                                      name_of_table, block_off + start)
+                nxt = off + (s >> 3)
+                key = last[:p] + data[off:nxt]
+                off = nxt
+                u = data[off]
+                if u < 0x80:
+                    off += 1
+                else:
+                    u, off = get_varint(data, off)
+                name = None                 # reftable_ref_record_release(r): NULL
+                if name is None:            # reftable_realloc(NULL, n) is malloc(n)
+                    name = bytes(key)
                 vt = s & 7
                 if vt == 1:
                     # the common records are built slot by slot: object.__new__ plus
@@ -242,11 +432,103 @@ def ref_loop__swap_on__alloc_off(
         last = b""
 
 
-def ref_loop__swap_off__alloc_on(
+def ref_loop__swap_off__alloc_on__mmap_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
     """Yield RefRecords from block (at off, after key last), then from the blocks
-    next_block(block) returns (block_key_swap=off, ref_name_alloc=on)."""
+    next_block(block) returns (block_key_swap=off, ref_name_alloc=on, mmap=on)."""
+    RefRec = RefRecord
+    new = object.__new__
+    h2 = 2 * hash_size
+    while True:
+        data = block.data
+        end = block.end
+        block_off = block.off
+        name_of_table = block.name
+        last = bytearray(last)
+        try:
+            while off < end:
+                start = off
+                p = data[off]
+                if p < 0x80:
+                    off += 1
+                else:
+                    p, off = get_varint(data, off)
+                s = data[off]
+                if s < 0x80:
+                    off += 1
+                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
+                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+                    off += 2
+                else:
+                    s, off = get_varint(data, off)
+                if p > len(last):
+                    raise FormatError("prefix length exceeds the previous key",
+                                      name_of_table, block_off + start)
+                nxt = off + (s >> 3)
+                key = last[:p] + data[off:nxt]
+                off = nxt
+                u = data[off]
+                if u < 0x80:
+                    off += 1
+                else:
+                    u, off = get_varint(data, off)
+                name = bytes(key)
+                vt = s & 7
+                if vt == 1:
+                    # the common records are built slot by slot: object.__new__ plus
+                    # six slot stores cost about half of a call to the dataclass __init__
+                    nxt = off + hash_size
+                    rec = new(RefRec)
+                    rec.refname = name
+                    rec.update_index = u + min_ui
+                    rec.value_type = 1
+                    rec.value = bytes(data[off:nxt])
+                    rec.target_value = None
+                    rec.target = None
+                elif vt == 2:
+                    nxt = off + h2
+                    rec = new(RefRec)
+                    rec.refname = name
+                    rec.update_index = u + min_ui
+                    rec.value_type = 2
+                    rec.value = bytes(data[off:off + hash_size])
+                    rec.target_value = bytes(data[off + hash_size:nxt])
+                    rec.target = None
+                elif vt == 3:
+                    n, off = get_varint(data, off)
+                    nxt = off + n
+                    rec = RefRec(name, u + min_ui, 3, None, None, bytes(data[off:nxt]))
+                elif vt == 0:
+                    nxt = off
+                    rec = RefRec(name, u + min_ui, 0, None, None, None)
+                else:
+                    raise FormatError(f"unknown ref value type {vt}", name_of_table,
+                                      block_off + start)
+                if nxt > end:       # offsets only grow: this also covers the key suffix
+                    raise FormatError("ref record runs past the block",
+                                      name_of_table, block_off + start)
+                off = nxt
+                last[:] = key
+                yield rec
+        except (IndexError, FormatError) as e:
+            if isinstance(e, FormatError) and e.path is not None:
+                raise
+            raise FormatError("truncated ref record", name_of_table, block_off + off) from None
+        # on to the next block of this section (None: stop here)
+        following = next_block(block) if next_block is not None else None
+        if following is None:
+            return
+        block = following
+        off = block.header_off + 4
+        last = b""
+
+
+def ref_loop__swap_off__alloc_on__mmap_off(
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
+        next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
+    """Yield RefRecords from block (at off, after key last), then from the blocks
+    next_block(block) returns (block_key_swap=off, ref_name_alloc=on, mmap=off)."""
     RefRec = RefRecord
     new = object.__new__
     h2 = 2 * hash_size
@@ -334,11 +616,11 @@ def ref_loop__swap_off__alloc_on(
         last = b""
 
 
-def ref_loop__swap_off__alloc_off(
+def ref_loop__swap_off__alloc_off__mmap_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
     """Yield RefRecords from block (at off, after key last), then from the blocks
-    next_block(block) returns (block_key_swap=off, ref_name_alloc=off)."""
+    next_block(block) returns (block_key_swap=off, ref_name_alloc=off, mmap=on)."""
     RefRec = RefRecord
     new = object.__new__
     h2 = 2 * hash_size
@@ -348,7 +630,6 @@ def ref_loop__swap_off__alloc_off(
         block_off = block.off
         name_of_table = block.name
         last = bytearray(last)
-        namebuf = bytearray()
         try:
             while off < end:
                 start = off
@@ -376,8 +657,103 @@ def ref_loop__swap_off__alloc_off(
                     off += 1
                 else:
                     u, off = get_varint(data, off)
-                namebuf[:] = key
-                name = bytes(namebuf)
+                name = None                 # reftable_ref_record_release(r): NULL
+                if name is None:            # reftable_realloc(NULL, n) is malloc(n)
+                    name = bytes(key)
+                vt = s & 7
+                if vt == 1:
+                    # the common records are built slot by slot: object.__new__ plus
+                    # six slot stores cost about half of a call to the dataclass __init__
+                    nxt = off + hash_size
+                    rec = new(RefRec)
+                    rec.refname = name
+                    rec.update_index = u + min_ui
+                    rec.value_type = 1
+                    rec.value = bytes(data[off:nxt])
+                    rec.target_value = None
+                    rec.target = None
+                elif vt == 2:
+                    nxt = off + h2
+                    rec = new(RefRec)
+                    rec.refname = name
+                    rec.update_index = u + min_ui
+                    rec.value_type = 2
+                    rec.value = bytes(data[off:off + hash_size])
+                    rec.target_value = bytes(data[off + hash_size:nxt])
+                    rec.target = None
+                elif vt == 3:
+                    n, off = get_varint(data, off)
+                    nxt = off + n
+                    rec = RefRec(name, u + min_ui, 3, None, None, bytes(data[off:nxt]))
+                elif vt == 0:
+                    nxt = off
+                    rec = RefRec(name, u + min_ui, 0, None, None, None)
+                else:
+                    raise FormatError(f"unknown ref value type {vt}", name_of_table,
+                                      block_off + start)
+                if nxt > end:       # offsets only grow: this also covers the key suffix
+                    raise FormatError("ref record runs past the block",
+                                      name_of_table, block_off + start)
+                off = nxt
+                last[:] = key
+                yield rec
+        except (IndexError, FormatError) as e:
+            if isinstance(e, FormatError) and e.path is not None:
+                raise
+            raise FormatError("truncated ref record", name_of_table, block_off + off) from None
+        # on to the next block of this section (None: stop here)
+        following = next_block(block) if next_block is not None else None
+        if following is None:
+            return
+        block = following
+        off = block.header_off + 4
+        last = b""
+
+
+def ref_loop__swap_off__alloc_off__mmap_off(
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
+        next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
+    """Yield RefRecords from block (at off, after key last), then from the blocks
+    next_block(block) returns (block_key_swap=off, ref_name_alloc=off, mmap=off)."""
+    RefRec = RefRecord
+    new = object.__new__
+    h2 = 2 * hash_size
+    while True:
+        data = block.data
+        end = block.end
+        block_off = block.off
+        name_of_table = block.name
+        last = bytearray(last)
+        try:
+            while off < end:
+                start = off
+                p = data[off]
+                if p < 0x80:
+                    off += 1
+                else:
+                    p, off = get_varint(data, off)
+                s = data[off]
+                if s < 0x80:
+                    off += 1
+                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
+                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+                    off += 2
+                else:
+                    s, off = get_varint(data, off)
+                if p > len(last):
+                    raise FormatError("prefix length exceeds the previous key",
+                                      name_of_table, block_off + start)
+                nxt = off + (s >> 3)
+                key = last[:p] + data[off:nxt]
+                off = nxt
+                u = data[off]
+                if u < 0x80:
+                    off += 1
+                else:
+                    u, off = get_varint(data, off)
+                name = None                 # reftable_ref_record_release(r): NULL
+                if name is None:            # reftable_realloc(NULL, n) is malloc(n)
+                    name = bytes(key)
                 vt = s & 7
                 if vt == 1:
                     # the common records are built slot by slot: object.__new__ plus
@@ -439,7 +815,7 @@ def log_loop__swap_on(
         end = block.end
         block_off = block.off
         name_of_table = block.name
-        last = bytes(last)
+        last = bytearray(last)
         try:
             while off < end:
                 start = off
@@ -589,7 +965,7 @@ def obj_loop__swap_on(
         end = block.end
         block_off = block.off
         name_of_table = block.name
-        last = bytes(last)
+        last = bytearray(last)
         while off < end:
             start = off
             try:
@@ -651,7 +1027,7 @@ def index_loop__swap_on(
         end = block.end
         block_off = block.off
         name_of_table = block.name
-        last = bytes(last)
+        last = bytearray(last)
         while off < end:
             start = off
             try:
@@ -1475,6 +1851,8 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on(
     nxt = next
     pop = heap.pop
     append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
     while heap:
         entry = heap[0]
         last = pop()
@@ -1523,13 +1901,14 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        entry_key = bytearray(erec.refname)
+        entry_key[:] = erec.refname
         while heap:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
                 break
-            if bytearray(top[0].refname) > entry_key:
+            key[:] = top[0].refname
+            if key > entry_key:
                 break
             last = pop()
             n = len(heap)
@@ -1578,6 +1957,8 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off(
     nxt = next
     pop = heap.pop
     append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
     while heap:
         entry = heap[0]
         last = pop()
@@ -1626,13 +2007,14 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        entry_key = bytearray(erec.refname)
+        entry_key[:] = erec.refname
         while heap:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
                 break
-            if bytearray(top[0].refname) > entry_key:
+            key[:] = top[0].refname
+            if key > entry_key:
                 break
             last = pop()
             n = len(heap)
@@ -1681,6 +2063,8 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_on(
     nxt = next
     pop = heap.pop
     append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
     while heap:
         entry = heap[0]
         last = pop()
@@ -1718,13 +2102,14 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_on(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        entry_key = bytearray(erec.refname)
+        entry_key[:] = erec.refname
         while heap:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
                 break
-            if bytearray(top[0].refname) > entry_key:
+            key[:] = top[0].refname
+            if key > entry_key:
                 break
             last = pop()
             n = len(heap)
@@ -1773,6 +2158,8 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_off(
     nxt = next
     pop = heap.pop
     append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
     while heap:
         entry = heap[0]
         last = pop()
@@ -1810,13 +2197,14 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_off(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        entry_key = bytearray(erec.refname)
+        entry_key[:] = erec.refname
         while heap:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
                 break
-            if bytearray(top[0].refname) > entry_key:
+            key[:] = top[0].refname
+            if key > entry_key:
                 break
             last = pop()
             n = len(heap)
@@ -1865,6 +2253,8 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on(
     nxt = next
     pop = heap.pop
     append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
     while heap:
         entry = heap[0]
         last = pop()
@@ -1913,11 +2303,12 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        entry_key = bytearray(erec.refname)
+        entry_key[:] = erec.refname
         while heap:
             top = heap[0]
             tidx = top[1]
-            if bytearray(top[0].refname) > entry_key:
+            key[:] = top[0].refname
+            if key > entry_key:
                 break
             last = pop()
             n = len(heap)
@@ -1966,6 +2357,8 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off(
     nxt = next
     pop = heap.pop
     append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
     while heap:
         entry = heap[0]
         last = pop()
@@ -2014,11 +2407,12 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        entry_key = bytearray(erec.refname)
+        entry_key[:] = erec.refname
         while heap:
             top = heap[0]
             tidx = top[1]
-            if bytearray(top[0].refname) > entry_key:
+            key[:] = top[0].refname
+            if key > entry_key:
                 break
             last = pop()
             n = len(heap)
@@ -2067,6 +2461,8 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_on(
     nxt = next
     pop = heap.pop
     append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
     while heap:
         entry = heap[0]
         last = pop()
@@ -2104,11 +2500,12 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_on(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        entry_key = bytearray(erec.refname)
+        entry_key[:] = erec.refname
         while heap:
             top = heap[0]
             tidx = top[1]
-            if bytearray(top[0].refname) > entry_key:
+            key[:] = top[0].refname
+            if key > entry_key:
                 break
             last = pop()
             n = len(heap)
@@ -2157,6 +2554,8 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_off(
     nxt = next
     pop = heap.pop
     append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
     while heap:
         entry = heap[0]
         last = pop()
@@ -2194,11 +2593,12 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_off(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        entry_key = bytearray(erec.refname)
+        entry_key[:] = erec.refname
         while heap:
             top = heap[0]
             tidx = top[1]
-            if bytearray(top[0].refname) > entry_key:
+            key[:] = top[0].refname
+            if key > entry_key:
                 break
             last = pop()
             n = len(heap)
@@ -3011,6 +3411,8 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on(
     nxt = next
     pop = heap.pop
     append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
     while heap:
         entry = heap[0]
         last = pop()
@@ -3059,13 +3461,19 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        entry_key = erec.key()
+        entry_key[:] = erec.refname
+        entry_key += b"\0"
+        entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
         while heap:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
                 break
-            if top[0].key() > entry_key:
+            trec = top[0]
+            key[:] = trec.refname
+            key += b"\0"
+            key += (MAX_U64 - trec.update_index).to_bytes(8, "big")
+            if key > entry_key:
                 break
             last = pop()
             n = len(heap)
@@ -3114,6 +3522,8 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off(
     nxt = next
     pop = heap.pop
     append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
     while heap:
         entry = heap[0]
         last = pop()
@@ -3162,13 +3572,19 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        entry_key = erec.key()
+        entry_key[:] = erec.refname
+        entry_key += b"\0"
+        entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
         while heap:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
                 break
-            if top[0].key() > entry_key:
+            trec = top[0]
+            key[:] = trec.refname
+            key += b"\0"
+            key += (MAX_U64 - trec.update_index).to_bytes(8, "big")
+            if key > entry_key:
                 break
             last = pop()
             n = len(heap)
@@ -3217,6 +3633,8 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_on(
     nxt = next
     pop = heap.pop
     append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
     while heap:
         entry = heap[0]
         last = pop()
@@ -3254,13 +3672,19 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_on(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        entry_key = erec.key()
+        entry_key[:] = erec.refname
+        entry_key += b"\0"
+        entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
         while heap:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
                 break
-            if top[0].key() > entry_key:
+            trec = top[0]
+            key[:] = trec.refname
+            key += b"\0"
+            key += (MAX_U64 - trec.update_index).to_bytes(8, "big")
+            if key > entry_key:
                 break
             last = pop()
             n = len(heap)
@@ -3309,6 +3733,8 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_off(
     nxt = next
     pop = heap.pop
     append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
     while heap:
         entry = heap[0]
         last = pop()
@@ -3346,13 +3772,19 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_off(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        entry_key = erec.key()
+        entry_key[:] = erec.refname
+        entry_key += b"\0"
+        entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
         while heap:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
                 break
-            if top[0].key() > entry_key:
+            trec = top[0]
+            key[:] = trec.refname
+            key += b"\0"
+            key += (MAX_U64 - trec.update_index).to_bytes(8, "big")
+            if key > entry_key:
                 break
             last = pop()
             n = len(heap)
@@ -3401,6 +3833,8 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on(
     nxt = next
     pop = heap.pop
     append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
     while heap:
         entry = heap[0]
         last = pop()
@@ -3449,11 +3883,17 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        entry_key = erec.key()
+        entry_key[:] = erec.refname
+        entry_key += b"\0"
+        entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
         while heap:
             top = heap[0]
             tidx = top[1]
-            if top[0].key() > entry_key:
+            trec = top[0]
+            key[:] = trec.refname
+            key += b"\0"
+            key += (MAX_U64 - trec.update_index).to_bytes(8, "big")
+            if key > entry_key:
                 break
             last = pop()
             n = len(heap)
@@ -3502,6 +3942,8 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off(
     nxt = next
     pop = heap.pop
     append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
     while heap:
         entry = heap[0]
         last = pop()
@@ -3550,11 +3992,17 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        entry_key = erec.key()
+        entry_key[:] = erec.refname
+        entry_key += b"\0"
+        entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
         while heap:
             top = heap[0]
             tidx = top[1]
-            if top[0].key() > entry_key:
+            trec = top[0]
+            key[:] = trec.refname
+            key += b"\0"
+            key += (MAX_U64 - trec.update_index).to_bytes(8, "big")
+            if key > entry_key:
                 break
             last = pop()
             n = len(heap)
@@ -3603,6 +4051,8 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_on(
     nxt = next
     pop = heap.pop
     append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
     while heap:
         entry = heap[0]
         last = pop()
@@ -3640,11 +4090,17 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_on(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        entry_key = erec.key()
+        entry_key[:] = erec.refname
+        entry_key += b"\0"
+        entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
         while heap:
             top = heap[0]
             tidx = top[1]
-            if top[0].key() > entry_key:
+            trec = top[0]
+            key[:] = trec.refname
+            key += b"\0"
+            key += (MAX_U64 - trec.update_index).to_bytes(8, "big")
+            if key > entry_key:
                 break
             last = pop()
             n = len(heap)
@@ -3693,6 +4149,8 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_off(
     nxt = next
     pop = heap.pop
     append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
     while heap:
         entry = heap[0]
         last = pop()
@@ -3730,11 +4188,17 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_off(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        entry_key = erec.key()
+        entry_key[:] = erec.refname
+        entry_key += b"\0"
+        entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
         while heap:
             top = heap[0]
             tidx = top[1]
-            if top[0].key() > entry_key:
+            trec = top[0]
+            key[:] = trec.refname
+            key += b"\0"
+            key += (MAX_U64 - trec.update_index).to_bytes(8, "big")
+            if key > entry_key:
                 break
             last = pop()
             n = len(heap)
@@ -3774,25 +4238,41 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_off(
         yield erec
 
 
-# (block type, block_key_swap, ref_name_alloc) -> record loop; ref_name_alloc acts
-# on ref blocks only, the other types list their loop under both values
-RECORD_LOOPS: dict[tuple[int, bool, bool], RecordLoop] = {
-    (BLOCK_TYPE_REF, True, True): ref_loop__swap_on__alloc_on,
-    (BLOCK_TYPE_REF, True, False): ref_loop__swap_on__alloc_off,
-    (BLOCK_TYPE_REF, False, True): ref_loop__swap_off__alloc_on,
-    (BLOCK_TYPE_REF, False, False): ref_loop__swap_off__alloc_off,
-    (BLOCK_TYPE_LOG, True, True): log_loop__swap_on,
-    (BLOCK_TYPE_LOG, True, False): log_loop__swap_on,
-    (BLOCK_TYPE_LOG, False, True): log_loop__swap_off,
-    (BLOCK_TYPE_LOG, False, False): log_loop__swap_off,
-    (BLOCK_TYPE_OBJ, True, True): obj_loop__swap_on,
-    (BLOCK_TYPE_OBJ, True, False): obj_loop__swap_on,
-    (BLOCK_TYPE_OBJ, False, True): obj_loop__swap_off,
-    (BLOCK_TYPE_OBJ, False, False): obj_loop__swap_off,
-    (BLOCK_TYPE_INDEX, True, True): index_loop__swap_on,
-    (BLOCK_TYPE_INDEX, True, False): index_loop__swap_on,
-    (BLOCK_TYPE_INDEX, False, True): index_loop__swap_off,
-    (BLOCK_TYPE_INDEX, False, False): index_loop__swap_off,
+# (block type, block_key_swap, ref_name_alloc, mmap) -> record loop; ref_name_alloc
+# and mmap act on ref blocks only, the other types list their loop under all values
+RECORD_LOOPS: dict[tuple[int, bool, bool, bool], RecordLoop] = {
+    (BLOCK_TYPE_REF, True, True, True): ref_loop__swap_on__alloc_on__mmap_on,
+    (BLOCK_TYPE_REF, True, True, False): ref_loop__swap_on__alloc_on__mmap_off,
+    (BLOCK_TYPE_REF, True, False, True): ref_loop__swap_on__alloc_off__mmap_on,
+    (BLOCK_TYPE_REF, True, False, False): ref_loop__swap_on__alloc_off__mmap_off,
+    (BLOCK_TYPE_REF, False, True, True): ref_loop__swap_off__alloc_on__mmap_on,
+    (BLOCK_TYPE_REF, False, True, False): ref_loop__swap_off__alloc_on__mmap_off,
+    (BLOCK_TYPE_REF, False, False, True): ref_loop__swap_off__alloc_off__mmap_on,
+    (BLOCK_TYPE_REF, False, False, False): ref_loop__swap_off__alloc_off__mmap_off,
+    (BLOCK_TYPE_LOG, True, True, True): log_loop__swap_on,
+    (BLOCK_TYPE_LOG, True, True, False): log_loop__swap_on,
+    (BLOCK_TYPE_LOG, True, False, True): log_loop__swap_on,
+    (BLOCK_TYPE_LOG, True, False, False): log_loop__swap_on,
+    (BLOCK_TYPE_LOG, False, True, True): log_loop__swap_off,
+    (BLOCK_TYPE_LOG, False, True, False): log_loop__swap_off,
+    (BLOCK_TYPE_LOG, False, False, True): log_loop__swap_off,
+    (BLOCK_TYPE_LOG, False, False, False): log_loop__swap_off,
+    (BLOCK_TYPE_OBJ, True, True, True): obj_loop__swap_on,
+    (BLOCK_TYPE_OBJ, True, True, False): obj_loop__swap_on,
+    (BLOCK_TYPE_OBJ, True, False, True): obj_loop__swap_on,
+    (BLOCK_TYPE_OBJ, True, False, False): obj_loop__swap_on,
+    (BLOCK_TYPE_OBJ, False, True, True): obj_loop__swap_off,
+    (BLOCK_TYPE_OBJ, False, True, False): obj_loop__swap_off,
+    (BLOCK_TYPE_OBJ, False, False, True): obj_loop__swap_off,
+    (BLOCK_TYPE_OBJ, False, False, False): obj_loop__swap_off,
+    (BLOCK_TYPE_INDEX, True, True, True): index_loop__swap_on,
+    (BLOCK_TYPE_INDEX, True, True, False): index_loop__swap_on,
+    (BLOCK_TYPE_INDEX, True, False, True): index_loop__swap_on,
+    (BLOCK_TYPE_INDEX, True, False, False): index_loop__swap_on,
+    (BLOCK_TYPE_INDEX, False, True, True): index_loop__swap_off,
+    (BLOCK_TYPE_INDEX, False, True, False): index_loop__swap_off,
+    (BLOCK_TYPE_INDEX, False, False, True): index_loop__swap_off,
+    (BLOCK_TYPE_INDEX, False, False, False): index_loop__swap_off,
 }
 
 

@@ -3,10 +3,15 @@
 Contract: an entry is a tuple (record, subiter_index). The queue orders entries
 by record key; on equal keys the entry from the NEWER table (higher index) comes
 first, so the merged iterator sees the newest version of a key first. The
-less-than function is chosen once, at construction (flag pq_cmp):
-  off: builds both keys with rec.key() (new bytes per comparison) and compares them
-       (git before 000 4/7);
-  on:  compares key fields directly, no key built (git after 000 4/7).
+less-than function is chosen once, at construction (flag pq_cmp, seed 000 4/7,
+pq_less in reftable/pq.c):
+  off: two fresh buffers per comparison, each filled with a key, then compared
+       ("struct strbuf ak = STRBUF_INIT; ... reftable_record_key(&a->rec, &ak);
+       reftable_record_key(&b->rec, &bk); cmp = strbuf_cmp(&ak, &bk);
+       strbuf_release(&ak); strbuf_release(&bk);");
+  on:  compares key fields directly, no key built
+       ("int cmp = reftable_record_cmp(&a->rec, &b->rec);").
+Both: "if (cmp == 0) return a->index > b->index;".
 Records are duck-typed: ref records have .refname, log records .refname and
 .update_index (a log key sorts by refname, then by update_index descending).
 The merged iterator (merged.py) seeds a MergedIterPQueue, then runs this same
@@ -72,8 +77,10 @@ def _log_less_fields(a: Entry, b: Entry) -> bool:
 
 
 # The "off" less-thans format both keys into new buffers, as git's pq_less did with
-# two fresh strbufs. A ref key is its refname: bytes(refname) would return the same
-# object in CPython, so the ref key is copied into a new bytearray explicitly.
+# two fresh strbufs (STRBUF_INIT, reftable_record_key, strbuf_release: an allocation
+# and a copy per key per comparison). A ref key is its refname: bytes(refname) would
+# return the same object in CPython, so the ref key is copied into a new bytearray;
+# a log key is built by LogRecord.key() (refname NUL reversed update index).
 
 def _ref_less_keys(a: Entry, b: Entry) -> bool:
     ak = bytearray(a[0].refname)

@@ -1,0 +1,220 @@
+"""Each flag's off/on pair does what git's code did before/after the patch, no more.
+
+Structural checks on the variants (seed lines quoted in scripts/gen_loops.py and
+block.py): the two sources of a pair differ in exactly the lines the patch is
+about; mmap=on hands out views into the one map, mmap=off a fresh bytes per read;
+merged_cmp=off formats keys into two reused buffers; block_key_swap=off copies the
+key into one reused last_key buffer, on swaps; pq_cmp=off builds two fresh buffers
+per comparison. Results are identical across all values (also tests/test_flags.py).
+"""
+from __future__ import annotations
+
+import difflib
+import inspect
+import itertools
+import mmap
+import re
+from pathlib import Path
+
+from reftable_core.flags import Flags
+from reftable_core.reftable import loops
+from reftable_core.reftable.block import block_loader, record_loop
+from reftable_core.reftable.blocksource import open_file_source
+from reftable_core.reftable.merged import MergedTable, merge_function
+from reftable_core.reftable.pq import REF, MergedIterPQueue, make_less
+from reftable_core.reftable.record import BLOCK_TYPE_REF, RefRecord
+from reftable_core.reftable.table import TableReader
+from reftable_core.reftable.writer import WriterOptions, write_table
+
+from scripts.gen_loops import LESS
+
+
+def _refs(n: int, ui: int = 1, step: int = 1) -> list[RefRecord]:
+    return [RefRecord(b"refs/heads/b-%05d" % i, ui, 1, (i * 7 + ui).to_bytes(20, "big"))
+            for i in range(0, n, step)]
+
+
+def _table(path: Path, refs: list[RefRecord], ui: int = 1) -> Path:
+    write_table(path, refs, options=WriterOptions(min_update_index=ui, max_update_index=ui))
+    return path
+
+
+def _changed_lines(a: object, b: object) -> tuple[list[str], list[str]]:
+    """(lines only in a, lines only in b) of two functions' sources, name and docstring
+    lines left out."""
+    def body(f: object) -> list[str]:
+        src = inspect.getsource(f).splitlines()
+        start = next(i for i, line in enumerate(src) if line.rstrip().endswith('"""')
+                     and i > 0 and '"""' in "".join(src[:i]))
+        return [line.strip() for line in src[start + 1:]]
+    d = list(difflib.ndiff(body(a), body(b)))
+    return ([x[2:] for x in d if x.startswith("- ")], [x[2:] for x in d if x.startswith("+ ")])
+
+
+def test_each_record_loop_pair_differs_in_the_patched_lines_only() -> None:
+    f = loops.RECORD_LOOPS
+    for alloc, views in itertools.product((True, False), repeat=2):     # block_key_swap
+        off, on = _changed_lines(f[(BLOCK_TYPE_REF, False, alloc, views)],
+                                 f[(BLOCK_TYPE_REF, True, alloc, views)])
+        assert (off, on) == (["last[:] = key"], ["last = key"])
+    for swap, views in itertools.product((True, False), repeat=2):      # ref_name_alloc
+        off, on = _changed_lines(f[(BLOCK_TYPE_REF, swap, False, views)],
+                                 f[(BLOCK_TYPE_REF, swap, True, views)])
+        # both allocate the name with bytes(key); off reaches it through the
+        # release (NULL) and realloc's NULL test
+        assert [x.split("#")[0].strip() for x in off] == ["name = None", "if name is None:"]
+        assert on == []
+    for swap, alloc in itertools.product((True, False), repeat=2):      # mmap
+        off, on = _changed_lines(f[(BLOCK_TYPE_REF, swap, alloc, False)],
+                                 f[(BLOCK_TYPE_REF, swap, alloc, True)])
+        assert len(off) == len(on) == 4
+        # each value field: a slice of bytes (a copy) / bytes() of a view slice
+        assert [re.sub(r"(data\[[^]]*\])", r"bytes(\1)", o) for o in off] == on
+
+
+def test_each_merge_loop_pair_differs_in_the_patched_lines_only() -> None:
+    def fn(**kw: bool):
+        return merge_function(Flags(**{"merged_cmp": True, "same_subiter_skip": True,
+                                       "single_subiter_bypass": False, "pq_cmp": True,
+                                       **kw}), REF)
+    off, on = _changed_lines(fn(merged_cmp=False), fn())
+    assert off == ["key = bytearray()", "entry_key = bytearray()",
+                   "entry_key[:] = erec.refname", "key[:] = top[0].refname",
+                   "if key > entry_key:"]
+    assert on == ["if top[0].refname > erec.refname:"]
+    off, on = _changed_lines(fn(same_subiter_skip=False), fn())
+    assert off == [] and on == ["if tidx == idx:", "break"]
+    off, on = _changed_lines(fn(pq_cmp=False), fn())
+    assert len(off) == len(on) == 6       # the less-thans of two adds and two removes
+    assert all(x.count("bytearray(") == 2 for x in off) and not any("bytearray" in x for x in on)
+
+
+def test_mmap_on_hands_out_views_of_one_map_and_off_fresh_bytes_per_read(tmp_path: Path) -> None:
+    path = _table(tmp_path / "t.ref", _refs(3000))
+    for views in (True, False):
+        flags = Flags(mmap=views)
+        src = open_file_source(path, flags)
+        reader = TableReader(src, flags)
+        first = reader.load_block(0)
+        again = reader.load_block(0)
+        assert first is not None and again is not None
+        if views:
+            assert type(first.data) is memoryview and isinstance(first.data.obj, mmap.mmap)
+            assert first.data.obj is again.data.obj     # one map, no copy per block
+        else:
+            assert type(first.data) is bytes and type(again.data) is bytes
+            assert first.data is not again.data         # a fresh buffer per read
+        assert bytes(first.data) == bytes(again.data)
+        for rec in reader.refs():
+            assert type(rec.refname) is bytes and type(rec.value) is bytes
+        reader.close()
+
+
+def test_mmap_views_do_not_outlive_the_close_of_the_map(tmp_path: Path) -> None:
+    """Records hold no view (each field is its own bytes): closing the table while
+    its records live, and reading them afterwards, is safe."""
+    path = _table(tmp_path / "t.ref", _refs(500))
+    reader = TableReader.open(path, Flags(mmap=True))
+    recs = list(reader.refs())
+    reader.close()
+    assert all(type(r.value) is bytes for r in recs)
+    assert recs == list(TableReader.open(path, Flags(mmap=False)).refs())
+
+
+def test_mmap_and_ref_loops_give_identical_records_on_views_and_bytes(tmp_path: Path) -> None:
+    path = _table(tmp_path / "t.ref", _refs(2000))
+    results = set()
+    for swap, alloc, views in itertools.product((True, False), repeat=3):
+        flags = Flags(block_key_swap=swap, ref_name_alloc=alloc, mmap=views)
+        with TableReader.open(path, flags) as r:
+            got = tuple((x.refname, x.update_index, x.value) for x in r.refs())
+            assert r.seek_ref(b"refs/heads/b-01234") == RefRecord(
+                b"refs/heads/b-01234", 1, 1, (1234 * 7 + 1).to_bytes(20, "big"))
+        results.add(got)
+    assert len(results) == 1
+
+
+def test_block_key_swap_off_copies_into_one_reused_last_key_on_swaps(tmp_path: Path) -> None:
+    path = _table(tmp_path / "t.ref", _refs(200))
+    for swap in (False, True):
+        flags = Flags(block_key_swap=swap)
+        with TableReader.open(path, flags) as r:
+            block = r.load_block(0)
+            assert block is not None
+            gen = record_loop(BLOCK_TYPE_REF, flags)(block, block.header_off + 4, b"", 20,
+                                                    r.min_update_index, None)
+            ids = set()
+            for rec in itertools.islice(gen, 20):
+                last = gen.gi_frame.f_locals["last"]
+                assert type(last) is bytearray and bytes(last) == rec.refname
+                assert rec.refname is not last      # the name is its own allocation
+                ids.add(id(last))
+            gen.close()
+        # off: one buffer for all records; on: the key's buffer becomes last_key
+        assert (len(ids) == 1) == (not swap)
+
+
+def test_merged_cmp_off_formats_keys_into_two_reused_buffers(tmp_path: Path) -> None:
+    tables = [_table(tmp_path / "1.ref", _refs(600), 1),
+              _table(tmp_path / "2.ref", _refs(600, 2, 3), 2),
+              _table(tmp_path / "3.ref", _refs(600, 3, 7), 3)]
+    results = set()
+    for cmp in (False, True):
+        flags = Flags(merged_cmp=cmp, single_subiter_bypass=False)
+        readers = [TableReader.open(p, flags) for p in tables]
+        pq = MergedIterPQueue(make_less(REF, flags))
+        its = [iter(r.refs()) for r in readers]
+        for i, it in enumerate(its):
+            pq.add([next(it), i])
+        gen = merge_function(flags, REF)(pq.heap, its, True)
+        seen: set[tuple[int, int]] = set()
+        got = []
+        for rec in gen:
+            got.append((rec.refname, rec.value))
+            local = gen.gi_frame.f_locals
+            if cmp:
+                assert "entry_key" not in local and "key" not in local
+            else:
+                assert type(local["key"]) is bytearray and type(local["entry_key"]) is bytearray
+                assert bytes(local["entry_key"]) == rec.refname
+                seen.add((id(local["key"]), id(local["entry_key"])))
+        assert len(seen) == (0 if cmp else 1)      # the same two buffers throughout
+        results.add(tuple(got))
+        assert tuple(got) == tuple((r.refname, r.value) for r in MergedTable(readers, flags).refs())
+        for r in readers:
+            r.close()
+    assert len(results) == 1 and len(next(iter(results))) == 600
+
+
+def test_pq_cmp_off_builds_two_fresh_buffers_per_comparison() -> None:
+    class Rec:
+        __slots__ = ("refname",)
+
+        def __init__(self, name: bytes) -> None:
+            self.refname = name
+    built: list[bytearray] = []
+
+    class Spy(bytearray):
+        def __init__(self, *a: object) -> None:
+            super().__init__(*a)
+            built.append(self)
+    less = eval("lambda A, B: " + LESS[("ref", False)], {"bytearray": Spy})  # noqa: S307
+    a, b = [Rec(b"refs/heads/a"), 0], [Rec(b"refs/heads/b"), 1]
+    assert less(a, b) and not less(b, a)
+    assert len(built) == 4 and len({id(x) for x in built[:2]}) == 2
+    assert [bytes(x) for x in built] == [b"refs/heads/a", b"refs/heads/b", b"refs/heads/b", b"refs/heads/a"]
+    assert "bytearray" not in LESS[("ref", True)]
+
+
+def test_block_loader_keeps_views_only_under_mmap(tmp_path: Path) -> None:
+    path = _table(tmp_path / "t.ref", _refs(300))
+    src = open_file_source(path, Flags(mmap=True))
+    try:
+        limit = src.size() - 68
+        kept = block_loader(Flags(mmap=True))(src, 0, 24, 4096, limit, BLOCK_TYPE_REF)
+        copied = block_loader(Flags(mmap=False))(src, 0, 24, 4096, limit, BLOCK_TYPE_REF)
+        assert kept is not None and copied is not None
+        assert type(kept.data) is memoryview and type(copied.data) is bytes
+    finally:
+        del kept
+        src.close()
