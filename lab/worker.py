@@ -19,6 +19,14 @@ by lab.measure.instructions, which documents the protocol): it installs the
 clock marker, runs the workload once (warm-up), then closes four segments with
 os.getppid(): start-up, an empty clock pair, time_func(0), time_func(1). It
 prints nothing, so no varying output (the seconds) changes the count.
+
+With --work OUT it is the work pass (untimed, after the measures): it runs
+the workload once (warm-up), resets reftable_core.counters, runs it once more
+and writes {"work": counters.snapshot()} to OUT; with --trace-loops also
+"loop_bytecodes": the bytecodes executed in the generated hot loops
+(reftable/loops.py) during a third run under sys.settrace opcode events: the
+per-record work of the loops the flags study, counted without a line added to
+them (the trace slows that run some 20-fold; it is never timed).
 """
 from __future__ import annotations
 
@@ -27,9 +35,12 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import Any, Callable
 
 import pyperf
+from reftable_core import counters
+from reftable_core.reftable import loops
 
 from lab.measure.clock import clock, set_marker
 from lab.measure.instructions import start_instrumentation
@@ -69,6 +80,44 @@ def count(time_func: TimeFunc) -> None:
     set_marker(None)
 
 
+def loop_bytecodes(run: Callable[[], object], filename: str = loops.__file__) -> int:
+    """Bytecodes executed in code from `filename` while run() runs (sys.settrace with
+    opcode events on those frames only; every other frame runs untraced)."""
+    n = 0
+
+    def local(frame: FrameType, event: str, arg: Any) -> Any:
+        nonlocal n
+        if event == "opcode":
+            n += 1
+        return local
+
+    def on_call(frame: FrameType, event: str, arg: Any) -> Any:
+        if frame.f_code.co_filename != filename:
+            return None
+        frame.f_trace_opcodes = True
+        frame.f_trace_lines = False
+        return local
+
+    sys.settrace(on_call)
+    try:
+        run()
+    finally:
+        sys.settrace(None)
+    return n
+
+
+def work(time_func: TimeFunc, trace_loops: bool = True) -> dict[str, int]:
+    """The work pass (see the module doc): counters of one run after a warm-up,
+    and (trace_loops) the hot loops' bytecodes of another."""
+    time_func(1)
+    counters.reset()
+    time_func(1)
+    out = counters.snapshot()
+    if trace_loops:
+        out["loop_bytecodes"] = loop_bytecodes(lambda: time_func(1))
+    return out
+
+
 def main() -> int:
     runner = pyperf.Runner(add_cmdline_args=_add_cmdline_args)
     runner.argparser.add_argument("--workload", required=True)
@@ -84,13 +133,22 @@ def main() -> int:
     runner.argparser.add_argument("--count", action="store_true",
                                   help="the instruction measure's target (under callgrind): "
                                        "warm-up, then 0 and 1 runs between os.getppid() marks")
+    runner.argparser.add_argument("--work", default=None, metavar="OUT",
+                                  help="the untimed work pass: write the work counters of "
+                                       "one run to OUT (JSON)")
+    runner.argparser.add_argument("--trace-loops", action="store_true",
+                                  help="with --work: count the hot loops' bytecodes too")
     args = runner.parse_args()
     time_func: TimeFunc = _not_a_worker
-    if args.once or args.count or args.worker:
+    if args.once or args.count or args.work or args.worker:
         time_func = build(args.workload, args.lab_flags, Path(args.gitdir),
                           json.loads(args.params))
     if args.count:
         count(time_func)
+        return 0
+    if args.work:
+        Path(args.work).write_text(json.dumps({"work": work(time_func, args.trace_loops)},
+                                              indent=1))
         return 0
     if args.once:
         loops = args.loops or 1

@@ -46,6 +46,7 @@ import os
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
+from ..counters import WORK
 from ..errors import FormatError
 from ..flags import Flags
 from ..lockfile import write_locked
@@ -89,6 +90,9 @@ def lines_fgetc(path: str) -> Iterator[bytes]:
             if c == b"\n":
                 yield line
                 line = b""
+        n = f.tell()
+        WORK.packed_bytes += n
+        WORK.packed_getc_locked += n + 1        # every character, then the EOF
         if line:
             yield line
 
@@ -101,8 +105,11 @@ def lines_getc_unlocked(path: str, bufsize: int = 65536) -> Iterator[bytes]:
         append = line.append
         while True:
             buf = os.read(fd, bufsize)
+            WORK.packed_buffer_reads += 1
             if not buf:
                 break
+            WORK.packed_bytes += len(buf)
+            WORK.packed_getc_unlocked += len(buf)
             for c in buf:
                 append(c)               # grows one character at a time (amortized)
                 if c == 10:
@@ -118,6 +125,7 @@ def lines_getdelim(path: str) -> Iterator[bytes]:
     """A whole line per call (readline scans for LF in C)."""
     with open(path, "rb") as f:
         yield from iter(f.readline, b"")
+        WORK.packed_bytes += f.tell()
 
 
 def lines_mmap(path: str) -> Iterator[bytes]:
@@ -127,6 +135,8 @@ def lines_mmap(path: str) -> Iterator[bytes]:
         if size == 0:
             return
         m = _mmap.mmap(f.fileno(), 0, access=_mmap.ACCESS_READ)
+    WORK.packed_maps += 1
+    WORK.packed_bytes += size
     try:
         find = m.find
         pos = 0
@@ -260,12 +270,16 @@ def load_lines(lines: Iterable[bytes], path: str, hash_size: int, check_name: Na
             oids.append(oid)
             last_was_ref = True
         offset += n
+    WORK.packed_line_copies += len(names) + len(peeled)
     return _finish(names, oids, peeled, broken, level, in_order)
 
 
 def _finish(names: list[bytes], oids: list[bytes], peeled: dict[int, bytes], broken: set[int],
             level: int, in_order: bool) -> _Loaded:
     """Sort the records by name when the file had them out of order."""
+    WORK.packed_files_parsed += 1
+    WORK.packed_lines += len(names) + len(peeled)
+    WORK.refname_format_checks += len(names)
     if not in_order:
         order = sorted(range(len(names)), key=names.__getitem__)
         rank = {old: new for new, old in enumerate(order)}
@@ -293,6 +307,8 @@ def load_mapped(path: str, hash_size: int, check_name: NameCheck) -> _Loaded:
         else:
             m = _mmap.mmap(fd, 0, access=_mmap.ACCESS_READ)
             buf = m
+            WORK.packed_maps += 1
+        WORK.packed_bytes += size
     finally:
         os.close(fd)
     try:
@@ -420,6 +436,7 @@ class _BsearchLookup:
                 elif size:
                     self._map = _mmap.mmap(fd, 0, access=_mmap.ACCESS_READ)
                     buf = self._map
+                    WORK.packed_maps += 1
             finally:
                 os.close(fd)
         start, eof = 0, len(buf)
@@ -505,6 +522,7 @@ class _BsearchLookup:
 
     def _seek(self, key: bytes) -> tuple[int, bool]:
         """(offset of the first record whose name >= key, whether it equals key)."""
+        WORK.packed_bsearch_seeks += 1
         buf = self.buf
         find = buf.find
         skip = self.hexsz + 1
