@@ -147,3 +147,17 @@ def test_loop_bytecodes_counts_only_the_hot_loops() -> None:
         return sum(range(10))
     assert loop_bytecodes(f) == 0
     assert loop_bytecodes(f, filename=f.__code__.co_filename) > 0
+
+
+def test_report_says_no_difference_in_work() -> None:
+    from lab.harness import ScenarioResult, compute_ratios
+    from lab.report import markdown
+    r = ScenarioResult("s", "small", "d", {}, variants=[
+        VariantResult("all-on", "flags", "", [1.0, 1.1, 0.9], "", work={"source_preads": 0}),
+        VariantResult("mmap=off", "flags", "mmap=off", [2.0, 2.1, 1.9], "",
+                      work={"source_preads": 0})])
+    r.ratios = compute_ratios(r, [("mmap alone, others on", "mmap=off", "all-on")])
+    assert r.ratios[0]["work_differs"] is False
+    text = markdown([r])
+    row = next(ln for ln in text.splitlines() if ln.startswith("| mmap alone"))
+    assert "no difference in work" in row and "faster" not in row and "| yes |" not in row
