@@ -13,6 +13,13 @@ per comparison and measure, time rows with t intervals and Holm-corrected
 significance across the scenario's rows (lab.stats). Nothing is printed
 here except the progress bar (stderr); reports are lab.report's job.
 
+After the measures, every flags variant runs once more, untimed, in a work
+pass (`python -m lab.worker --work`): its reftable_core.counters snapshot and
+the bytecodes of the hot loops become the variant's `work`, and each ratio row
+says whether the studied work differs between its two variants (work_differs:
+the counters lab.scenarios.WORK_OF_FLAG names for the flags the two variants
+set differently; None beside a peer, whose work the core does not count).
+
 Two schedules:
 - sequential (rounds=None): each variant is timed completely (pyperf: N worker
   processes x V values, by --mode), then the next one. Drift of the machine's
@@ -73,7 +80,7 @@ from .measure.time import (
     time_within_process,
     time_worker,
 )
-from .scenarios import SCENARIOS, Scenario, Variant
+from .scenarios import SCENARIOS, Scenario, Variant, studied_counters
 from .stats import ALPHA, holm, in_words, min_ratio, paired_ratio_ci, ratio_ci, summarize
 
 try:
@@ -97,6 +104,8 @@ __all__ = [
     "round_orders",
     "rounds_benchmark",
     "run_scenario",
+    "work_differs",
+    "work_variant",
 ]
 
 
@@ -111,7 +120,7 @@ class VariantResult:
     benchmark: str = ""         # the benchmark's name in that file ("": its only one)
     instructions: float | None = None   # instructions of one run (None: not counted)
     instructions_json: str = ""          # the pyperf JSON file holding that count
-    work: dict[str, int] = field(default_factory=dict)   # the studied work counters (none yet)
+    work: dict[str, int] = field(default_factory=dict)   # work counters of one run ({}: peer)
     allocations: float | None = None      # heap allocations of one run (None: not counted)
     bytes_allocated: float | None = None  # the bytes those allocations asked for
     allocations_json: str = ""            # the pyperf JSON file holding them
@@ -330,13 +339,41 @@ def _count_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
             f.result()
 
 
+def work_variant(scenario: Scenario, gitdir: Path, params: dict[str, Any], variant: Variant,
+                 out_dir: Path, trace_loops: bool = True) -> dict[str, int]:
+    """The work counters of one untimed run of the variant (lab.worker --work;
+    trace_loops: with the hot loops' bytecodes)."""
+    out = out_dir / f"{scenario.name}.{variant.label}.work.json"
+    counting.run_command([*_worker_cmd(scenario, gitdir, params, variant), "--work", str(out),
+                          *(["--trace-loops"] if trace_loops else [])],
+                         env=counting.count_env())
+    work: dict[str, int] = json.loads(out.read_text())["work"]
+    out.unlink()
+    return work
+
+
+def _work_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
+              variants: Sequence[Variant], results: dict[str, VariantResult], out_dir: Path,
+              jobs: int, bar: Any, scale: str) -> None:
+    trace = scenario.traces_loops(scale)
+
+    def one(v: Variant) -> None:
+        results[v.label].work = work_variant(scenario, gitdir, params, v, out_dir, trace)
+        if bar:
+            bar.set_postfix_str(f"work {v.label}")
+            bar.update(1)
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for f in [pool.submit(one, v) for v in variants if not v.peer]:
+            f.result()
+
+
 def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path | str = "results",
                  mode: str = "fast", peers: bool = True, only: Sequence[str] | None = None,
                  datasets_dir: Path | str | None = None,
                  progress: bool = True, rounds: int | None = None,
                  order_seed: int = 0, within_process: bool = False,
                  measures: Sequence[str] | str = ("time",),
-                 jobs: int | None = None) -> ScenarioResult:
+                 jobs: int | None = None, work: bool = True) -> ScenarioResult:
     """Measure the scenario's variants (all, or the labels in `only`) and its peers.
 
     measures: any of lab.measure.MEASURES. Time, rounds=None:
@@ -348,7 +385,8 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
     process, one value per variant and round (mode is then unused).
     Instructions: one callgrind worker per variant, `jobs` at once (default:
     the CPU count; counts do not depend on the machine's load); allocations
-    the same way, under the alloccount preload; memory one worker at a time.
+    the same way, under the alloccount preload; memory one worker at a time. work: the
+    untimed work pass of every flags variant (`jobs` at once), last.
     """
     if isinstance(measures, str):
         measures = parse_measures(measures)
@@ -367,14 +405,15 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
     result = ScenarioResult(scenario.name, scale, str(dataset.path), params,
                             published=scenario.published, seed=scenario.seed, started=time.time(),
                             measures=list(measures))
-    variants = [v for v in scenario.variants()
+    variants = [v for v in scenario.variants(scale)
                 if (only is None or v.label in only) and (peers or not v.peer)]
     results = {v.label: _empty_result(scenario, v, _variant_json(scenario, v, out_dir))
                for v in variants}
     result.variants = [results[v.label] for v in variants]
     steps = len(variants) * (((rounds or 1) if "time" in measures else 0)
                              + ("instructions" in measures) + ("allocations" in measures)
-                             + ("memory" in measures))
+                             + ("memory" in measures)) \
+        + (sum(not v.peer for v in variants) if work else 0)
     bar = tqdm(total=steps, desc=scenario.name, unit="run", file=sys.stderr,
                disable=not progress) if tqdm else None
     try:
@@ -389,10 +428,13 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
         if "time" in measures:
             _time_all(scenario, dataset.gitdir, params, variants, results, out_dir, mode,
                       rounds, order_seed, within_process, result, bar)
+        if work:
+            _work_all(scenario, dataset.gitdir, params, variants, results, out_dir,
+                      jobs or os.cpu_count() or 1, bar, scale)
     finally:
         if bar:
             bar.close()
-    result.ratios = compute_ratios(result, scenario.comparisons(),
+    result.ratios = compute_ratios(result, scenario.comparisons(scale),
                                    scenario.row_published)
     result.elapsed = time.time() - result.started
     (out_dir / f"{scenario.name}.result.json").write_text(json.dumps(result.to_json(), indent=1))
@@ -476,8 +518,7 @@ def compute_ratios(result: ScenarioResult, comparisons: Sequence[tuple[str, str,
     Time rows are "significant" when their Holm-adjusted p-value ("p_holm",
     across the scenario's time rows) is below lab.stats.ALPHA.
     Every row: "measure", "in_words" (the faster side first), "published" (the
-    seed's figure for the row, or None), "work_differs" (None until variants
-    carry work counters).
+    seed's figure for the row, or None), "work_differs" (work_differs()).
     """
     by_label = {v.label: v for v in result.variants}
     published = published or {}
@@ -488,7 +529,7 @@ def compute_ratios(result: ScenarioResult, comparisons: Sequence[tuple[str, str,
         s, f = by_label[slow], by_label[fast]
         names = _side_names(s, f)
         common = {"title": title, "slow": slow, "fast": fast,
-                  "published": published.get(title), "work_differs": None}
+                  "published": published.get(title), "work_differs": work_differs(s, f)}
         for measure, sc, fc in (("instructions", s.instructions, f.instructions),
                                 ("allocations", s.allocations, f.allocations)):
             if sc is not None and fc is not None and fc > 0:
@@ -516,6 +557,25 @@ def compute_ratios(result: ScenarioResult, comparisons: Sequence[tuple[str, str,
         row["p_holm"] = p
         row["significant"] = p < ALPHA
     return rows
+
+
+def _flags_of(v: VariantResult) -> Flags:
+    return Flags().with_spec(v.spec)
+
+
+def work_differs(a: VariantResult, b: VariantResult) -> bool | None:
+    """Did a and b do different studied work? The studied counters are those
+    lab.scenarios.studied_counters names for the flags a and b set differently;
+    True when one of them differs (a counter one side lacks counts as 0 there).
+    None when it cannot be told: a peer, a variant without work counters, or no
+    studied counter measured on either side."""
+    if a.kind == "peer" or b.kind == "peer" or not a.work or not b.work:
+        return None
+    names = [n for n in studied_counters(_flags_of(a), _flags_of(b))
+             if n in a.work or n in b.work]
+    if not names:
+        return None
+    return any(a.work.get(n, 0) != b.work.get(n, 0) for n in names)
 
 
 def compare_files(a: Path, b: Path) -> dict[str, Any]:

@@ -9,7 +9,10 @@ record (lab.measure.allocations.records), peak RSS above the worker's own
 and the tracemalloc peak, and the allocation ratios. Ratios are said in words, the faster side first; a time ratio is
 "significant" only after Holm's correction across the scenario's rows; an
 instruction ratio is exact (a deterministic count, no interval). warnings()
-lists the wall-time variants whose coefficient of variation exceeds 5 %. Input is ScenarioResult objects or the
+lists the wall-time variants whose coefficient of variation exceeds 5 %. A row whose two
+variants did identical studied work (work_differs false: lab.harness.work_differs) reads
+"no difference in work" in place of its ratio's words, never as a speed-up (NO_WORK_DIFFERENCE,
+row_words()). Input is ScenarioResult objects or the
 <scenario>.result.json files the harness wrote (their values read from the
 pyperf JSON files beside them, as the harness reads them).
 """
@@ -34,6 +37,18 @@ def warnings(r: ScenarioResult) -> list[str]:
             f"(stdev/mean > {CV_WARN:.0%}); its time ratios are noisy (--measure instructions "
             f"is exact; --rounds R pairs by round)"
             for v in r.variants if v.values and cv(v.values) > CV_WARN]
+
+
+NO_WORK_DIFFERENCE = "no difference in work"
+
+
+def row_words(q: dict) -> str:
+    """A ratio row's words: its in_words, or NO_WORK_DIFFERENCE when both of its
+    variants did the same studied work (what remains of the ratio is noise or
+    overhead outside the work the flags change)."""
+    if q.get("work_differs") is False:
+        return f"{NO_WORK_DIFFERENCE} (ratio {q['ratio']:.3f}x)"
+    return q.get("in_words", "")
 
 
 def _time_cell(q: dict | None) -> str:
@@ -83,10 +98,11 @@ def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = N
             lines += ["", ("| comparison | in words | instructions (exact) | time [95% CI] | "
                            "significant (Holm) | published |"), "|---|---|---|---|---|---|"]
             for title, qi, qt in rows:
-                words = (qi or qt or {}).get("in_words", "")
-                if qi and qt:
+                words = row_words(qi or qt or {})
+                if qi and qt and qi.get("work_differs") is not False:
                     words = f"{qi['in_words']}; {qt['in_words']}"
-                sig = "" if qt is None else ("yes" if qt["significant"] else "no")
+                same = (qi or qt or {}).get("work_differs") is False
+                sig = "" if qt is None or same else ("yes" if qt["significant"] else "no")
                 pub = (qi or qt or {}).get("published") or ""
                 lines.append(f"| {title} | {words} | "
                              f"{'' if qi is None else format(qi['ratio'], '.3f') + 'x'} | "
@@ -99,7 +115,11 @@ def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = N
                            "ratios of each round's minimum, t interval over rounds; *time, "
                            "mean*: mean(slow)/mean(fast), Welch t interval. A time row is "
                            "significant when its Holm-adjusted p-value across this "
-                           "scenario's rows is below 0.05.")]
+                           "scenario's rows is below 0.05. *no difference in work*: the "
+                           "two variants did identical studied work (the work counters of "
+                           "the flags they set differently: blocks, reads, tables.list "
+                           "reads, cache hits and evictions, hot-loop bytecodes, ...), so "
+                           "the row shows no effect of those flags.")]
         lines += cost_lines(r)
         if plots and r.scenario in plots:
             lines += ["", f"![{r.scenario}]({plots[r.scenario]})"]

@@ -54,6 +54,11 @@ class Scenario:
     #                                   each step keeping the previous ones (a seed's sequence)
     row_published: dict[str, str] = field(default_factory=dict)  # comparison title -> the
     #                                   seed's figure for that row (rows not named: none yet)
+    flag_base: dict[str, str] = field(default_factory=dict)  # studied flag -> flags spec its
+    #                                   "others on" variants and their row's fast side use
+    same_work: dict[str, str] = field(default_factory=dict)  # comparison title (may name
+    #                                   scale params) -> why both sides do the same work: the
+    #                                   row exists to show that (a test checks every other row)
 
     # -- parameters --------------------------------------------------------
     def params(self, scale: str) -> dict[str, Any]:
@@ -73,23 +78,42 @@ class Scenario:
         return DatasetRef(Path(ds.path), Path(ds.gitdir))
 
     # -- variants ----------------------------------------------------------
-    def _flag_variants(self) -> list[Variant]:
+    def _text(self, text: str, scale: str) -> str:
+        """An extra variant's label or spec, its {fields} filled from the scale's params."""
+        return text.format_map(self.params(scale)) if "{" in text else text
+
+    def _base(self, name: str, scale: str) -> Flags:
+        """The flags a studied flag's "others on" variants are built on (flag_base)."""
+        return Flags().with_spec(self._text(self.flag_base.get(name, ""), scale))
+
+    def _base_label(self, name: str, scale: str) -> str:
+        spec = self._text(self.flag_base.get(name, ""), scale)
+        return spec or "all-on"
+
+    def _flag_variants(self, scale: str) -> list[Variant]:
         out = [Variant("all-on", Flags(), self.workload),
                Variant("all-off", baseline(), self.workload)]
         for name in self.studied:
+            base = self._base(name, scale)
             if name in self.flag_values:
                 default = getattr(Flags(), name)
                 for value in self.flag_values[name]:
                     if value != default:
-                        out.append(Variant(f"{name}={value}",
-                                           Flags().with_spec(f"{name}={value}"), self.workload))
+                        out.append(Variant(f"{name}={value}", base.with_spec(f"{name}={value}"),
+                                           self.workload))
             else:
-                out.append(Variant(f"{name}=off", Flags().with_spec(f"{name}=off"),
-                                   self.workload))
+                out.append(Variant(f"{name}=off", base.with_spec(f"{name}=off"), self.workload))
                 out.append(Variant(f"only-{name}", baseline().with_spec(f"{name}=on"),
                                    self.workload))
         for label, spec in self.extra_variants:
-            out.append(Variant(label, Flags().with_spec(spec), self.workload))
+            out.append(Variant(self._text(label, scale), Flags().with_spec(self._text(spec, scale)),
+                               self.workload))
+        known = {v.flags for v in out}
+        for name in self.flag_base:          # the bases themselves, where no variant has them
+            base = self._base(name, scale)
+            if base not in known:
+                out.append(Variant(self._base_label(name, scale), base, self.workload))
+                known.add(base)
         return out
 
     def _steps(self, known: Iterable[Variant]) -> list[Variant]:
@@ -102,37 +126,97 @@ class Scenario:
             out.append(Variant(label, flags, self.workload))
         return out
 
-    def variants(self) -> list[Variant]:
-        out = self._flag_variants()
+    def variants(self, scale: str = "small") -> list[Variant]:
+        """Every variant at `scale` (extra variants may name scale parameters, e.g. the
+        delta base cache limits, so that the cache evicts at every scale)."""
+        out = self._flag_variants(scale)
         labels = {v.label for v in out}
         out += [v for v in self._steps(out) if v.label not in labels]
         out += [Variant(label, Flags(), workload, peer=True)
                 for label, workload in self.peer_workloads]
         return out
 
-    def comparisons(self) -> list[tuple[str, str, str]]:
-        """(title, slow label, fast label): ratio = time(slow) / time(fast)."""
+    def comparisons(self, scale: str = "small") -> list[tuple[str, str, str]]:
+        """(title, slow label, fast label): ratio = time(slow) / time(fast). A studied
+        flag with a flag_base is compared on that base ("alone, others on" then means
+        the others of the base), the title naming it."""
+        variants = self._flag_variants(scale)
+        by_flags = {v.flags: v.label for v in variants}
         rows = [("all optimizations (off -> on)", "all-off", "all-on")]
         for name in self.studied:
+            fast = by_flags[self._base(name, scale)]
+            on = f" ({self._base_label(name, scale)})" if name in self.flag_base else ""
             if name in self.flag_values:
                 default = getattr(Flags(), name)
                 for value in self.flag_values[name]:
                     if value != default:
-                        rows.append((f"{name}: {value} -> {default}", f"{name}={value}", "all-on"))
+                        rows.append((f"{name}: {value} -> {default}{on}", f"{name}={value}",
+                                     fast))
             else:
-                rows.append((f"{name} alone, others on", f"{name}=off", "all-on"))
+                rows.append((f"{name} alone, others on{on}", f"{name}=off", fast))
                 rows.append((f"{name} alone, others off", "all-off", f"only-{name}"))
         for label, _ in self.extra_variants:
-            rows.append((f"{label} vs all-on", label, "all-on"))
+            rows.append((f"{self._text(label, scale)} vs all-on", self._text(label, scale),
+                         "all-on"))
         prev = "all-off"
         pairs = {(slow, fast) for _, slow, fast in rows}
-        for name, step in zip(self.cumulative, self._steps(self._flag_variants())):
+        for name, step in zip(self.cumulative, self._steps(variants)):
             if (prev, step.label) not in pairs:
                 rows.append((f"+{name} on top of {prev}", prev, step.label))
             prev = step.label
         for label, _ in self.peer_workloads:
             rows.append((f"{label} over reftable-lab (all-on)", "all-on", label))
         return rows
+
+    def traces_loops(self, scale: str = "small") -> bool:
+        """Does a variant (all-off aside) set a flag whose work is counted in the hot
+        loops' bytecodes? Only then does the work pass trace them (it is slow)."""
+        return any("loop_bytecodes" in studied_counters(v.flags, Flags())
+                   for v in self.variants(scale) if not v.peer and v.label != "all-off")
+
+    def same_work_rows(self, scale: str = "small") -> dict[str, str]:
+        """Comparison title -> why its two variants do the same studied work (rows kept
+        to show exactly that), at `scale`."""
+        return {self._text(title, scale): why for title, why in self.same_work.items()}
+
+
+# The work counters (reftable_core.counters, plus the work pass's loop_bytecodes and the
+# malloc-level "allocs") each flag is about: a comparison's studied counters are those of
+# the flags its two variants set differently (lab.harness.work_differs).
+_LOOP_WORK = ("loop_bytecodes", "allocs")
+_CACHE_WORK = ("delta_cache_lookups", "delta_cache_hits", "delta_cache_misses",
+               "delta_cache_adds", "delta_cache_evictions", "delta_cache_collisions",
+               "delta_cache_lru_steps", "delta_cache_deltas", "pack_objects_read")
+WORK_OF_FLAG: dict[str, tuple[str, ...]] = {
+    "merged_cmp": _LOOP_WORK,
+    "same_subiter_skip": _LOOP_WORK,
+    "pq_cmp": _LOOP_WORK,
+    "single_subiter_bypass": _LOOP_WORK,
+    "block_key_swap": _LOOP_WORK,
+    "ref_name_alloc": _LOOP_WORK,
+    "block_type_early_exit": ("blocks_read", "blocks_set_up", "blocks_inflated"),
+    "stat_cache": ("tables_list_reads", "tables_list_stats"),
+    "mmap": ("source_preads", "source_pread_bytes", "source_mmap_slices", "source_maps",
+             *_LOOP_WORK),
+    "packed_reader": ("packed_bytes", "packed_getc_locked", "packed_getc_unlocked",
+                      "packed_buffer_reads", "packed_line_copies", "packed_maps"),
+    "packed_lookup": ("packed_files_parsed", "packed_lines", "packed_bsearch_seeks",
+                      "packed_maps", "refname_format_checks"),
+    "refname_safety": ("refname_normalized", "refname_escape_scans"),
+    "delta_cache_index": _CACHE_WORK,
+    "delta_cache_lru": _CACHE_WORK,
+    "delta_cache_limit": _CACHE_WORK,
+}
+
+
+def studied_counters(a: Flags, b: Flags) -> tuple[str, ...]:
+    """The work counters studied by a comparison of flags a and b (WORK_OF_FLAG of
+    every flag they set differently), in a stable order."""
+    names: dict[str, None] = {}
+    for flag, counters in WORK_OF_FLAG.items():
+        if getattr(a, flag) != getattr(b, flag):
+            names.update(dict.fromkeys(counters))
+    return tuple(names)
 
 
 def _grid(**axes: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -183,8 +267,22 @@ def _update_ref_create(n: int) -> Scenario:
         dataset_keys=("refs", "seed", "object_format"))
 
 
-_ODB_SCALES = {"small": {"commits": 300, "files": 300, "seed": 0},
-               "full": {"commits": 3000, "files": 2000, "seed": 0}}
+# The cache limits the variants use, per scale (extra variants name them as {limit_*}).
+# working_set: the peak bytes of the walks' bases with nothing evicted (log --raw, log -S):
+# measured at the small scale (0.24 MB, 1.8 MB; tests/lab/test_work_counters.py checks
+# it), ~12-40 MB at the full scale. Every limit below its lower end evicts in both walks;
+# limit_4 and limit_5 are above its upper end: the sweep's plateau, where nothing is.
+_ODB_SCALES = {"small": {"commits": 300, "files": 300, "seed": 0,
+                         "working_set": ["235k", "1800k"],
+                         "limit_lo": "32k", "limit_hi": "128k",
+                         "limit_1": "16k", "limit_2": "32k", "limit_3": "128k",
+                         "limit_4": "4m", "limit_5": "16m"},
+               "full": {"commits": 3000, "files": 2000, "seed": 0,
+                        "working_set": ["12m", "40m"],
+                        "limit_lo": "4m", "limit_hi": "8m",
+                        "limit_1": "1m", "limit_2": "4m", "limit_3": "8m",
+                        "limit_4": "96m", "limit_5": "512m"}}
+_PLATEAU = "the limit is above the walk's working set: nothing is evicted, as at all-on's 96m"
 _ODB_HOT = ("reftable_core.odb.delta_cache:HashmapCache.add",
             "reftable_core.odb.delta_cache:FixedSlotCache.add")
 _ODB_KEYS = ("commits", "files", "seed", "object_format")
@@ -199,17 +297,17 @@ def _odb_walk(kind: str, workload: str, published: str) -> Scenario:
         studied=("delta_cache_lru", "delta_cache_index"),
         flag_values={"delta_cache_lru": ("blob_first", "single"),
                      "delta_cache_index": ("fixed:256", "fixed:1024", "fixed:4096", "hashmap")},
-        # at the full scale the walk's bases fit in ~12-40 MB, so 96m never evicts: the
-        # small limits are where blob_first's whole-list walks (and its upswing with
-        # more slots, seed 5/7) show
-        extra_variants=(("limit=4m", "delta_cache_limit=4m"),
-                        ("limit=16m", "delta_cache_limit=16m"),
-                        ("blob_first,limit=4m", "delta_cache_lru=blob_first,delta_cache_limit=4m"),
-                        ("blob_first,fixed:16384,limit=4m",
+        # 96m never evicts (at either scale), so the LRU policy is compared at the
+        # small limit, where blob_first's whole-list walks (and its upswing with more
+        # slots, seed 5/7) show
+        flag_base={"delta_cache_lru": "delta_cache_limit={limit_lo}"},
+        extra_variants=(("limit={limit_lo}", "delta_cache_limit={limit_lo}"),
+                        ("limit={limit_hi}", "delta_cache_limit={limit_hi}"),
+                        ("blob_first,fixed:16384,limit={limit_lo}",
                          "delta_cache_lru=blob_first,delta_cache_index=fixed:16384,"
-                         "delta_cache_limit=4m"),
-                        ("single,fixed:16384,limit=4m",
-                         "delta_cache_index=fixed:16384,delta_cache_limit=4m")),
+                         "delta_cache_limit={limit_lo}"),
+                        ("single,fixed:16384,limit={limit_lo}",
+                         "delta_cache_index=fixed:16384,delta_cache_limit={limit_lo}")),
         published=published,
         peer_workloads=(("git", f"git_{workload[4:]}"),)
         + ((("dulwich", "dulwich_log_raw"),) if kind == "log-raw" else ()),
@@ -221,12 +319,12 @@ def _odb_slots(kind: str, workload: str) -> Scenario:
     return Scenario(
         name=f"odb-{kind}-slots", seed="002",
         description=f"{kind}: delta_cache_index=fixed:N slot sweep, blob_first vs single LRU, "
-                    f"at delta_cache_limit 4m and 16m",
+                    f"at two delta_cache_limits that evict (4m and 8m at the full scale)",
         preset="history-depth50", scale_params=_ODB_SCALES, workload=workload, studied=(),
         extra_variants=_grid(delta_cache_index=("fixed:256", "fixed:1024", "fixed:4096",
                                                 "fixed:16384"),
                              delta_cache_lru=("blob_first", "single"),
-                             delta_cache_limit=("4m", "16m")),
+                             delta_cache_limit=("{limit_lo}", "{limit_hi}")),
         published="MAX_DELTA_CACHE 256 -> 4096: log -S 12.6 s -> 6.5 s, worse again from 16384 "
                   "(blob_first walks the whole LRU list); single LRU flat (5/7)",
         dataset_keys=_ODB_KEYS, hot=_ODB_HOT)
@@ -236,12 +334,14 @@ def _odb_cache_size(kind: str, workload: str) -> Scenario:
     """Seed 002 6/7 and the cover letter: hashmap vs fixed:256 across base cache limits."""
     return Scenario(
         name=f"odb-{kind}-cache-size", seed="002",
-        description=f"{kind}: delta base cache limit sweep (1m .. 512m), fixed:256 vs hashmap, "
-                    f"each with blob_first and single LRU",
+        description=f"{kind}: delta base cache limit sweep (1m .. 512m at the full scale), "
+                    f"fixed:256 vs hashmap, each with blob_first and single LRU",
         preset="history-depth50", scale_params=_ODB_SCALES, workload=workload, studied=(),
-        extra_variants=_grid(delta_cache_limit=("1m", "4m", "16m", "96m", "512m"),
+        extra_variants=_grid(delta_cache_limit=tuple(f"{{limit_{i}}}" for i in range(1, 6)),
                              delta_cache_index=("fixed:256", "hashmap"),
                              delta_cache_lru=("blob_first", "single")),
+        same_work={f"{{limit_{i}}},hashmap,{lru} vs all-on": _PLATEAU
+                   for i in (4, 5) for lru in ("single", "blob_first")},
         published="core.deltaBaseCacheLimit 128m -> 1024m: log -S --raw 4m56 s -> 3m32 s "
                   "(kernel); hashmap lets a bigger limit pay off (6/7)",
         dataset_keys=_ODB_KEYS, hot=_ODB_HOT)
@@ -254,7 +354,13 @@ SCENARIOS: dict[str, Scenario] = _registry([
         preset="refs-1m-1table",
         scale_params={"small": {"refs": 20_000, "seed": 0},
                       "full": {"refs": 1_000_000, "seed": 0}},
-        workload="show_ref", studied=_REFTABLE_ITER_FLAGS + ("mmap",),
+        # pq_cmp is studied on 3 tables only: over one table the queue never holds two
+        # entries, so its less-than never runs (the work counters show it, bypass or not)
+        workload="show_ref",
+        studied=tuple(f for f in _REFTABLE_ITER_FLAGS if f != "pq_cmp") + ("mmap",),
+        # with single_subiter_bypass on, one table never reaches the merge loop, so the
+        # merge flags are compared "others on" with the bypass off (git at seed 000)
+        flag_base={f: "single_subiter_bypass=off" for f in ("merged_cmp", "same_subiter_skip")},
         published="1.11x (2/7 merged_cmp), 1.04x (3/7), 1.03x (5/7), 1.01x (6/7)",
         peer_workloads=_SHOW_REF_PEERS, hot=_HOT_ITER),
     Scenario(
@@ -299,6 +405,11 @@ SCENARIOS: dict[str, Scenario] = _registry([
         workload="show_ref", studied=("packed_lookup", "packed_reader"),
         flag_values={"packed_lookup": ("parse_all", "bsearch"),
                      "packed_reader": ("fgetc", "getc_unlocked", "getdelim", "mmap")},
+        # the readers only run on a full parse (bsearch maps the file): seed 001's
+        # reader steps are each measured under packed_lookup=parse_all
+        flag_base={"packed_reader": "packed_lookup=parse_all"},
+        row_published={"packed_reader: fgetc -> mmap (packed_lookup=parse_all)":
+                       "19.4 s -> 5.7 s (the reader steps together, 13M refs)"},
         published="19.4 s -> 5.7 s (readers, 13M refs), 1.649 s -> 0.012 s (bsearch)",
         peer_workloads=(("git", "git_show_ref"), ("reftable-lab-cli", "cli_show_ref"),
                         ("dulwich", "dulwich_show_ref")),

@@ -25,6 +25,13 @@ alloccount library preloaded by lab.measure.allocations): the same protocol,
 the library's snapshots as marker and boundary, then it prints the snapshot
 log. With --memory, the memory measure's (lab.measure.memory.in_worker): it
 prints the peak figures.
+With --work OUT it is the work pass (untimed, after the measures): it runs
+the workload once (warm-up), resets reftable_core.counters, runs it once more
+and writes {"work": counters.snapshot()} to OUT; with --trace-loops also
+"loop_bytecodes": the bytecodes executed in the generated hot loops
+(reftable/loops.py) during a third run under sys.settrace opcode events: the
+per-record work of the loops the flags study, counted without a line added to
+them (the trace slows that run some 20-fold; it is never timed).
 """
 from __future__ import annotations
 
@@ -34,9 +41,12 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pyperf
+from reftable_core import counters
+from reftable_core.reftable import loops
 
 from lab.measure import memory
 from lab.measure.allocations import Snapshots
@@ -88,6 +98,44 @@ def count_allocations(time_func: TimeFunc) -> None:
     print(snaps.log_line())
 
 
+def loop_bytecodes(run: Callable[[], object], filename: str = loops.__file__) -> int:
+    """Bytecodes executed in code from `filename` while run() runs (sys.settrace with
+    opcode events on those frames only; every other frame runs untraced)."""
+    n = 0
+
+    def local(frame: FrameType, event: str, arg: Any) -> Any:
+        nonlocal n
+        if event == "opcode":
+            n += 1
+        return local
+
+    def on_call(frame: FrameType, event: str, arg: Any) -> Any:
+        if frame.f_code.co_filename != filename:
+            return None
+        frame.f_trace_opcodes = True
+        frame.f_trace_lines = False
+        return local
+
+    sys.settrace(on_call)
+    try:
+        run()
+    finally:
+        sys.settrace(None)
+    return n
+
+
+def work(time_func: TimeFunc, trace_loops: bool = True) -> dict[str, int]:
+    """The work pass (see the module doc): counters of one run after a warm-up,
+    and (trace_loops) the hot loops' bytecodes of another."""
+    time_func(1)
+    counters.reset()
+    time_func(1)
+    out = counters.snapshot()
+    if trace_loops:
+        out["loop_bytecodes"] = loop_bytecodes(lambda: time_func(1))
+    return out
+
+
 def main() -> int:
     runner = pyperf.Runner(add_cmdline_args=_add_cmdline_args)
     runner.argparser.add_argument("--workload", required=True)
@@ -107,9 +155,14 @@ def main() -> int:
                                   help="the allocation measure's target (alloccount preloaded)")
     runner.argparser.add_argument("--memory", action="store_true",
                                   help="the memory measure's target: peak RSS, tracemalloc peak")
+    runner.argparser.add_argument("--work", default=None, metavar="OUT",
+                                  help="the untimed work pass: write the work counters of "
+                                       "one run to OUT (JSON)")
+    runner.argparser.add_argument("--trace-loops", action="store_true",
+                                  help="with --work: count the hot loops' bytecodes too")
     args = runner.parse_args()
     time_func: TimeFunc = _not_a_worker
-    if args.once or args.count or args.worker or args.allocations or args.memory:
+    if args.once or args.count or args.work or args.worker or args.allocations or args.memory:
         time_func = build(args.workload, args.lab_flags, Path(args.gitdir),
                           json.loads(args.params))
     if args.count:
@@ -120,6 +173,10 @@ def main() -> int:
         return 0
     if args.memory:
         print(memory.in_worker(time_func))
+        return 0
+    if args.work:
+        Path(args.work).write_text(json.dumps({"work": work(time_func, args.trace_loops)},
+                                              indent=1))
         return 0
     if args.once:
         loops = args.loops or 1

@@ -121,7 +121,7 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
 def run_bench(args: argparse.Namespace, flags: Flags) -> int:
     from lab.harness import BenchError, run_scenario
     from lab.measure import parse_measures
-    from lab.report import render, warnings
+    from lab.report import render, row_words, warnings
     from lab.scenarios import SCENARIOS as scenarios
     if _refuse_flags("bench", args):
         return 2
@@ -159,14 +159,16 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
     for r in results:
         print(f"== {r.scenario} ({r.scale}, {','.join(r.measures)})  published: {r.published}")
         for q in r.ratios:
-            if q["measure"] in ("instructions", "allocations"):
+            if q.get("work_differs") is False:
+                detail = f"{q['measure']}: identical studied work, not a speed-up"
+            elif q["measure"] in ("instructions", "allocations"):
                 detail = f"{q['ratio']:.4f}x exact ({q['measure']})"
             else:
                 est = f"paired, {q['rounds']} rounds" if q.get("paired") else "mean"
                 detail = (f"{q['ratio']:.3f}x [{q['ci_low']:.3f}, {q['ci_high']:.3f}] time, "
                           f"{est}, {'significant' if q['significant'] else 'not significant'}"
                           f" (Holm)")
-            print(f"   {q['title']:44s} {q['in_words']}  ({detail})")
+            print(f"   {q['title']:44s} {row_words(q)}  ({detail})")
         for w in warnings(r):
             print(f"   {w}")
     print(f"report: {report}")
@@ -229,7 +231,7 @@ def run_report(args: argparse.Namespace, flags: Flags) -> int:
     for r in results:       # ratios recomputed from the raw values, with today's estimators
         if r.scenario in scenarios:
             s = scenarios[r.scenario]
-            r.ratios = compute_ratios(r, s.comparisons(), s.row_published)
+            r.ratios = compute_ratios(r, s.comparisons(r.scale), s.row_published)
     print(render(results, args.run_dir))
     return 0
 

@@ -50,14 +50,15 @@ def test_every_scenario_is_wired() -> None:
     from lab.profiling import resolve_hot
     for s in SCENARIOS.values():
         assert s.workload in w.WORKLOADS
-        labels = [v.label for v in s.variants()]
-        assert len(labels) == len(set(labels)), s.name
-        assert "all-on" in labels and "all-off" in labels
-        for v in s.variants():
-            if v.workload:
-                assert v.workload in w.WORKLOADS, (s.name, v.workload)
-        for _, slow, fast in s.comparisons():
-            assert slow in labels and fast in labels, (s.name, slow, fast)
+        for scale in ("small", "full"):
+            labels = [v.label for v in s.variants(scale)]
+            assert len(labels) == len(set(labels)), s.name
+            assert "all-on" in labels and "all-off" in labels
+            for v in s.variants(scale):
+                if v.workload:
+                    assert v.workload in w.WORKLOADS, (s.name, v.workload)
+            for _, slow, fast in s.comparisons(scale):
+                assert slow in labels and fast in labels, (s.name, slow, fast)
         for entry in s.hot:
             for flags in (Flags(), baseline()):
                 funcs = resolve_hot(entry, flags)
@@ -291,6 +292,30 @@ def test_worker_once_runs_outside_pyperf(tmp_path: Path) -> None:
     assert "spin:" in proc.stderr and "for 3 loop(s)" in proc.stderr
 
 
+def test_flag_base_builds_the_variants_on_it() -> None:
+    """packed-verify-missing's readers run on a full parse; show-ref-1table's merge
+    flags with the single-table bypass off; odb's LRU at a limit that evicts."""
+    s = SCENARIOS["packed-verify-missing"]
+    by = {v.label: v.flags for v in s.variants()}
+    assert by["packed_reader=fgetc"] == Flags().replace(packed_lookup="parse_all",
+                                                        packed_reader="fgetc")
+    rows = {title: (slow, fast) for title, slow, fast in s.comparisons()}
+    assert rows["packed_reader: fgetc -> mmap (packed_lookup=parse_all)"] == \
+        ("packed_reader=fgetc", "packed_lookup=parse_all")
+    s = SCENARIOS["show-ref-1table"]
+    by = {v.label: v.flags for v in s.variants()}
+    assert by["merged_cmp=off"] == Flags().replace(merged_cmp=False, single_subiter_bypass=False)
+    rows = {title: (slow, fast) for title, slow, fast in s.comparisons()}
+    assert rows["merged_cmp alone, others on (single_subiter_bypass=off)"] == \
+        ("merged_cmp=off", "single_subiter_bypass=off")
+    assert not any(title.startswith("pq_cmp") for title in rows)     # 3 tables only
+    s = SCENARIOS["odb-log-raw"]
+    for scale, limit in (("small", 32 << 10), ("full", 4 << 20)):
+        by = {v.label: v.flags for v in s.variants(scale)}
+        assert by["delta_cache_lru=blob_first"] == Flags().replace(
+            delta_cache_lru="blob_first", delta_cache_limit=limit)
+
+
 def test_update_ref_cumulative_steps() -> None:
     """Seed 004's sequence: stat_cache on top of all-off, then mmap on top of that."""
     s = SCENARIOS["update-ref-create-10000"]
@@ -307,11 +332,11 @@ def test_update_ref_cumulative_steps() -> None:
 def test_delta_cache_sweeps() -> None:
     """Seed 002's tables: fixed:N slot counts per LRU at small limits, and the base
     cache limit for fixed:256 and hashmap."""
-    slots = {v.label: v.flags for v in SCENARIOS["odb-log-S-slots"].variants()}
+    slots = {v.label: v.flags for v in SCENARIOS["odb-log-S-slots"].variants("full")}
     assert slots["fixed:16384,blob_first,4m"] == Flags().replace(
         delta_cache_index="fixed:16384", delta_cache_lru="blob_first", delta_cache_limit=4 << 20)
     assert len(slots) == 2 + 4 * 2 * 2
-    sizes = {v.label: v.flags for v in SCENARIOS["odb-log-raw-cache-size"].variants()}
+    sizes = {v.label: v.flags for v in SCENARIOS["odb-log-raw-cache-size"].variants("full")}
     assert sizes["512m,fixed:256,single"] == Flags().replace(
         delta_cache_index="fixed:256", delta_cache_limit=512 << 20)
     assert len(sizes) == 2 + 5 * 2 * 2

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..counters import WORK
 from ..flags import Flags, fixed_slots
 
 OBJ_BLOB = 3
@@ -97,6 +98,7 @@ class _CacheBase:
         self.limit = limit
         self.head = Entry()              # sentinel of the circular LRU list
         self.stats = CacheStats(limit, strategy)
+        WORK.track_cache(self.stats)
         self._evict = self._evict_blob_first if lru == "blob_first" else self._evict_single
 
     # list.h

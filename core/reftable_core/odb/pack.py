@@ -22,6 +22,7 @@ from __future__ import annotations
 import mmap
 import os
 
+from ..counters import WORK
 from ..errors import FormatError
 from .delta import apply_delta, delta_sizes
 from .delta_cache import DeltaBaseCache
@@ -152,6 +153,7 @@ class Pack:
     # -- git's unpack_entry ---------------------------------------------------
     def read(self, offset: int, cache: DeltaBaseCache) -> tuple[int, bytes]:
         """cache_or_unpack_entry: the object at offset as (type_code, data)."""
+        WORK.pack_objects_read += 1
         ent = cache.get(self.key, offset)
         if ent is not None:
             return ent.type, ent.data  # type: ignore[return-value]  # immutable: the "copy" is free

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
+from ..counters import WORK
 from ..errors import FormatError, RefnameError
 from ..flags import Flags
 from ..lockfile import write_locked
@@ -131,6 +132,9 @@ def lines_fgetc(path: str, sb: StrBuf | None = None) -> Iterator[bytes]:
             if c == b"\n":
                 yield bytes(memoryview(buf)[:n])
                 n = 0
+        read_bytes = f.tell()
+        WORK.packed_bytes += read_bytes
+        WORK.packed_getc_locked += read_bytes + 1     # every character, then the EOF
         sb.len = n
         if n:
             yield bytes(memoryview(buf)[:n])
@@ -144,8 +148,11 @@ def lines_getc_unlocked(path: str, bufsize: int = 65536) -> Iterator[bytes]:
         append = line.append
         while True:
             buf = os.read(fd, bufsize)
+            WORK.packed_buffer_reads += 1
             if not buf:
                 break
+            WORK.packed_bytes += len(buf)
+            WORK.packed_getc_unlocked += len(buf)
             for c in buf:
                 append(c)               # grows one character at a time (amortized)
                 if c == 10:
@@ -161,6 +168,7 @@ def lines_getdelim(path: str) -> Iterator[bytes]:
     """A whole line per call (readline scans for LF in C)."""
     with open(path, "rb") as f:
         yield from iter(f.readline, b"")
+        WORK.packed_bytes += f.tell()
 
 
 def lines_mmap(path: str) -> Iterator[bytes]:
@@ -170,6 +178,8 @@ def lines_mmap(path: str) -> Iterator[bytes]:
         if size == 0:
             return
         m = _mmap.mmap(f.fileno(), 0, access=_mmap.ACCESS_READ)
+    WORK.packed_maps += 1
+    WORK.packed_bytes += size
     try:
         find = m.find
         pos = 0
@@ -260,12 +270,14 @@ def load_file(path: str) -> tuple[bytes | _mmap.mmap, _mmap.mmap | None]:
         size = os.fstat(fd).st_size
         if size == 0:
             return b"", None
+        WORK.packed_bytes += size
         if size <= SMALL_FILE_SIZE:
             data = _read_all(fd, size)
             if len(data) != size:
                 raise PackedRefsError(f"couldn't read {path}: short read", path, len(data))
             return data, None
         m = _mmap.mmap(fd, 0, access=_mmap.ACCESS_READ)
+        WORK.packed_maps += 1
         return m, m
     except OSError as e:
         raise _read_error(path, e) from None
@@ -366,6 +378,7 @@ def load_lines(lines: Iterable[bytes], path: str, hash_size: int,
                 last_was_ref = True
     except RefnameError:
         return None                             # dangerous: git dies only when it gets there
+    WORK.packed_line_copies += len(names) + len(peeled)
     return _finish(names, oids, peeled, broken, level, in_order, is_sorted)
 
 
@@ -373,6 +386,9 @@ def _finish(names: list[bytes], oids: list[bytes], peeled: dict[int, bytes], bro
             level: int, in_order: bool, is_sorted: bool) -> _Loaded | None:
     """Sort the records by name when the file had them out of order (None: not
     clean, see load_lines)."""
+    WORK.packed_files_parsed += 1
+    WORK.packed_lines += len(names) + len(peeled)
+    WORK.refname_format_checks += len(names)
     if not in_order:
         if is_sorted:
             return None
@@ -614,6 +630,7 @@ class _BsearchLookup:
         >= key, whether it equals key). A record's name is read from hexsz + 1
         bytes past its start to the next LF, as git's cmp_record_to_refname reads
         it, even when a short (bad) line puts that in the next line."""
+        WORK.packed_bsearch_seeks += 1
         buf = self.buf
         find = buf.find
         skip = self.hexsz + 1

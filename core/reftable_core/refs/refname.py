@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from ..counters import WORK
 from ..errors import RefnameError
 from ..flags import Flags
 
@@ -106,6 +107,7 @@ def _upper_only(name: bytes) -> bool:
 def normalize_path_copy(path: bytes) -> bytes | None:
     """git's normalize_path_copy for a relative path: a NEW normalized copy, or
     None when ".." climbs above the start. Allocates a list and its pieces."""
+    WORK.refname_normalized += 1
     out: list[bytes] = []
     parts = path.split(b"/")
     for i, comp in enumerate(parts):
@@ -142,6 +144,7 @@ def refname_is_safe_scan(name: bytes) -> bool:
     form (git requires normalize(rest) == rest), so it is unsafe; the depth
     count is kept as in check_path_escape for the reader's benefit.
     """
+    WORK.refname_escape_scans += 1
     if not name.startswith(b"refs/"):
         return _upper_only(name)
     end = len(name)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from functools import partial
 
 from .basics import Buf, get_varint
+from ..counters import WORK
 from ..errors import FormatError, ZlibError
 from ..flags import Flags
 from .loops import RECORD_LOOPS, RecordLoop
@@ -110,6 +111,7 @@ BlockLoader = Callable[..., "Block | None"]
 def _read_header(source, off: int, header_off: int, guess: int,
                  limit: int) -> tuple[Buf, int]:
     data = source.read(off, min(guess, limit - off))
+    WORK.blocks_read += 1
     if len(data) < header_off + 4:
         raise FormatError("truncated block header", source.name, off)
     return data, data[header_off]
@@ -128,6 +130,7 @@ def _setup(source, data: Buf, typ: int, off: int, header_off: int, table_block_s
     buffer is freed when the block is dropped, without the fill.
     """
     name = source.name
+    WORK.blocks_set_up += 1
     if typ not in BLOCK_TYPES:
         raise FormatError(f"unknown block type 0x{typ:02x}", name, off + header_off)
     h = header_off
@@ -162,6 +165,7 @@ def _setup(source, data: Buf, typ: int, off: int, header_off: int, table_block_s
 def _inflate(source, data: Buf, off: int, skip: int, sz: int, guess: int,
              limit: int) -> tuple[bytes, int]:
     want = sz - skip
+    WORK.blocks_inflated += 1
     d = zlib.decompressobj()
     chunk = max(guess, sz) + 64
     pos = off + skip

@@ -23,6 +23,7 @@ import stat
 import weakref
 from typing import Any, Protocol, runtime_checkable
 
+from ..counters import WORK
 from ..errors import FormatError, NotExistError, ReftableError
 from ..flags import Flags
 
@@ -81,6 +82,7 @@ def map_fd(fd: int, size: int, name: str) -> memoryview:
     With ctypes the mapping holds no descriptor (fd may be closed at once) and
     is unmapped when the last view of it is released; without it this falls
     back to mmap.mmap (which keeps a dup of fd until the map is collected)."""
+    WORK.source_maps += 1
     if _LIBC is None:
         return memoryview(mmap.mmap(fd, size, access=mmap.ACCESS_READ))
     addr = _LIBC.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
@@ -129,6 +131,8 @@ class PreadSource:
     def read(self, offset: int, length: int) -> bytes:
         if offset < 0 or length < 0:
             raise FormatError(f"bad read range {offset}+{length}", self.name, offset)
+        WORK.source_preads += 1
+        WORK.source_pread_bytes += length
         return os.pread(self._fd, length, offset)
 
     def close(self) -> None:
@@ -156,6 +160,7 @@ class MmapSource:
     def read(self, offset: int, length: int) -> memoryview | bytes:
         if offset < 0 or length < 0:
             raise FormatError(f"bad read range {offset}+{length}", self.name, offset)
+        WORK.source_mmap_slices += 1
         return self._view[offset:offset + length]
 
     def close(self) -> None:

@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from ..counters import WORK
 from ..errors import (APIError, FormatError, LockError, NotExistError, OutdatedError,
                       ReftableError)
 from ..flags import Flags
@@ -89,6 +90,7 @@ def is_table_name(name: str) -> bool:
 
 
 def _read_names_fd(fd: int, path: str) -> list[str]:
+    WORK.tables_list_reads += 1
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         raise FormatError("not a regular file", path)
@@ -154,6 +156,7 @@ class _Table:
 def open_table(path: str, name: str, flags: Flags) -> tuple[Any, int]:
     """Open one table file: (TableReader, file size). NotExistError when missing."""
     source = open_file_source(path, flags)
+    WORK.tables_opened += 1
     try:
         reader = TableReader(source, flags, name)
     except BaseException:
@@ -294,6 +297,7 @@ class Stack:
     def _uptodate_stat(self) -> bool:
         """git after 004 3/4: compare stat info of tables.list, read it only on change."""
         if self._list_fd >= 0:
+            WORK.tables_list_stats += 1
             try:
                 st = os.stat(self.list_file)
             except FileNotFoundError:

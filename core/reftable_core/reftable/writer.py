@@ -33,7 +33,6 @@ from collections import deque
 from collections.abc import Iterable
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
-from itertools import repeat
 from typing import BinaryIO
 
 from .basics import MAX_U64, put_varint
