@@ -21,6 +21,7 @@ from typing import Any
 from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags
 from reftable_core.refs.api import SeekableRefStore
+from reftable_core.refs.loose import LooseValue, read_loose
 from reftable_core.refs.refname import check_refname_format, refname_is_safe
 from reftable_core.repo import Repo
 
@@ -226,7 +227,7 @@ def _show_ref_in(repo: Repo, o: dict[str, Any], pending: list[tuple[str, str | N
     if o["verify"]:
         return _show_verify(store, objs, o, patterns, out)
     if o["exists"]:
-        return _show_exists(store, patterns)
+        return _show_exists(repo, store, patterns)
     return _show_patterns(store, objs, o, patterns, out)
 
 
@@ -397,12 +398,24 @@ def _show_verify(store: Any, objs: _Objects, o: dict[str, Any], refs: list[str],
     return 0
 
 
-def _show_exists(store: Any, refs: list[str]) -> int:
+# git's is_pseudo_ref: read from their file in the git dir whatever the ref format
+PSEUDO_REFS = (b"FETCH_HEAD", b"MERGE_HEAD")
+
+
+def _show_exists(repo: Repo, store: Any, refs: list[str]) -> int:
     if not refs:
         raise Die("--exists requires a reference")
     if len(refs) > 1:
         raise Die("--exists requires exactly one reference")
-    if store.read_ref(refs[0].encode("utf-8", "surrogateescape")) is None:
+    name = refs[0].encode("utf-8", "surrogateescape")
+    if name in PSEUDO_REFS:
+        found: object = read_loose(repo.gitdir, name, repo.hash_size)
+        if isinstance(found, LooseValue) and found.broken:
+            write_err("error: ", "failed to look up reference: Invalid argument")
+            return 1
+    else:
+        found = store.read_ref(name)
+    if found is None:
         write_err("error: ", "reference does not exist")
         return 2
     return 0

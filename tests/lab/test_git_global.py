@@ -8,6 +8,9 @@ config it carries reaches the ref store (core.logAllRefUpdates creates a reflog)
 from __future__ import annotations
 
 import os
+import select
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -116,3 +119,46 @@ def test_command_line_config_reaches_the_ref_store(git: GitRunner, make_repo, ho
         assert status == 0
         outs.append((path / "logs" / "refs" / "heads" / "x").exists())
     assert outs == [True, True]
+
+
+def _read_line(proc: subprocess.Popen[bytes], timeout: float = 20.0) -> bytes:
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    assert ready, "no answer while stdin stays open"
+    return proc.stdout.readline()
+
+
+def test_stdin_answers_each_command_as_it_arrives(git: GitRunner, repo: Path) -> None:
+    """git's t1400 "transaction can commit after prepare" pattern: stdin stays open."""
+    oid = git.out(["rev-parse", "HEAD"], cwd=repo).strip()
+    proc = subprocess.Popen([sys.executable, "-m", "lab.cli", "update-ref", "--stdin"],
+                            cwd=repo, env=_env(git), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None
+    try:
+        for send, answer in ((b"start\n", b"start: ok\n"),
+                             (b"create refs/heads/streamed " + oid + b"\nprepare\n",
+                              b"prepare: ok\n"),
+                             (b"commit\n", b"commit: ok\n")):
+            proc.stdin.write(send)
+            proc.stdin.flush()
+            assert _read_line(proc) == answer
+        proc.stdin.close()
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    assert git.out(["rev-parse", "refs/heads/streamed"], cwd=repo).strip() == oid
+
+
+@pytest.mark.parametrize("content", [None, b"", b"{oid}\n", b"{oid}\tbranch 'x' of y\n",
+                                     b"ref: refs/heads/main\n"])
+@pytest.mark.parametrize("name", ["FETCH_HEAD", "MERGE_HEAD"])
+def test_exists_reads_pseudo_refs_from_the_git_dir(git: GitRunner, repo: Path, name: str,
+                                                   content: bytes | None) -> None:
+    """git's is_pseudo_ref: a file in the git dir under either ref format."""
+    if content is not None:
+        oid = git.out(["rev-parse", "HEAD"], cwd=repo).strip()
+        (repo / ".git" / name).write_bytes(content.replace(b"{oid}", oid))
+    _same(git, ["show-ref", "--exists", name], repo)
