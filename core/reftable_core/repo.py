@@ -17,7 +17,6 @@ refs are not modelled.
 from __future__ import annotations
 
 import os
-
 from collections.abc import Mapping, Sequence
 
 from .config import config_bool, read_config
@@ -27,7 +26,6 @@ from .odb import ObjectStore, open_object_store
 from .refs.api import HASH_SIZES, RefStore
 from .refs.files_backend import FilesRefStore
 from .refs.reftable_backend import ReftableRefStore
-
 
 # -- discovery -------------------------------------------------------------------
 

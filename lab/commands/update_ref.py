@@ -18,7 +18,7 @@ import argparse
 import io
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags
@@ -34,7 +34,6 @@ from reftable_core.repo import Repo
 from .gitlike import Die, open_git_repo, ref_resolver, run_git_command, write_err
 from .parseopt import OptSpec, parse_git_options, split_lab_options
 from .quote import cstr, unquote_c
-
 
 _READ_CHUNK = 1 << 16
 
@@ -408,7 +407,7 @@ def update_ref(argv: list[str], flags: Flags, out: Any) -> int:
     msg = (o["msg"] or "").encode("utf-8", "surrogateescape")
     runner = _UpdateRefStdin(repo, msg, o["no_deref"], o["z"], out)
     try:
-        return runner.run(sys.stdin.buffer)
+        return runner.run(cast(io.BufferedIOBase, sys.stdin.buffer))  # a BufferedReader
     finally:
         runner.tx.abort()          # like git's atexit lock cleanup when dying
         repo.close()

@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.helpers.labrun import REPO_ROOT, run_lab_proc
+from reftable_core.config import env_config, parse_config_parameters, push_config_parameter
 
 from lab.gitbin import GitRunner
-from reftable_core.config import env_config, parse_config_parameters, push_config_parameter
+from tests.helpers.labrun import REPO_ROOT, run_lab_proc
 
 FORMATS = ["files", "reftable"]
 
