@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # pytest workers (2 cores here); override with `make test JOBS=1`
 JOBS   ?= 2
 
-.PHONY: setup git test test-fast bench lab notebooks clean
+.PHONY: setup git test test-fast git-tests bench lab notebooks clean
 
 setup: $(STAMP)
 
@@ -25,6 +25,11 @@ test: setup
 
 test-fast: setup
 	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -q -x -m 'not slow' tests
+
+# git's own show-ref / update-ref tests (t1400, t1403, t1404, t1416, t0610) with the
+# lab in place of those two commands; git's source is built once into the cache
+git-tests: setup
+	bash scripts/git-tests.sh
 
 # the lab's main job: generate the benchmark datasets and measure every scenario.
 # Default (small scale): exact instruction counts under callgrind, the same on a busy

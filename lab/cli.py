@@ -7,7 +7,10 @@ subparser(s) with `set_defaults(func=handler)`; a handler takes
 one known command imports only its module (start-up time is part of what
 `reftable-lab show-ref` is measured on); otherwise (help, unknown names) every
 module registers, in COMMANDS order. Every command takes --flags SPEC and
---baseline (and $REFTABLE_LAB_FLAGS).
+--baseline (and $REFTABLE_LAB_FLAGS). git's global options before the command
+name (-C DIR, -c name=value, --git-dir, ...) are applied as git applies them
+(lab.commands.gitlike.apply_global_options), so `reftable-lab -C repo show-ref`
+stands in for `git -C repo show-ref`.
 """
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ from collections.abc import Sequence
 
 from reftable_core.errors import ReftableError
 from reftable_core.flags import resolve
+
+from lab.commands.gitlike import Die, apply_global_options, report_die
 
 COMMANDS: dict[str, str] = {
     "flags": "lab.commands.flags",
@@ -54,6 +59,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        argv = apply_global_options(argv)
+    except Die as d:
+        return report_die(d)
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     try:

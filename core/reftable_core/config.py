@@ -6,6 +6,16 @@ value}, last value winning; section and key names are lower-cased, subsection
 names kept; a bare key (no "=") is stored as "true". read_config(gitdir) is
 parse_config of $GIT_DIR/config ({} when there is none).
 
+Command-line config (git -c, which git passes on in the environment):
+canonical_key(name) lower-cases a key's section and key name, keeping the
+subsection. parse_config_parameters(text) reads GIT_CONFIG_PARAMETERS
+(shell-quoted 'key=value' or 'key'='value' words; 'key' or 'key'= alone, no
+value, means "true"),
+env_config(environ) GIT_CONFIG_COUNT with GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n>
+and then GIT_CONFIG_PARAMETERS, later entries winning; both raise ConfigError
+with git's text on a malformed value. push_config_parameter(environ, key, value)
+appends one entry to environ["GIT_CONFIG_PARAMETERS"] as git -c does.
+
 parse_bool(value) is git_parse_maybe_bool: true/yes/on (any case) and any
 integer git_parse_int accepts that is nonzero are True; false/no/off and "" and
 integer zero are False; anything else is None. parse_int(value) is
@@ -18,7 +28,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Mapping
+from typing import Mapping, MutableMapping
 
 from .errors import ConfigError
 
@@ -88,6 +98,100 @@ def read_config(gitdir: str) -> dict[str, str]:
             return parse_config(f.read())
     except FileNotFoundError:
         return {}
+
+
+# -- command-line config --------------------------------------------------------
+
+def canonical_key(name: str) -> str:
+    """section.key and section.sub.key with the section and key lower-cased."""
+    section, dot, rest = name.partition(".")
+    if not dot:
+        return name.lower()
+    sub, dot2, key = rest.rpartition(".")
+    return f"{section.lower()}.{sub}.{key.lower()}" if dot2 else f"{section.lower()}.{key.lower()}"
+
+
+def _sq_word(text: str, pos: int) -> tuple[str, int] | None:
+    """git's sq_dequote_step: one 'quoted' word (with '\\'' and '\\!' escapes) at pos."""
+    if pos >= len(text) or text[pos] != "'":
+        return None
+    out = []
+    i = pos + 1
+    while True:
+        j = text.find("'", i)
+        if j < 0:
+            return None
+        out.append(text[i:j])
+        i = j + 1
+        if text.startswith(("\\'", "\\!"), i) and text.startswith("'", i + 2):
+            out.append(text[i + 1])
+            i += 3
+            continue
+        return "".join(out), i
+
+
+def parse_config_parameters(text: str) -> dict[str, str]:
+    """GIT_CONFIG_PARAMETERS -> {canonical key: value} (later entries win)."""
+    result: dict[str, str] = {}
+    i = 0
+    while True:
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            return result
+        word = _sq_word(text, i)
+        if word is None:
+            raise ConfigError("bogus format in GIT_CONFIG_PARAMETERS")
+        key, i = word
+        value: str | None
+        if text.startswith("=", i):              # new style: 'key'='value', 'key'= (no value)
+            word = _sq_word(text, i + 1)
+            if word is None:
+                value, i = None, i + 1
+            else:
+                value, i = word
+        else:                                     # old style: 'key=value' or 'key'
+            key, eq, val = key.partition("=")
+            value = val if eq else None
+        if i < len(text) and not text[i].isspace():
+            raise ConfigError("bogus format in GIT_CONFIG_PARAMETERS")
+        result[canonical_key(key)] = "true" if value is None else value
+
+
+def env_config(environ: Mapping[str, str]) -> dict[str, str]:
+    """The config git takes from the environment: GIT_CONFIG_COUNT's entries,
+    then GIT_CONFIG_PARAMETERS (git -c)."""
+    result: dict[str, str] = {}
+    count = environ.get("GIT_CONFIG_COUNT")
+    if count:
+        try:
+            n = parse_int(count)
+        except ValueError:
+            raise ConfigError("bogus count in GIT_CONFIG_COUNT") from None
+        for k in range(n):
+            key = environ.get(f"GIT_CONFIG_KEY_{k}")
+            if not key:
+                raise ConfigError(f"missing config key GIT_CONFIG_KEY_{k}")
+            value = environ.get(f"GIT_CONFIG_VALUE_{k}")
+            if value is None:
+                raise ConfigError(f"missing config value GIT_CONFIG_VALUE_{k}")
+            result[canonical_key(key)] = value
+    params = environ.get("GIT_CONFIG_PARAMETERS")
+    if params:
+        result.update(parse_config_parameters(params))
+    return result
+
+
+def _sq_quote(word: str) -> str:
+    return "'" + word.replace("'", "'\\''").replace("!", "'\\!'") + "'"
+
+
+def push_config_parameter(environ: MutableMapping[str, str], key: str,
+                          value: str | None) -> None:
+    """Append 'key'='value' ('key'= for None) to GIT_CONFIG_PARAMETERS."""
+    entry = _sq_quote(key) + "=" + ("" if value is None else _sq_quote(value))
+    old = environ.get("GIT_CONFIG_PARAMETERS")
+    environ["GIT_CONFIG_PARAMETERS"] = f"{old} {entry}" if old else entry
 
 
 # -- values -------------------------------------------------------------------------

@@ -6,13 +6,18 @@ returns a Repo with .gitdir, .config, .ref_storage ('reftable' | 'files', from
 extensions.refStorage, default files), .object_format ('sha1' | 'sha256', from
 extensions.objectFormat), .hash_size, .refs (a RefStore, built lazily) and
 .objects (an ObjectStore, built lazily; the ref store gets it for git's
-checks when writing). The config is read by reftable_core.config, once.
+checks when writing). The config is read by reftable_core.config, once;
+command_config (git -c's, e.g. reftable_core.config.env_config(os.environ))
+overrides it. Discovery walks up from path like git's, checking <dir>/.git
+before <dir> itself, and never enters a directory in ceiling (git's
+GIT_CEILING_DIRECTORIES: absolute paths) or one above it.
 Linked worktrees are found but not opened (ReftableError): their per-worktree
 refs are not modelled.
 """
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 
 from .config import config_bool, read_config
 from .errors import NotExistError, ReftableError
@@ -21,7 +26,6 @@ from .odb import ObjectStore, open_object_store
 from .refs.api import HASH_SIZES, RefStore
 from .refs.files_backend import FilesRefStore
 from .refs.reftable_backend import ReftableRefStore
-
 
 # -- discovery -------------------------------------------------------------------
 
@@ -74,17 +78,26 @@ def _dotgit(path: str) -> str | None:
     return None
 
 
-def find_gitdir(path: str | os.PathLike[str], discover: bool = False) -> str:
+def _within(path: str, ceiling: str) -> bool:
+    """path is ceiling or a directory above it."""
+    return ceiling == path or ceiling.startswith(path.rstrip(os.sep) + os.sep)
+
+
+def find_gitdir(path: str | os.PathLike[str], discover: bool = False,
+                ceiling: Sequence[str] = ()) -> str:
     """The git dir for path (a git dir, a worktree, or inside one with discover)."""
     p = os.path.abspath(os.fspath(path))
+    ceilings = [os.path.realpath(c) for c in ceiling if os.path.isabs(c)]
+    real = os.path.realpath(p)
     while True:
-        if _is_gitdir(p):
-            return p
         d = _dotgit(p)
         if d is not None:
             return d
+        if _is_gitdir(p):
+            return p
         parent = os.path.dirname(p)
-        if not discover or parent == p:
+        real = os.path.dirname(real)
+        if not discover or parent == p or any(_within(real, c) for c in ceilings):
             break
         p = parent
     raise NotExistError(f"not a git repository (or any of the parent directories): {os.fspath(path)}")
@@ -95,13 +108,16 @@ def find_gitdir(path: str | os.PathLike[str], discover: bool = False) -> str:
 class Repo:
     """An opened git directory with lazily built ref and object stores."""
 
-    def __init__(self, gitdir: str, flags: Flags | None = None) -> None:
+    def __init__(self, gitdir: str, flags: Flags | None = None,
+                 command_config: Mapping[str, str] | None = None) -> None:
         if os.path.isfile(os.path.join(gitdir, "commondir")):
             raise ReftableError(f"{gitdir}: linked worktrees are not supported "
                                 "(open the main repository)")
         self.gitdir = gitdir
         self.flags = flags or Flags()
         self.config = read_config(gitdir)
+        if command_config:
+            self.config.update(command_config)
         self.ref_storage = self.config.get("extensions.refstorage", "files").lower()
         if self.ref_storage not in ("files", "reftable"):
             raise ReftableError(f"{gitdir}: unknown ref storage format {self.ref_storage!r}")
@@ -144,6 +160,7 @@ class Repo:
 
 
 def open_repo(path: str | os.PathLike[str], flags: Flags | None = None,
-              discover: bool = False) -> Repo:
+              discover: bool = False, command_config: Mapping[str, str] | None = None,
+              ceiling: Sequence[str] = ()) -> Repo:
     """Open the repository at path (git dir or worktree; walk up with discover)."""
-    return Repo(find_gitdir(path, discover), flags)
+    return Repo(find_gitdir(path, discover, ceiling), flags, command_config)

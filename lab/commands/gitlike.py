@@ -5,8 +5,15 @@ Contract:
   Die(msg, status=128, prefix="fatal: ")   raised to end a command; run_git_command
       prints prefix + msg (prefix "usage": msg printed as is) and returns status.
   write_err(prefix, msg)   one stderr line, after flushing stdout (git's order).
+  report_die(d) -> d.status   prints a Die as run_git_command does.
+  apply_global_options(argv) -> argv   git's options before the command name, as
+      git applies them: -C DIR (chdir), -c name[=value] (appended to
+      $GIT_CONFIG_PARAMETERS), --git-dir[=]DIR ($GIT_DIR), --work-tree[=]DIR
+      ($GIT_WORK_TREE), --no-pager/-P; returns the rest. Die with git's text.
   open_git_repo(gitdir, flags)   --git-dir, else $GIT_DIR, else discovery from the
-      current directory; Die with git's "not a git repository" message otherwise.
+      current directory (bounded by $GIT_CEILING_DIRECTORIES); Die with git's "not
+      a git repository" message otherwise. The config from the environment (git
+      -c, reftable_core.config.env_config) overrides the repository's.
   ref_resolver(refs)   name -> oid or None through a RefStore's resolve().
 """
 from __future__ import annotations
@@ -16,7 +23,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from reftable_core.errors import ReftableError
+from reftable_core.config import env_config, push_config_parameter
+from reftable_core.errors import ConfigError, ReftableError
 from reftable_core.flags import Flags
 from reftable_core.odb.revision import RefResolver
 from reftable_core.refs.api import RefStore
@@ -52,6 +60,15 @@ def write_err(prefix: str, msg: str) -> None:
     sys.stderr.flush()
 
 
+def report_die(d: Die) -> int:
+    """Print d as git would; its exit status."""
+    if d.prefix == "usage":
+        sys.stderr.write(d.msg)
+    else:
+        write_err(d.prefix, d.msg)
+    return d.status
+
+
 def run_git_command(command: Callable[[list[str], Flags, Any], int], argv: list[str],
                     flags: Flags) -> int:
     """command(argv, flags, binary stdout) with git's exit on Die; stdout flushed last."""
@@ -60,11 +77,7 @@ def run_git_command(command: Callable[[list[str], Flags, Any], int], argv: list[
         return command(argv, flags, out)
     except Die as d:
         out.flush()
-        if d.prefix == "usage":
-            sys.stderr.write(d.msg)
-        else:
-            write_err(d.prefix, d.msg)
-        return d.status
+        return report_die(d)
     finally:
         try:
             out.flush()
@@ -72,13 +85,63 @@ def run_git_command(command: Callable[[list[str], Flags, Any], int], argv: list[
             pass
 
 
+_DIR_OPTIONS = {"--git-dir": "GIT_DIR", "--work-tree": "GIT_WORK_TREE"}
+_GIT_USAGE = (
+    "usage: git [-v | --version] [-h | --help] [-C <path>] [-c <name>=<value>]\n"
+    "           [--exec-path[=<path>]] [--html-path] [--man-path] [--info-path]\n"
+    "           [-p | --paginate | -P | --no-pager] [--no-replace-objects] [--no-lazy-fetch]\n"
+    "           [--no-optional-locks] [--no-advice] [--bare] [--git-dir=<path>]\n"
+    "           [--work-tree=<path>] [--namespace=<name>] [--config-env=<name>=<envvar>]\n"
+    "           <command> [<args>]\n")
+
+
+def apply_global_options(argv: list[str]) -> list[str]:
+    """Apply git's global options at the front of argv; return the rest."""
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-C", "-c") or a in _DIR_OPTIONS:
+            if i + 1 >= len(argv):
+                what = {"-C": "no directory given for '-C' option",
+                        "-c": "-c expects a configuration string"}.get(
+                            a, f"no directory given for '{a}' option")
+                raise Die(f"{what}\n{_GIT_USAGE}", 129, "usage")
+            value = argv[i + 1]
+            i += 2
+            if a == "-C":
+                if value:
+                    try:
+                        os.chdir(value)
+                    except OSError as e:
+                        raise Die(f"cannot change to '{value}': {e.strerror}") from None
+            elif a == "-c":
+                key, eq, val = value.partition("=")
+                push_config_parameter(os.environ, key, val if eq else None)
+            else:
+                os.environ[_DIR_OPTIONS[a]] = value
+            continue
+        opt, eq, value = a.partition("=")
+        if eq and opt in _DIR_OPTIONS:
+            os.environ[_DIR_OPTIONS[opt]] = value
+        elif a not in ("--no-pager", "-P"):
+            break
+        i += 1
+    return argv[i:]
+
+
 def open_git_repo(gitdir: str | None, flags: Flags) -> Repo:
     if gitdir is None:
         gitdir = os.environ.get("GIT_DIR")
     try:
+        command_config = env_config(os.environ)
+    except ConfigError as e:
+        raise Die(str(e)) from None
+    ceiling = [c for c in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(":") if c]
+    try:
         if gitdir is not None:
-            return open_repo(gitdir, flags)
-        return open_repo(os.getcwd(), flags, discover=True)
+            return open_repo(gitdir, flags, command_config=command_config)
+        return open_repo(os.getcwd(), flags, discover=True, command_config=command_config,
+                         ceiling=ceiling)
     except ReftableError:
         if gitdir is not None:      # git names the path it was given
             raise Die(f"not a git repository: '{gitdir}'") from None

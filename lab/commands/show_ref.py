@@ -22,6 +22,7 @@ from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags
 from reftable_core.refs.api import SeekableRefStore
 from reftable_core.refs.files_backend import FilesRefStore
+from reftable_core.refs.loose import LooseValue, read_loose
 from reftable_core.refs.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, refname_is_safe
 from reftable_core.repo import Repo
 
@@ -229,7 +230,7 @@ def _show_ref_in(repo: Repo, o: dict[str, Any], pending: list[tuple[str, str | N
     if o["verify"]:
         return _show_verify(store, objs, o, patterns, out)
     if o["exists"]:
-        return _show_exists(store, patterns)
+        return _show_exists(repo, store, patterns)
     return _show_patterns(store, objs, o, patterns, out)
 
 
@@ -408,13 +409,23 @@ def _show_verify(store: Any, objs: _Objects, o: dict[str, Any], refs: list[str],
     return 0
 
 
-def _show_exists(store: Any, refs: list[str]) -> int:
+# git's is_pseudo_ref: read from their file in the git dir whatever the ref format
+PSEUDO_REFS = (b"FETCH_HEAD", b"MERGE_HEAD")
+
+
+def _show_exists(repo: Repo, store: Any, refs: list[str]) -> int:
     if not refs:
         raise Die("--exists requires a reference")
     if len(refs) > 1:
         raise Die("--exists requires exactly one reference")
     name = refs[0].encode("utf-8", "surrogateescape")
-    if isinstance(store, FilesRefStore):           # git's raw read: no format check
+    if name in PSEUDO_REFS:                         # a file in the git dir, either backend
+        value = read_loose(repo.gitdir, name, repo.hash_size)
+        if isinstance(value, LooseValue) and value.broken:
+            write_err("error: ", "failed to look up reference: Invalid argument")   # EINVAL
+            return 1
+        found = value is not None
+    elif isinstance(store, FilesRefStore):         # git's raw read: no format check
         if store.is_broken(name):
             write_err("error: ", "failed to look up reference: Invalid argument")   # EINVAL
             return 1

@@ -4,8 +4,9 @@ Contract: update_ref(argv, flags, out) runs `git update-ref argv` on a reftable
 or files repository (reftable_core.repo): `--stdin [-z]` reads update, create,
 delete, verify, option, start, prepare, abort and commit commands from stdin
 (one transaction unless start/prepare/commit say otherwise); without --stdin
-`[-m MSG] [--no-deref] (-d <ref> [<old>] | <ref> <new> [<old>])`. Same stdout
-bytes (the "<command>: ok" reports) to out, stderr messages and exit statuses as
+`[-m MSG] [--no-deref] (-d <ref> [<old>] | <ref> <new> [<old>])`. Commands
+are read and run as they arrive, each report flushed at once (a caller can wait
+for "start: ok" before sending more). Same stdout bytes (the "<command>: ok" reports) to out, stderr messages and exit statuses as
 git (die = "fatal: ..." and 128, usage 129 with git's usage text). <new-oid> and
 <old-oid> are any revision reftable_core.odb.revision resolves (hex ids, ref
 names, abbreviated ids, ~N ^N ^{} ^{commit} ^{tree}). Quoted arguments follow
@@ -14,9 +15,10 @@ git's C-style quoting (quote.unquote_c).
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags
@@ -32,6 +34,8 @@ from reftable_core.repo import Repo
 from .gitlike import Die, open_git_repo, ref_resolver, run_git_command, write_err
 from .parseopt import OptSpec, parse_git_options, split_lab_options
 from .quote import cstr, unquote_c
+
+_READ_CHUNK = 1 << 16
 
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
@@ -263,21 +267,29 @@ class _UpdateRefStdin:
         self._report("commit")
 
     # -- the loop ---------------------------------------------------------------
-    def _records(self, data: bytes) -> Iterator[bytes]:
+    def _records(self, stream: io.BufferedIOBase) -> Iterator[bytes]:
+        """Each terminated record as soon as it has arrived (git's strbuf_getwholeline
+        on stdin): the caller answers start/prepare/commit while stdin stays open."""
         term = self.term
+        buf = b""
         pos = 0
-        n = len(data)
-        while pos < n:
-            e = data.find(term, pos)
-            if e < 0:
-                yield data[pos:]
+        while True:
+            e = buf.find(term, pos)
+            if e >= 0:
+                yield buf[pos:e + 1]
+                pos = e + 1
+                continue
+            chunk = stream.read1(_READ_CHUNK)
+            if not chunk:
+                if pos < len(buf):
+                    yield buf[pos:]
                 return
-            yield data[pos:e + 1]
-            pos = e + 1
+            buf = buf[pos:] + chunk
+            pos = 0
 
-    def run(self, data: bytes) -> int:
+    def run(self, stream: io.BufferedIOBase) -> int:
         state = OPEN
-        recs = self._records(data)
+        recs = self._records(stream)
         for line in recs:
             if line[:1] == self.term:
                 raise Die("empty command in input")
@@ -392,11 +404,10 @@ def update_ref(argv: list[str], flags: Flags, out: Any) -> int:
     if o["delete"] or rest:
         raise Die(USAGE_UPDATE_REF, 129, "usage")
     repo = open_git_repo(gitdir, flags)
-    data = sys.stdin.buffer.read()
     msg = (o["msg"] or "").encode("utf-8", "surrogateescape")
     runner = _UpdateRefStdin(repo, msg, o["no_deref"], o["z"], out)
     try:
-        return runner.run(data)
+        return runner.run(cast(io.BufferedIOBase, sys.stdin.buffer))  # a BufferedReader
     finally:
         runner.tx.abort()          # like git's atexit lock cleanup when dying
         repo.close()
