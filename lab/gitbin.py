@@ -33,7 +33,9 @@ def find_git() -> str:
     proc = subprocess.run(["bash", str(PROVISION_SCRIPT)], capture_output=True, text=True)
     if proc.returncode != 0 or not proc.stdout.strip():
         raise GitNotAvailable(f"provision-git.sh failed:\n{proc.stderr[-4000:]}")
-    return proc.stdout.strip().splitlines()[-1]
+    git = proc.stdout.strip().splitlines()[-1]
+    os.environ["REFTABLE_LAB_GIT"] = git    # once per run: workers and peers inherit it
+    return git
 
 
 def hermetic_env(home: str | os.PathLike[str] | None = None,
