@@ -12,6 +12,7 @@ from reftable_core.odb import open_object_store
 from lab.gitbin import GitRunner, hermetic_env
 from tests.helpers.odb import cat_file_all
 from tests.helpers.realistic import delta_headers_over, make_realistic_repo
+from tests.odb.test_walk import _cli, _git_log
 
 
 @pytest.fixture(scope="module")
@@ -68,3 +69,14 @@ def test_tags_peel_like_git(rgit: GitRunner, realistic: Path) -> None:
         for name, oid in tags.items():
             assert store.read_header(oid)[0] == "tag"
             assert store.peel(oid) == peeled[name], name
+
+
+@pytest.mark.parametrize("argv", [["log-raw", "main"], ["log-raw", "side"],
+                                  ["log-raw", "-n", "5", "main"], ["log-S", "side", "main"]])
+def test_log_equals_git_byte_for_byte(rgit: GitRunner, realistic: Path, argv: list[str]) -> None:
+    """log-raw / log-S over the real-shaped history (deltas with long zlib headers,
+    quoted and non-ASCII paths, deep trees, merges) equal git's log, every byte."""
+    got = _cli(realistic, argv)
+    want = _git_log(rgit, realistic, argv)
+    assert got[0] == want[0] == 0
+    assert got[1] == want[1] and len(want[1].splitlines()) >= 5
