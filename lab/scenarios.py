@@ -425,7 +425,7 @@ SCENARIOS: dict[str, Scenario] = _registry([
                      "refname_safety": ("normalize", "escape_scan", "skip_sane")},
         published="getc 2.5%, unlocked 42%, grow 21%, getdelim 21% (per step)",
         peer_workloads=(("dulwich", "dulwich_packed_load"),),
-        hot=("reftable_core.refs.packed:lines_fgetc", "reftable_core.refs.packed:load_lines")),
+        hot=("reftable_core.refs.packed_readers:lines_fgetc", "reftable_core.refs.packed:load_lines")),
     _odb_walk("log-raw", "odb_log_raw", "-22.0% (log --raw)"),
     _odb_walk("log-S", "odb_log_S", "-4.7% (log -S)"),
     *(_odb_slots(kind, workload) for kind, workload in _ODB_WALKS),

@@ -6,7 +6,8 @@ import math
 from pathlib import Path
 
 from reftable_core.flags import Flags
-from reftable_core.refs.packed import LINE_READERS, PackedRefs, StrBuf, alloc_nr, lines_fgetc
+from reftable_core.refs.packed import PackedRefs
+from reftable_core.refs.packed_readers import LINE_READERS, StrBuf, alloc_nr, lines_fgetc
 
 OID = b"1" * 40
 LONG = b"refs/heads/" + b"a" * (4 << 20)

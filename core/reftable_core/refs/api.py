@@ -105,6 +105,31 @@ def ref_from_record(rec: RefRecord) -> Ref:
     return Ref(rec.refname, rec.value, None, None)
 
 
+class RefStoreBase:
+    """What both backends derive from their own read_ref and iter_ref_records:
+    resolve (follow symrefs, at most depth levels, like git's
+    refs_resolve_ref_unsafe) and iter_refs (the records as Refs)."""
+
+    def read_ref(self, name: bytes) -> Ref | None:
+        raise NotImplementedError
+
+    def iter_ref_records(self, prefix: bytes = b"") -> Iterator[RefRecord]:
+        raise NotImplementedError
+
+    def resolve(self, name: bytes, depth: int = 5) -> Ref | None:
+        for _ in range(depth + 1):
+            ref = self.read_ref(name)
+            if ref is None:
+                return None
+            if ref.target is None:
+                return ref
+            name = ref.target
+        return None
+
+    def iter_refs(self, prefix: bytes = b"") -> Iterator[Ref]:
+        return map(ref_from_record, self.iter_ref_records(prefix))
+
+
 @runtime_checkable
 class SeekableRefStore(RefStore, Protocol):
     """A RefStore whose refs come from one merged, seekable record iterator (the

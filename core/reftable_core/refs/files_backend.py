@@ -46,7 +46,7 @@ from ..errors import LockError, ReftableError, TransactionError, TransactionLock
 from ..flags import Flags
 from ..lockfile import LockFile
 from ..reftable.record import REF_SYMREF, REF_VAL1, REF_VAL2, RefRecord
-from .api import LogEntry, Ref, RefUpdate, ref_from_record
+from .api import LogEntry, Ref, RefStoreBase, RefUpdate
 from .loose import (LooseLock, delete_loose, format_loose, iter_loose_names, prune_ref_parents,
                     read_loose)
 from .packed import PackedEntry, PackedRefs, format_packed_refs
@@ -59,7 +59,7 @@ from .transaction import (AffectedNames, QueuedUpdate, check_new_object, check_o
                           unresolvable, verify_refname_available)
 
 
-class FilesRefStore:
+class FilesRefStore(RefStoreBase):
     """RefStore over $GIT_DIR/{HEAD, refs/..., packed-refs, logs/...}."""
 
     def __init__(self, gitdir: str | os.PathLike[str], hash_size: int = 20,
@@ -138,19 +138,6 @@ class FilesRefStore:
             return False
         return read_loose(self.gitdir, name, self.hash_size) is not None or \
             self.packed().get(name) is not None
-
-    def resolve(self, name: bytes, depth: int = 5) -> Ref | None:
-        for _ in range(depth + 1):
-            ref = self.read_ref(name)
-            if ref is None:
-                return None
-            if ref.target is None:
-                return ref
-            name = ref.target
-        return None
-
-    def iter_refs(self, prefix: bytes = b"") -> Iterator[Ref]:
-        return map(ref_from_record, self.iter_ref_records(prefix))
 
     def iter_ref_records(self, prefix: bytes = b"",
                          include_broken: bool = False) -> Iterator[RefRecord]:

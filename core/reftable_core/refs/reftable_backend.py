@@ -33,7 +33,7 @@ from ..lockfile import (PERM_EVERYBODY, PERM_GROUP, PERM_UMASK, shared_perm,
                         umask_file_mode)
 from ..reftable.record import LogRecord, RefRecord
 from ..reftable.stack import Stack, StackOptions
-from .api import HASH_SIZES, LogEntry, Ref, RefUpdate, ref_from_record
+from .api import HASH_SIZES, LogEntry, Ref, RefStoreBase, RefUpdate, ref_from_record
 from .reflog import (committer_ident, hhmm_to_minutes, log_mode, minutes_to_hhmm,
                      normalize_reflog_message, should_autocreate_reflog)
 from .transaction import (QueuedUpdate, check_new_object, check_old_value, deref_symref,
@@ -97,7 +97,7 @@ def stack_options_from_config(config: dict[str, str], object_format: str) -> Sta
 
 # -- the store ------------------------------------------------------------------
 
-class ReftableRefStore:
+class ReftableRefStore(RefStoreBase):
     """RefStore over $GIT_DIR/reftable."""
 
     def __init__(self, gitdir: str, flags: Flags | None = None, object_format: str = "sha1",
@@ -136,16 +136,6 @@ class ReftableRefStore:
         rec = self.read_record(name)
         return None if rec is None else ref_from_record(rec)
 
-    def resolve(self, name: bytes, depth: int = 5) -> Ref | None:
-        for _ in range(depth + 1):
-            ref = self.read_ref(name)
-            if ref is None:
-                return None
-            if ref.target is None:
-                return ref
-            name = ref.target
-        return None
-
     def iter_ref_records(self, prefix: bytes = b"") -> Iterator[RefRecord]:
         """Live ref records under refs/ starting with prefix, in name order."""
         self.stack.reload()
@@ -167,9 +157,6 @@ class ReftableRefStore:
         it = self.stack.merged.refs()
         it.seek(start)
         return iter(it)
-
-    def iter_refs(self, prefix: bytes = b"") -> Iterator[Ref]:
-        return map(ref_from_record, self.iter_ref_records(prefix))
 
     def iter_log(self, name: bytes) -> Iterator[LogEntry]:
         self.stack.reload()
