@@ -127,6 +127,11 @@ class LockFile:
             os.close(self.fd)
             self.fd = -1
 
+    def reopen(self) -> None:
+        """Open the held lock file again for writing, truncated (git's reopen_lock_file)."""
+        if self.fd == -1:
+            self.fd = os.open(self.lock_path, os.O_WRONLY | os.O_TRUNC | os.O_CLOEXEC)
+
     def commit(self) -> None:
         """Close and rename the lock over path; on failure the lock stays held."""
         self.close_fd()

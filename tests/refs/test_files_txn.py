@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -119,3 +121,22 @@ def test_clean_large_batch_commits_every_ref(tmp_path: Path) -> None:
     got = {r.name: r.value for r in store.iter_refs()}
     assert all(got[n] == B for n in batch)
     assert set(got) == set(batch) | set(LOOSE) | set(PACKED)
+
+
+def test_a_transaction_holds_locks_not_descriptors(make_repo, git, tmp_path: Path) -> None:
+    """2,000 creates in one files transaction under `ulimit -n 128`: every ref's lock
+    is held, but its file is open only while it is written (git's close_ref_gently),
+    so the transaction does not run out of descriptors (it did, with EMFILE)."""
+    repo = make_repo(ref_format="files")
+    git.run(["commit", "-q", "--allow-empty", "-m", "c"], cwd=repo)
+    oid = git.out(["rev-parse", "HEAD"], cwd=repo).strip().decode()
+    stdin = "".join(f"create refs/heads/d{i % 40}/b{i} {oid}\n" for i in range(2000))
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128)); "
+            "from lab.cli import main; sys.exit(main(sys.argv[1:]))")
+    proc = subprocess.run([sys.executable, "-c", code, "update-ref", "--stdin",
+                           "--git-dir", str(repo / ".git")], input=stdin.encode(),
+                          capture_output=True, env=git.env, check=False)
+    assert proc.returncode == 0, proc.stderr
+    refs = git.out(["for-each-ref", "--format=%(refname)", "refs/heads/d7/"], cwd=repo).split()
+    assert len(refs) == 50
+    assert not list((repo / ".git" / "refs").rglob("*.lock"))

@@ -214,6 +214,9 @@ class LooseLock:
         except LockError:
             self._unmake_dirs()
             raise
+        # held but closed until written, as git's lock_raw_ref / close_ref_gently leave
+        # it: a transaction of 100k refs holds 100k locks, not 100k descriptors
+        self._lock.close_fd()
 
     def _fail(self, err: OSError) -> None:
         self._unmake_dirs()
@@ -224,7 +227,12 @@ class LooseLock:
         return self._lock.lock_path
 
     def write(self, data: bytes) -> None:
-        self._lock.write(data)
+        """The new contents, written through a descriptor open only while writing."""
+        self._lock.reopen()
+        try:
+            self._lock.write(data)
+        finally:
+            self._lock.close_fd()
 
     def commit(self) -> None:
         """Rename the lock over the ref (a directory in the way is removed if empty)."""
