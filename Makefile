@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # pytest workers (2 cores here); override with `make test JOBS=1`
 JOBS   ?= 2
 
-.PHONY: setup git test test-fast bench lab notebooks clean
+.PHONY: setup git browser test test-fast bench lab notebooks clean
 
 setup: $(STAMP)
 
@@ -20,7 +20,12 @@ $(STAMP): pyproject.toml core/pyproject.toml
 git:
 	@bash scripts/provision-git.sh
 
-test: setup
+# Debian's chromium for the notebooks' browser test (tests/notebooks/test_browser.py);
+# Playwright drives it (its Python package only: never `playwright install`)
+browser:
+	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium)
+
+test: setup browser
 	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) -q --nbmake --nbmake-timeout=1200 tests notebooks
 
 test-fast: setup
