@@ -70,10 +70,10 @@ class FlagPicker(w.GridBox):  # type: ignore[misc]
                                tooltip=info.on)
             elif name in _CHOICES:
                 c = w.Dropdown(options=list(_CHOICES[name]), value=value, description=name,
-                               style=_STYLE, tooltip=info.on)
+                               style=_STYLE, tooltip=info.on, layout=w.Layout(width="300px"))
             else:
                 c = w.Text(value=str(value), description=name, style=_STYLE, tooltip=info.on,
-                           layout=w.Layout(width="max-content"))
+                           layout=w.Layout(width="300px"))
             self.controls[name] = c
         super().__init__(list(self.controls.values()), layout=w.Layout(
             grid_template_columns="repeat(3, max-content)", grid_gap="2px 24px"))
@@ -183,7 +183,6 @@ class FlagLab:
                            measure=self.measure)
         self.last[scenario] = result
         return show_items(result)
-
 
 
 # -- benchmarks through the harness ---------------------------------------------------

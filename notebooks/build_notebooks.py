@@ -21,12 +21,13 @@ LINE_MAX = 88      # no code line runs off the edge of a notebook (a test checks
 def setup(notebook: str) -> str:
     """The first code cell: the notebook's own dataset and results folders (git-ignored),
     printed, and the knobs every later cell reads."""
-    return f'''import sys, pathlib
+    return f'''import os, sys, pathlib
 ROOT = pathlib.Path.cwd().resolve()
 while not (ROOT / "pyproject.toml").exists() and ROOT != ROOT.parent:
     ROOT = ROOT.parent
-# this notebook's own folders (git-ignored):
-LAB = ROOT / "notebooks" / ".lab" / "{notebook}"
+# this notebook's own folders (git-ignored; the browser test sets REFTABLE_LAB_NB_DIR):
+LABS = pathlib.Path(os.environ.get("REFTABLE_LAB_NB_DIR", ROOT / "notebooks" / ".lab"))
+LAB = LABS / "{notebook}"
 DATASETS, RESULTS = LAB / "datasets", LAB / "results"
 from reftable_core.flags import Flags, baseline, FLAG_INFO
 from lab import nb

@@ -78,13 +78,19 @@ def lab_url(artifacts: Path) -> Iterator[str]:
     port, token = _free_port(), secrets.token_hex(16)
     log = (artifacts / "jupyter.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
          f"--port={port}", f"--IdentityProvider.token={token}",
          f"--ServerApp.root_dir={artifacts / 'notebooks'}",
          f"--LabApp.user_settings_dir={settings}",
          f"--LabApp.workspaces_dir={artifacts / 'workspaces'}"],
-        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": os.pathsep.join(
-            [str(ROOT / "core"), str(ROOT), os.environ.get("PYTHONPATH", "")])})
+        stdout=log, stderr=subprocess.STDOUT, env={
+            **os.environ, "JUPYTER_RUNTIME_DIR": str(artifacts / "runtime"),
+            # the notebooks' dataset and results folders: apart from nbmake's (which may run
+            # at the same time), kept from one browser run to the next (datasets cached)
+            "REFTABLE_LAB_NB_DIR": str(artifacts.parent / "lab"),
+            "JUPYTER_CONFIG_DIR": str(artifacts / "config"),
+            "PYTHONPATH": os.pathsep.join([str(ROOT / "core"), str(ROOT),
+                                           os.environ.get("PYTHONPATH", "")])})
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(240):
@@ -127,6 +133,8 @@ def _outputs_text(page: object) -> str:
 def _wait_all_run(page: object) -> None:
     """Until every code cell shows an execution count (none pending: '[*]' or '[ ]')."""
     deadline = time.time() + CELL_TIMEOUT_S * 3
+    prompts: list[str] = []
+    page.wait_for_timeout(1000)
     while time.time() < deadline:
         prompts = page.evaluate("""() => [...document.querySelectorAll(
             '.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')].map(e => e.innerText.trim())""")
@@ -136,13 +144,19 @@ def _wait_all_run(page: object) -> None:
     raise AssertionError(f"cells still running after {CELL_TIMEOUT_S * 3} s: {prompts}")
 
 
+def _kernel_idle(page: object) -> None:
+    """Until the status bar reads the kernel as idle (started and connected)."""
+    page.locator("#jp-main-statusbar", has_text="| Idle").wait_for(timeout=180_000)
+    page.wait_for_timeout(1000)
+
+
 def _image_sources(locator: object) -> list[str]:
     return locator.evaluate_all("els => els.map(e => e.src)")
 
 
 def _run_all(page: object) -> None:
     page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-    page.locator('.lm-Menu-item[data-command="notebook:run-all-cells"]').click()
+    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
@@ -155,11 +169,8 @@ def test_notebook_in_browser(name: str, lab_url: str, browser: object, artifacts
     try:
         page.goto(lab_url.format(name))
         page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=120_000)
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle'], "
-                               ".jp-DebuggerBugButton, .jp-KernelStatus", timeout=120_000)
-        page.wait_for_timeout(2000)                   # the kernel connects
+        _kernel_idle(page)
         _run_all(page)
-        page.wait_for_timeout(2000)
         _wait_all_run(page)
         page.screenshot(path=str(shots / f"{stem}-all-run.png"))
         text = _outputs_text(page)
