@@ -103,7 +103,8 @@ def lab_url(artifacts: Path) -> Iterator[str]:
                 time.sleep(0.5)
         else:
             pytest.fail("jupyter lab did not answer within 120 s")
-        yield f"{base}/lab/tree/{{}}?token={token}"
+        # a workspace per notebook, reset: no tab of an earlier notebook is restored
+        yield f"{base}/lab/workspaces/{{0}}/tree/{{0}}.ipynb?reset&token={token}"
     finally:
         proc.terminate()
         try:
@@ -132,7 +133,8 @@ def _outputs_text(page: object) -> str:
 
 def _wait_all_run(page: object) -> None:
     """Until every code cell shows an execution count (none pending: '[*]' or '[ ]')."""
-    deadline = time.time() + CELL_TIMEOUT_S * 3
+    started = time.time()
+    deadline = started + CELL_TIMEOUT_S * 3
     prompts: list[str] = []
     page.wait_for_timeout(1000)
     while time.time() < deadline:
@@ -140,14 +142,25 @@ def _wait_all_run(page: object) -> None:
             '.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')].map(e => e.innerText.trim())""")
         if prompts and all(p[1:-2].strip().isdigit() for p in prompts):
             return
+        if time.time() > started + 60 and all(p[1:-2].strip() == "" for p in prompts):
+            raise AssertionError(f"Run All started nothing within 60 s: {prompts}")
         page.wait_for_timeout(1000)
     raise AssertionError(f"cells still running after {CELL_TIMEOUT_S * 3} s: {prompts}")
 
 
 def _kernel_idle(page: object) -> None:
-    """Until the status bar reads the kernel as idle (started and connected)."""
-    page.locator("#jp-main-statusbar", has_text="| Idle").wait_for(timeout=180_000)
-    page.wait_for_timeout(1000)
+    """Until the status bar reads the Python kernel as idle (started and connected); a
+    kernel-choice dialog is answered with its default (the notebook's own kernel)."""
+    deadline = time.time() + 180
+    while time.time() < deadline:
+        dialog = page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept")
+        if dialog.count():
+            dialog.first.click()
+        if page.locator("#jp-main-statusbar", has_text="ipykernel) | Idle").count():
+            page.wait_for_timeout(1000)
+            return
+        page.wait_for_timeout(500)
+    raise AssertionError("the notebook's kernel did not start within 180 s")
 
 
 def _image_sources(locator: object) -> list[str]:
@@ -167,7 +180,7 @@ def test_notebook_in_browser(name: str, lab_url: str, browser: object, artifacts
     stem = name.removesuffix(".ipynb")
     page = browser.new_page()
     try:
-        page.goto(lab_url.format(name))
+        page.goto(lab_url.format(stem))
         page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=120_000)
         _kernel_idle(page)
         _run_all(page)
@@ -206,8 +219,23 @@ def test_notebook_in_browser(name: str, lab_url: str, browser: object, artifacts
         panel.screenshot(path=str(shots / f"{stem}-picker-after-run.png"))
         quick.first.screenshot(path=str(shots / f"{stem}-quick-look.png"))
         bench.first.screenshot(path=str(shots / f"{stem}-bench-plot.png"))
+        page.locator(".jp-Cell").filter(has_text="lab.bench(").first.locator(
+            ".jp-Cell-outputArea").screenshot(path=str(shots / f"{stem}-bench-output.png"))
         assert "Traceback" not in _outputs_text(page)
         assert _image_sources(quick) != before_quick, f"{name}: the quick look did not change"
         assert _image_sources(bench) != before_bench, f"{name}: the bench plot did not change"
     finally:
         page.close()
+        _shut_down_kernels(lab_url)
+
+
+def _shut_down_kernels(lab_url: str) -> None:
+    """Every kernel of the server, so one notebook's kernel does not outlive its test."""
+    base, token = lab_url.split("/lab/")[0], lab_url.rsplit("token=", 1)[1]
+    headers = {"Authorization": f"token {token}"}
+    with urllib.request.urlopen(urllib.request.Request(f"{base}/api/kernels",
+                                                       headers=headers)) as r:
+        kernels = json.load(r)
+    for k in kernels:
+        urllib.request.urlopen(urllib.request.Request(f"{base}/api/kernels/{k['id']}",
+                                                      method="DELETE", headers=headers))
