@@ -22,8 +22,10 @@ instruction measure learns the timed region's bounds.
 """
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 MEASURES = ("time", "instructions", "allocations", "memory")
 
@@ -50,3 +52,18 @@ def run_command(cmd: Sequence[str], env: Mapping[str, str] | None = None) -> str
         raise BenchError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n"
                          f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
     return proc.stdout
+
+
+def run_worker_log(cmd: Sequence[str], env: Mapping[str, str], prefix: str,
+                   what: str) -> tuple[int, Any]:
+    """Run a measuring worker; (its pid, the JSON of the one stdout line starting
+    with prefix). BenchError, naming `what`, if it fails or prints not one such line."""
+    proc = subprocess.Popen(list(cmd), env=dict(env), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise BenchError(f"{what} failed ({proc.returncode}): {' '.join(cmd)}\n{err[-4000:]}")
+    logs = [line for line in out.splitlines() if line.startswith(prefix)]
+    if len(logs) != 1:
+        raise BenchError(f"the worker printed {len(logs)} {what} logs, not 1")
+    return proc.pid, json.loads(logs[0][len(prefix):])

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import BenchError, run_command
+from . import BenchError, run_command, run_worker_log
 from . import instructions as counting
 
 SOURCE = Path(__file__).parent / "c" / "alloccount.c"
@@ -191,17 +191,10 @@ def count_allocations(cmd: Sequence[str], env: Mapping[str, str] | None = None,
     """Count the `python -m lab.worker --allocations ...` command cmd (see the module
     doc); children: the workload runs other programs (a peer): count those."""
     with tempfile.TemporaryDirectory(prefix="reftable-lab-ac-") as tmp:
-        proc = subprocess.Popen(list(cmd), env=alloc_env(Path(tmp), env), text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        out, err = proc.communicate()
-        if proc.returncode != 0:
-            raise BenchError(f"allocation counting failed ({proc.returncode}): "
-                             f"{' '.join(cmd)}\n{err[-4000:]}")
-        logs = [line for line in out.splitlines() if line.startswith(LOG_PREFIX)]
-        if len(logs) != 1:
-            raise BenchError(f"the worker printed {len(logs)} allocation logs, not 1")
-        own = _own(json.loads(logs[0][len(LOG_PREFIX):]), proc.pid)
-        totals = {pid: t for pid, t in read_totals(Path(tmp)).items() if pid != proc.pid}
+        pid, log = run_worker_log(cmd, alloc_env(Path(tmp), env), LOG_PREFIX,
+                                  "allocation counting")
+        own = _own(log, pid)
+        totals = {p: t for p, t in read_totals(Path(tmp)).items() if p != pid}
     parts: dict[str, Any] = {f"lab_worker_{m}": v for m, v in own.items()}
     if children:
         parts["lab_children"] = len(totals)

@@ -28,7 +28,6 @@ import gc
 import json
 import os
 import resource
-import subprocess
 import tempfile
 import tracemalloc
 from collections.abc import Callable, Mapping, Sequence
@@ -38,7 +37,7 @@ from typing import Any
 
 import pyperf
 
-from . import BenchError
+from . import BenchError, run_worker_log
 from . import allocations as allocs
 from .clock import set_marker
 
@@ -112,17 +111,8 @@ def measure_memory(cmd: Sequence[str], env: Mapping[str, str] | None = None,
     with tempfile.TemporaryDirectory(prefix="reftable-lab-mem-") as tmp:
         run_env = (allocs.alloc_env(Path(tmp), env, python_malloc=False) if children
                    else dict(env if env is not None else os.environ))
-        proc = subprocess.Popen(list(cmd), env=run_env, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        out, err = proc.communicate()
-        if proc.returncode != 0:
-            raise BenchError(f"memory measure failed ({proc.returncode}): {' '.join(cmd)}\n"
-                             f"{err[-4000:]}")
-        logs = [line for line in out.splitlines() if line.startswith(LOG_PREFIX)]
-        if len(logs) != 1:
-            raise BenchError(f"the worker printed {len(logs)} memory logs, not 1")
-        fig = json.loads(logs[0][len(LOG_PREFIX):])
-        totals = {pid: t for pid, t in allocs.read_totals(Path(tmp)).items() if pid != proc.pid}
+        pid, fig = run_worker_log(cmd, run_env, LOG_PREFIX, "memory measure")
+        totals = {p: t for p, t in allocs.read_totals(Path(tmp)).items() if p != pid}
     if not children:
         return Memory(max(0, fig["peak_rss"] - fig["baseline_rss"]), fig["peak_rss"],
                       fig["baseline_rss"], fig["tracemalloc_peak"])
