@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "flags": "lab.commands.flags",
     "dump": "lab.commands.dump",
     "show-ref": "lab.commands.show_ref",
+    "for-each-ref": "lab.commands.for_each_ref",
     "update-ref": "lab.commands.update_ref",
     "odb": "lab.commands.odb",
     "gen": "lab.commands.gen",
