@@ -410,10 +410,32 @@ SCENARIOS: dict[str, Scenario] = _registry([
         flag_base={"packed_reader": "packed_lookup=parse_all"},
         row_published={"packed_reader: fgetc -> mmap (packed_lookup=parse_all)":
                        "19.4 s -> 5.7 s (the reader steps together, 13M refs)"},
-        published="19.4 s -> 5.7 s (readers, 13M refs), 1.649 s -> 0.012 s (bsearch)",
+        published="19.4 s -> 5.7 s (readers, 13M refs)",
         peer_workloads=(("git", "git_show_ref"), ("reftable-lab-cli", "cli_show_ref"),
                         ("dulwich", "dulwich_show_ref")),
         hot=("reftable_core.refs.packed:_BsearchLookup.get",)),
+    Scenario(
+        name="packed-prefix-list", seed="001",
+        description="for-each-ref over one remote's prefix in a huge packed-refs",
+        preset="packed-1m",
+        # refs/remotes/nononara/ is the packed-1m preset's largest fork remote (data_gen
+        # names, seed 0): 343 of 50k refs (0.7%), 1,594 of 1M (0.16%); the seed's
+        # refs/remotes/2325298/ was some 540 refs of a 218M file
+        scale_params={
+            "small": {"refs": 50_000, "seed": 0, "prefix": "refs/remotes/nononara/",
+                      "for_each_ref_args": ["--format=%(objectname) %(refname)"]},
+            "full": {"refs": 1_000_000, "seed": 0, "prefix": "refs/remotes/nononara/",
+                     "for_each_ref_args": ["--format=%(objectname) %(refname)"]}},
+        workload="for_each_ref", studied=("packed_lookup",),
+        flag_values={"packed_lookup": ("parse_all", "bsearch")},
+        row_published={"packed_lookup: parse_all -> bsearch":
+                       "git for-each-ref --format='%(objectname) %(refname)' "
+                       "refs/remotes/2325298/ 1.649 s -> git-quick-list 0.012 s "
+                       "(218M packed-refs, torvalds/linux)"},
+        published="for-each-ref refs/remotes/2325298/: 1.649 s -> 0.012 s (quick-list: mmap + "
+                  "binary search)",
+        peer_workloads=(("git", "git_for_each_ref"), ("reftable-lab-cli", "cli_for_each_ref")),
+        hot=("reftable_core.refs.packed:_BsearchLookup.iter",)),
     Scenario(
         name="packed-load", seed="001",
         description="load every record of a huge packed-refs file, per reader strategy",

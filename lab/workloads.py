@@ -32,6 +32,7 @@ from reftable_core.refs.api import RefUpdate
 from reftable_core.refs.packed import PackedRefs
 from reftable_core.repo import open_repo
 
+from .commands.for_each_ref import for_each_ref
 from .commands.odb import log_raw, log_S
 from .commands.show_ref import show_ref
 from .gitbin import find_git, hermetic_env
@@ -269,6 +270,38 @@ def dulwich_packed_load(gitdir: Path, params: dict[str, Any], flags: Flags) -> T
     return _in_process(run)
 
 
+def _for_each_ref_args(params: dict[str, Any]) -> list[str]:
+    """for-each-ref's arguments: params["for_each_ref_args"] (format, options) and
+    params["prefix"], the pattern (seed 001: refs/remotes/2325298/)."""
+    return [*params.get("for_each_ref_args", []), str(params["prefix"])]
+
+
+def for_each_ref_inprocess(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
+    """`for-each-ref <prefix>` in-process: open the repo, list the refs under the
+    prefix (under packed_lookup=bsearch a seek into packed-refs), print them."""
+    argv = ["--git-dir", str(gitdir), *_for_each_ref_args(params)]
+    sink = _Sink()
+
+    def run() -> None:
+        status = for_each_ref(list(argv), flags, sink)
+        if status != 0:
+            raise RuntimeError(f"for-each-ref {argv} exited {status}")
+    return _in_process(run)
+
+
+def git_for_each_ref(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
+    argv = [find_git(), "--git-dir", str(gitdir), "for-each-ref", *_for_each_ref_args(params)]
+    env = _git_env()
+    return lambda loops: _time_subprocess(argv, loops, env=env)
+
+
+def cli_for_each_ref(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
+    """The whole `reftable-lab for-each-ref` process (interpreter start-up included)."""
+    argv = [*_reftable_lab_argv(), "for-each-ref", "--git-dir", str(gitdir),
+            "--flags", flags.to_spec(), *_for_each_ref_args(params)]
+    return lambda loops: _time_subprocess(argv, loops)
+
+
 # -- seed 002: delta base cache walks ---------------------------------------------
 
 def _walk(kind: str) -> Factory:
@@ -348,6 +381,9 @@ WORKLOADS: dict[str, Factory] = {
     "git_update_ref_create": git_update_ref_create,
     "cli_update_ref_create": cli_update_ref_create,
     "packed_load": packed_load,
+    "for_each_ref": for_each_ref_inprocess,
+    "git_for_each_ref": git_for_each_ref,
+    "cli_for_each_ref": cli_for_each_ref,
     "dulwich_packed_load": dulwich_packed_load,
     "odb_log_raw": _walk("log-raw"),
     "odb_log_S": _walk("log-S"),

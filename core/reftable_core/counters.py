@@ -32,7 +32,8 @@ COUNTER_NAMES (zeros included) plus the delta_cache_* sums. The names:
   tables_list_reads    reads of tables.list (its bytes parsed into names)
   tables_list_stats    stat() calls comparing tables.list with the cached stat
   packed_files_parsed  packed-refs files parsed whole (packed_lookup=parse_all)
-  packed_lines         packed-refs lines parsed (refs and "^" lines, header excluded)
+  packed_lines         packed-refs lines parsed (refs and "^" lines, header excluded):
+                       every line by a parse_all load, the lines a bsearch walk crossed
   packed_bytes         bytes of packed-refs read or mapped by the parse_all readers
   packed_getc_locked   characters taken one locked read(1) call each (reader fgetc)
   packed_getc_unlocked characters taken from the reader's own buffer (getc_unlocked)

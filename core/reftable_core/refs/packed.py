@@ -588,20 +588,34 @@ class _BsearchLookup:
     def iter(self, prefix: bytes) -> Iterator[PackedEntry]:
         """Records from the first name >= prefix on, as git's packed iterator and
         its prefix iterator give them: a name sorting before prefix is passed over,
-        the first one after it ends the walk."""
-        pos = self._seek(prefix)[0] if prefix else self.start
+        the first one after it ends the walk.
+
+        This is git's packed_ref_iterator_begin seeking with
+        find_reference_location and the prefix iterator stopping at the first
+        record past the prefix; seed 001 (quick-list.c, "iterator_start": binary
+        search landing mid-line, "walk back to find the start of the line", skip
+        "^" peel lines; then "pos.cur && starts_with(pos.ref, prefix)") is its
+        prototype: for-each-ref refs/remotes/2325298/ over a 218M packed-refs,
+        1.649 s -> 0.012 s. Work: one packed_bsearch_seeks, and packed_lines
+        counts the lines the walk parsed (counted once, from the bytes it
+        crossed, when the walk ends), against parse_all's every line."""
+        start = pos = self._seek(prefix)[0] if prefix else self.start
         eof = self.eof
         parse = self._next_record
         n = len(prefix)
-        while pos < eof:
-            entry, pos = parse(pos)
-            if n:
-                head = entry.name[:n]
-                if head != prefix:
-                    if head < prefix:
-                        continue
-                    break
-            yield entry
+        try:
+            while pos < eof:
+                entry, pos = parse(pos)
+                if n:
+                    head = entry.name[:n]
+                    if head != prefix:
+                        if head < prefix:
+                            continue
+                        break
+                yield entry
+        finally:
+            if self.buf:
+                WORK.packed_lines += _count_lines(self.buf, start, pos)
 
     def close(self) -> None:
         self.buf = b""
@@ -609,6 +623,15 @@ class _BsearchLookup:
         if self._map is not None:
             self._map.close()
             self._map = None
+
+
+def _count_lines(buf: bytes | _mmap.mmap, start: int, end: int) -> int:
+    """The LFs in buf[start:end], counted in C (a map has no .count: its bytes are
+    viewed and copied once; a walk's work counter, not its parse)."""
+    if isinstance(buf, bytes):
+        return buf.count(b"\n", start, end)
+    with memoryview(buf) as view:
+        return bytes(view[start:end]).count(b"\n")
 
 
 def _read_all(fd: int, size: int) -> bytes:
