@@ -51,8 +51,8 @@ COUNTER_NAMES (zeros included) plus the delta_cache_* sums. The names:
   deletions_suppressed deletion records consumed inside a merged iterator's own loop
                        (suppress_deletions: the reader view with tombstone_suppression=off)
   deletions_returned   deletion records a merged iterator returned to a reader of the
-                       reftable ref store, which skipped them after its bound check
-                       (tombstone_suppression=on)
+                       reftable ref store (tombstone_suppression=on), each one it read
+                       (the one past its bound included); it skipped them
   ref_iterators_built  merged ref iterators the reftable ref store built to read refs
                        (iterator_reuse=off: one per read; on: one per stack reload)
   delta_cache_*        lookups, hits, misses, adds, evictions, collisions, lru_steps,

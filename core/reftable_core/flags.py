@@ -8,8 +8,10 @@ baseline() is "git before the patches" (every optimization off). Text form:
 
 Each flag is written once, as a field whose metadata holds its baseline value,
 its text parser and its description (values, off/before, on/after, seed,
-layer); FLAG_INFO (name -> FlagInfo, in field order), BOOL_FLAGS, baseline()
-and the parsers are derived from the fields.
+layer and, for a flag from a later upstream commit, that commit's id and date);
+FLAG_INFO (name -> FlagInfo, in field order), BOOL_FLAGS, baseline(), the
+parsers and by_source() (the flags grouped: seeds, then upstream commits) are
+derived from the fields.
 """
 from __future__ import annotations
 
@@ -246,6 +248,20 @@ FLAG_INFO: dict[str, FlagInfo] = {
 BOOL_FLAGS = tuple(n for n in FLAG_INFO if FLAG_INFO[n].values == "on|off")
 _PARSERS: dict[str, Callable[[str], Any]] = {f.name: f.metadata["parse"] for f in _FIELDS}
 _BEFORE: dict[str, Any] = {f.name: f.metadata["before"] for f in _FIELDS}
+
+
+def by_source() -> dict[str, list[str]]:
+    """Flag names grouped by FlagInfo.source: the seeds in thread order (000 .. 004),
+    then the later upstream commits by date; field order within a group."""
+    groups: dict[str, list[str]] = {}
+    for name, info in FLAG_INFO.items():
+        groups.setdefault(info.source, []).append(name)
+
+    def order(source: str) -> tuple[int, str]:
+        if source.startswith("upstream "):
+            return (1, source.split()[2])          # "upstream <commit> <date>": by date
+        return (0, source)
+    return {src: groups[src] for src in sorted(groups, key=order)}
 
 
 def baseline() -> Flags:

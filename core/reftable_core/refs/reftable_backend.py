@@ -11,7 +11,7 @@ Two flags pick how:
       seek into a range of tombstones scans them all before the reader sees its
       bound; on: they return deletions and every reader here (read_record, the
       D/F check of a transaction, prefix iteration, log iteration, reflog_exists)
-      skips them after its own bound check (WORK.deletions_returned).
+      skips them, stopping at its own bound (each counted in WORK.deletions_returned).
       ref_record_iter (show-ref's loop reads it raw) keeps suppressing.
   iterator_reuse (upstream 7cf65e2660, 2024-11-26) off: each read of one ref
       builds a merged ref iterator (WORK.ref_iterators_built); on: one is kept and
@@ -172,12 +172,12 @@ class ReftableRefStore(RefStoreBase):
         it = self._read_iter()
         it.seek(name)
         rec = next(it, None)
-        if rec is None or rec.refname != name:
+        if rec is None:
             return None
-        if rec.value_type == 0:             # returned only under tombstone_suppression=on
-            WORK.deletions_returned += 1
+        if rec.value_type == 0:             # returned only under tombstone_suppression=on:
+            WORK.deletions_returned += 1    # a deletion, of name or past it, is no ref
             return None
-        return rec
+        return rec if rec.refname == name else None
 
     def read_ref(self, name: bytes) -> Ref | None:
         rec = self.read_record(name)
@@ -192,11 +192,13 @@ class ReftableRefStore(RefStoreBase):
         it = self.fresh_ref_iter()
         it.seek(start)
         for rec in it:
+            if rec.value_type == 0:         # returned only under tombstone_suppression=on
+                WORK.deletions_returned += 1
+                if not rec.refname.startswith(start):
+                    break
+                continue
             if not rec.refname.startswith(start):
                 break
-            if rec.value_type == 0:
-                WORK.deletions_returned += 1
-                continue
             yield rec
 
     def ref_record_iter(self, start: bytes) -> Iterator[Any]:
@@ -213,11 +215,13 @@ class ReftableRefStore(RefStoreBase):
         after the name check when the iterator returns them)."""
         it = self.stack.merged.logs(self._suppress)
         for rec in it.seek_log(name):
+            if rec.value_type == 0:         # returned only under tombstone_suppression=on
+                WORK.deletions_returned += 1
+                if rec.refname != name:
+                    break
+                continue
             if rec.refname != name:
                 break
-            if rec.value_type == 0:
-                WORK.deletions_returned += 1
-                continue
             yield rec
 
     def iter_log(self, name: bytes) -> Iterator[LogEntry]:
@@ -280,11 +284,13 @@ class ReftableTransaction:
         it = store.fresh_ref_iter()
         it.seek(sub)
         for rec in it:
-            if not rec.refname.startswith(sub):
-                break
             if rec.value_type == 0:         # returned only under tombstone_suppression=on
                 WORK.deletions_returned += 1
+                if not rec.refname.startswith(sub):
+                    break
                 continue
+            if not rec.refname.startswith(sub):
+                break
             raise TransactionError(f"'{rec.refname.decode()}' exists; "
                                    f"cannot create '{refname.decode()}'")
         j = bisect.bisect_left(affected_sorted, sub)
