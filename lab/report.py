@@ -22,6 +22,8 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from reftable_core.flags import FLAG_INFO, by_source
+
 from .harness import ScenarioResult, per_record
 from .stats import CV_WARN, cv, format_count, format_seconds, summarize
 
@@ -69,11 +71,32 @@ def comparison_rows(r: ScenarioResult) -> list[tuple[str, dict | None, dict | No
     return [(title, i, t) for title, (i, t) in out.items()]
 
 
+def source_of(seed: str) -> str:
+    """A scenario's source in words: "seed 000", or "upstream <commit> <date>" when its
+    seed field names a later upstream commit (the date from the flag modelling it)."""
+    for name, info in FLAG_INFO.items():
+        if info.upstream and info.upstream.split()[0] == seed:
+            return info.source
+    return f"seed {seed}"
+
+
+def flag_source_lines(results: Sequence[ScenarioResult]) -> list[str]:
+    """The flags the results set away from the defaults, grouped by source."""
+    used = {item.partition("=")[0] for r in results for v in r.variants
+            if v.kind == "flags" for item in (v.spec or "").split(",") if item}
+    lines = []
+    for src, names in by_source().items():
+        mine = [n for n in names if n in used]
+        if mine:
+            lines.append(f"- {src}: " + ", ".join(f"`{n}`" for n in mine))
+    return ["## Flags by source", "", *lines, ""] if lines else []
+
+
 def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = None) -> str:
     lines = ["# reftable-lab report", ""]
     for r in results:
         lines += [f"## {r.scenario} ({r.scale})", "",
-                  f"Seed {r.seed}. Published: {r.published}", "",
+                  f"Source: {source_of(r.seed)}. Published: {r.published}", "",
                   f"Dataset: `{r.dataset}`; parameters: `{json.dumps(r.params)}`", "",
                   _schedule(r), "",
                   ("| variant | kind | mean | 95% CI | stdev | min | n | instructions | "
@@ -124,6 +147,7 @@ def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = N
         if plots and r.scenario in plots:
             lines += ["", f"![{r.scenario}]({plots[r.scenario]})"]
         lines.append("")
+    lines += flag_source_lines(results)
     return "\n".join(lines)
 
 
@@ -208,7 +232,7 @@ def plot(result: ScenarioResult, path: Path) -> Path:
                 capsize=3)
         ax.invert_yaxis()
         ax.set_xlabel("seconds per run (mean, 95% t CI)")
-        ax.set_title(f"{result.scenario} ({result.scale}) - seed {result.seed}")
+        ax.set_title(f"{result.scenario} ({result.scale}) - {source_of(result.seed)}")
         i += 1
     if rows:
         ax2 = axes[i][0]
@@ -230,7 +254,7 @@ def plot(result: ScenarioResult, path: Path) -> Path:
         ax2.legend(loc="best", fontsize="small")
         ax2.set_xlabel("slow / fast (> 1: the second variant is faster)")
         if not timed:
-            ax2.set_title(f"{result.scenario} ({result.scale}) - seed {result.seed}")
+            ax2.set_title(f"{result.scenario} ({result.scale}) - {source_of(result.seed)}")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

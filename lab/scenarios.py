@@ -196,6 +196,8 @@ WORK_OF_FLAG: dict[str, tuple[str, ...]] = {
     "ref_name_alloc": _LOOP_WORK,
     "block_type_early_exit": ("blocks_read", "blocks_set_up", "blocks_inflated"),
     "stat_cache": ("tables_list_reads", "tables_list_stats"),
+    "tombstone_suppression": ("deletions_suppressed", "deletions_returned"),
+    "iterator_reuse": ("ref_iterators_built",),
     "mmap": ("source_preads", "source_pread_bytes", "source_mmap_slices", "source_maps",
              *_LOOP_WORK),
     "packed_reader": ("packed_bytes", "packed_getc_locked", "packed_getc_unlocked",
@@ -287,6 +289,33 @@ _ODB_HOT = ("reftable_core.odb.delta_cache:HashmapCache.add",
             "reftable_core.odb.delta_cache:FixedSlotCache.add")
 _ODB_KEYS = ("commits", "files", "seed", "object_format")
 _ODB_WALKS = (("log-raw", "odb_log_raw"), ("log-S", "odb_log_S"))
+
+
+# upstream 146a946321 (2026-07-10): t/perf/p1401-ref-store-tombstones.sh. The lab scans
+# a tombstone in some 20 us (git: about 1 us) and all-off scans 2 N^2 of them (read_ref
+# of the deleted name, the D/F check's read of "refs/tags" and its seek past
+# "refs/tags/<name>/" each run through every later tombstone), so the small scale is
+# N = 50 (a few seconds per variant under callgrind) and the full one N = 2,000 (p1401
+# itself: 8,000, some 45 minutes per all-off run here).
+_P1401_SCALES = {"small": {"refs": 50, "seed": 0}, "full": {"refs": 2000, "seed": 0}}
+_P1401_PUBLISHED = ("p1401 both tests ~13 s -> ~0.2 s at 8,000 tags; \"~15 s for 8,000 refs, "
+                    "quadrupling for each doubling\" (146a946321)")
+
+
+def _p1401(name: str, what: str, formats: dict[str, str]) -> Scenario:
+    return Scenario(
+        name=name, seed="146a946321",
+        description=f"p1401: {what}; timed: create the N tags (update-ref --stdin) and "
+                    "delete them again (for-each-ref | update-ref --stdin) on a stack "
+                    "holding N tombstones",
+        preset="empty-repo",
+        scale_params={scale: {**params, **formats} for scale, params in _P1401_SCALES.items()},
+        workload="p1401_recreate", studied=("tombstone_suppression",),
+        published=_P1401_PUBLISHED,
+        row_published={"tombstone_suppression alone, others on":
+                       "~13 s -> ~0.2 s (8,000 tags, git 146a946321)"},
+        peer_workloads=(("git", "git_p1401_recreate"),),
+        dataset_keys=("refs", "seed", "object_format"))
 
 
 def _odb_walk(kind: str, workload: str, published: str) -> Scenario:
@@ -452,4 +481,28 @@ SCENARIOS: dict[str, Scenario] = _registry([
     _odb_walk("log-S", "odb_log_S", "-4.7% (log -S)"),
     *(_odb_slots(kind, workload) for kind, workload in _ODB_WALKS),
     *(_odb_cache_size(kind, workload) for kind, workload in _ODB_WALKS),
+    _p1401("p1401-recreate", "create N tags, delete them all, recreate them",
+           {"old_format": "refs/tags/tag-%d", "new_format": "refs/tags/tag-%d"}),
+    _p1401("p1401-recreate-renamed",
+           "create N tags old-<i>, delete them all, create new-<i> (other names)",
+           {"old_format": "refs/tags/old-%d", "new_format": "refs/tags/new-%d"}),
+    Scenario(
+        name="update-ref-create-100k-reuse", seed="7cf65e2660",
+        description="update-ref --stdin: create 100k refs; every queued update reads its "
+                    "ref (a random read), through one kept iterator or a new one per read",
+        preset="empty-repo",
+        scale_params={"small": {"refs": 2000, "seed": 0}, "full": {"refs": 100_000, "seed": 0}},
+        workload="update_ref_create", studied=("iterator_reuse",),
+        # git just before 7cf65e2660 (2024-11-26) predates block_type_early_exit
+        # (1970333644, 2025-05) and tombstone_suppression (146a946321, 2026-07)
+        flag_base={"iterator_reuse": "block_type_early_exit=off,tombstone_suppression=off"},
+        published="1.793 s -> 1.680 s (1.07x); 8,400,426 -> 7,929,872 allocs "
+                  "(454.4 MB -> 281.5 MB)",
+        row_published={
+            "iterator_reuse alone, others on (block_type_early_exit=off,"
+            "tombstone_suppression=off)":
+            "1.793 s -> 1.680 s (1.07x); heap: 8,400,426 -> 7,929,872 allocs "
+            "(454.4 MB -> 281.5 MB), 100k refs"},
+        peer_workloads=(("git", "git_update_ref_create"),),
+        dataset_keys=("refs", "seed", "object_format")),
 ])

@@ -242,6 +242,103 @@ def cli_update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) ->
     return lambda loops: _time_subprocess(base, loops, stdin=script, before_each=before)
 
 
+# -- upstream 146a946321: t/perf/p1401, refs recreated after a mass delete -------------
+
+def _p1401_names(params: dict[str, Any], key: str, default: str) -> list[bytes]:
+    fmt = params.get(key, default)
+    return [(fmt % i).encode() for i in range(1, int(params["refs"]) + 1)]
+
+
+def _lab_create(gitdir: Path, flags: Flags, names: list[bytes], tip: bytes) -> None:
+    """update-ref --stdin of "create <name> <tip>" lines: one transaction."""
+    zero = bytes(len(tip))
+    repo = open_repo(gitdir, flags)
+    tx = repo.refs.transaction()
+    for name in names:
+        tx.queue(RefUpdate(name, new_value=tip, old_value=zero, flags={"create"}))
+    tx.commit()
+    repo.close()
+
+
+def _lab_delete_all(gitdir: Path, flags: Flags, prefix: bytes) -> None:
+    """`for-each-ref --format="delete %(refname)" <prefix> | update-ref --stdin`."""
+    repo = open_repo(gitdir, flags)
+    names = [r.name for r in repo.refs.iter_refs(prefix)]
+    repo.close()
+    repo = open_repo(gitdir, flags)
+    tx = repo.refs.transaction()
+    for name in names:
+        tx.queue(RefUpdate(name, new_value=bytes(repo.hash_size)))
+    tx.commit()
+    repo.close()
+
+
+class _P1401:
+    """p1401's set-up, made once per factory (untimed): a copy of the dataset in which
+    params["refs"] tags (old_format) were created and all deleted by the lab with the
+    default flags (one table of refs, one of tombstones: git's layout, auto-compaction
+    on as in p1401); ScratchCopies of it give each loop a fresh one. The timed step
+    creates the new_format tags and deletes every tag again."""
+
+    def __init__(self, gitdir: Path, params: dict[str, Any]) -> None:
+        self.tip, _, _ = _create_updates(gitdir, params)
+        old = _p1401_names(params, "old_format", "refs/tags/tag-%d")
+        self.new = _p1401_names(params, "new_format", "refs/tags/tag-%d")
+        self.prefix = b"refs/tags/"
+        self.root = Path(tempfile.mkdtemp(prefix="reftable-lab-p1401-"))
+        shutil.copytree(gitdir, self.root / "repo", symlinks=True)
+        _lab_create(self.root / "repo", Flags(), old, self.tip)
+        _lab_delete_all(self.root / "repo", Flags(), self.prefix)
+        self.copies = ScratchCopies(self.root / "repo")
+        self.script = b"".join(b"create %s %s\n" % (n, self.tip.hex().encode())
+                               for n in self.new)
+
+
+def p1401_recreate(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
+    """p1401's timed step in-process: create N tags (one transaction, as update-ref
+    --stdin), then delete every tag (for-each-ref | update-ref --stdin), on a copy
+    holding N tombstones."""
+    setup = _P1401(gitdir, params)
+
+    def time_func(loops: int) -> float:
+        total = 0.0
+        for _ in range(loops):
+            target = setup.copies.next()
+            t0 = clock()
+            _lab_create(target, flags, setup.new, setup.tip)
+            _lab_delete_all(target, flags, setup.prefix)
+            total += clock() - t0
+        return total
+    return time_func
+
+
+def git_p1401_recreate(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
+    """The same step by git: update-ref --stdin <input, then for-each-ref
+    --format="delete %(refname)" refs/tags/ | update-ref --stdin."""
+    setup = _P1401(gitdir, params)
+    env = _git_env()
+    git = find_git()
+
+    def run(argv: list[str], stdin: bytes | None) -> bytes:
+        proc = subprocess.run(argv, input=stdin, env=env, capture_output=True)
+        if proc.returncode:
+            raise RuntimeError(f"{argv[2:]} exited {proc.returncode}: {proc.stderr[-500:]!r}")
+        return proc.stdout
+
+    def time_func(loops: int) -> float:
+        total = 0.0
+        for _ in range(loops):
+            gd = str(setup.copies.next())
+            t0 = clock()
+            run([git, "--git-dir", gd, "update-ref", "--stdin"], setup.script)
+            deletes = run([git, "--git-dir", gd, "for-each-ref", "--format=delete %(refname)",
+                           "refs/tags/"], None)
+            run([git, "--git-dir", gd, "update-ref", "--stdin"], deletes)
+            total += clock() - t0
+        return total
+    return time_func
+
+
 # -- seed 001: packed-refs ---------------------------------------------------------
 
 def packed_load(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
@@ -380,6 +477,8 @@ WORKLOADS: dict[str, Factory] = {
     "update_ref_create": update_ref_create,
     "git_update_ref_create": git_update_ref_create,
     "cli_update_ref_create": cli_update_ref_create,
+    "p1401_recreate": p1401_recreate,
+    "git_p1401_recreate": git_p1401_recreate,
     "packed_load": packed_load,
     "for_each_ref": for_each_ref_inprocess,
     "git_for_each_ref": git_for_each_ref,

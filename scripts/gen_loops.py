@@ -51,10 +51,13 @@ ref_name_alloc (seed 000 6/7; on: malloc'd name; off: realloc of the always-NULL
 name, the same allocation by a longer path) and mmap (seed 004 4/4; on: block data
 is a view into the map, each value field is copied out of it; off: block data is
 a fresh bytes per read). Merge loops (merged.merge_function picks one):
-merge(heap, its, suppress) yields the merged records, where heap is a
+merge(heap, its) yields the merged records, where heap is a
 pq.MergedIterPQueue's list of [record, sub-iterator index] entries and its the
-sub-iterators; variants: merged_cmp, same_subiter_skip, single_subiter_bypass and
-pq_cmp (see merged.py). RECORD_LOOPS and MERGE_LOOPS map flag values to the functions.
+sub-iterators; variants: merged_cmp, same_subiter_skip, single_subiter_bypass,
+pq_cmp and suppress (the merged table's suppress_deletions: on, the loop consumes
+deletion records itself, counting each in WORK.deletions_suppressed, the one
+per-record count in this file, reached by deletions only; off, it returns them;
+see merged.py). RECORD_LOOPS and MERGE_LOOPS map flag values to the functions.
 """
 from __future__ import annotations
 
@@ -62,6 +65,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVar
 
 from ..errors import FormatError
+from ..counters import WORK
 from .basics import MAX_U64, get_varint
 from .pq import LOG, REF
 from .record import (
@@ -93,7 +97,7 @@ class LoopBlock(Protocol):
 
 B = TypeVar("B", bound=LoopBlock)
 RecordLoop = Callable[..., Iterator[Any]]
-MergeLoop = Callable[[list[Any], list[Iterator[Any]], bool], Iterator[Any]]
+MergeLoop = Callable[[list[Any], list[Iterator[Any]]], Iterator[Any]]
 '''
 
 # ================================================================ record loops
@@ -337,10 +341,10 @@ GENERIC_TYPES = (("BLOCK_TYPE_OBJ", "obj"), ("BLOCK_TYPE_INDEX", "index"))
 # ================================================================ merge loops
 MERGE_LOOP = '''
 def FUNC(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (VARIANT): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), DELETIONS."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -368,9 +372,7 @@ def FUNC(
             if rec is not None:
                 top[0] = rec
                 ADD(top)
-        if suppress and erec.value_type == 0:
-            continue
-        yield erec
+        EMIT
 '''
 
 # pq remove (the top was read as heap[0] just before)
@@ -492,19 +494,49 @@ SAME_SUBITER = {False: "", True: "if tidx == idx:\n    break"}
 #         keys, so its records need neither the queue nor the shadow check
 #   off:  (git at the time of seed 000) they go through both
 BYPASS = {
-    False: "",
-    True: """\
+    (False, False): "",
+    (False, True): "",
+    (True, False): """\
 if not heap:
-    if not suppress:
-        yield erec
-        yield from its[idx]
-        return
+    yield erec
+    yield from its[idx]
+    return""",
+    (True, True): """\
+if not heap:
     if erec.value_type:
         yield erec
+    else:
+        WORK.deletions_suppressed += 1
     for erec in its[idx]:
         if erec.value_type:
             yield erec
+        else:
+            WORK.deletions_suppressed += 1
     return""",
+}
+
+# suppress (the merged table's suppress_deletions; the reader view's value is
+# flags.tombstone_suppression's business, upstream 146a946321, 2026-07-10, in
+# refs/reftable_backend.py), keyed by suppress: EMIT (the end of each pass) and
+# DELETIONS (the docstring's words). git before 146a946321, merged_iter_next_void
+# in reftable/merged.c:
+#   on:   	while (1) {
+#         		int err = merged_iter_next_entry(mi, rec);
+#         		if (err)
+#         			return err;
+#         		if (mi->suppress_deletions && reftable_record_is_deletion(rec))
+#         			continue;
+#         		return 0;
+#         	}
+#         the loop consumes every deletion before its caller sees a record, so a
+#         caller's bound check waits until the next live record (or the end)
+#   off:  (git from 146a946321 on, which no longer sets suppress_deletions;
+#         compaction always) every record is returned, deletions included
+SUPPRESS = {
+    True: {"EMIT": "if erec.value_type == 0:\n    WORK.deletions_suppressed += 1\n"
+                   "    continue\nyield erec",
+           "DELETIONS": "consume deletions here"},
+    False: {"EMIT": "yield erec", "DELETIONS": "deletions returned"},
 }
 
 # ================================================================ expansion
@@ -578,21 +610,23 @@ def merge_loops() -> tuple[list[str], list[tuple[str, str]]]:
     funcs: list[str] = []
     rows: list[tuple[str, str]] = []
     for kind in ("ref", "log"):
-        for cmp, skip, bypass, pq in product((True, False), repeat=4):
+        for cmp, skip, bypass, pq, sup in product((True, False), repeat=5):
             name = (f"merge_{kind}__cmp_{onoff(cmp)}__skip_{onoff(skip)}"
-                    f"__bypass_{onoff(bypass)}__pq_{onoff(pq)}")
+                    f"__bypass_{onoff(bypass)}__pq_{onoff(pq)}__suppress_{onoff(sup)}")
             shadow = SHADOW[(kind, cmp)]
             variant = (f"{kind} records, merged_cmp={onoff(cmp)}, "
                        f"same_subiter_skip={onoff(skip)},\n    "
-                       f"single_subiter_bypass={onoff(bypass)}, pq_cmp={onoff(pq)}")
+                       f"single_subiter_bypass={onoff(bypass)}, pq_cmp={onoff(pq)}, "
+                       f"suppress={onoff(sup)}")
             funcs.append(expand(MERGE_LOOP,
                                 {"BUFFERS": shadow["BUFFERS"], "ENTRY_KEY": shadow["ENTRY_KEY"],
-                                 "TOP_KEY": shadow["TOP_KEY"],
-                                 "SAME_SUBITER": SAME_SUBITER[skip], "BYPASS": BYPASS[bypass]},
+                                 "TOP_KEY": shadow["TOP_KEY"], "EMIT": SUPPRESS[sup]["EMIT"],
+                                 "SAME_SUBITER": SAME_SUBITER[skip],
+                                 "BYPASS": BYPASS[(bypass, sup)]},
                                 {"FUNC": name, "SHADOWED": shadow["SHADOWED"],
-                                 "VARIANT": variant},
+                                 "VARIANT": variant, "DELETIONS": SUPPRESS[sup]["DELETIONS"]},
                                 LESS[(kind, pq)]))
-            rows.append((f"({kind.upper()}, {cmp}, {skip}, {bypass}, {pq})", name))
+            rows.append((f"({kind.upper()}, {cmp}, {skip}, {bypass}, {pq}, {sup})", name))
     return funcs, rows
 
 
@@ -613,8 +647,9 @@ def render() -> str:
         "# and mmap act on ref blocks only, the other types list their loop under all values\n",
         rrows))
     parts.append(_registry(
-        "MERGE_LOOPS", "dict[tuple[str, bool, bool, bool, bool], MergeLoop]",
-        "# (kind, merged_cmp, same_subiter_skip, single_subiter_bypass, pq_cmp) -> merge loop\n",
+        "MERGE_LOOPS", "dict[tuple[str, bool, bool, bool, bool, bool], MergeLoop]",
+        "# (kind, merged_cmp, same_subiter_skip, single_subiter_bypass, pq_cmp, suppress)\n"
+        "# -> merge loop\n",
         mrows))
     return "".join(parts)
 

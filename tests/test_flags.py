@@ -1,9 +1,12 @@
-"""Every combination of the 9 reftable flags (2^9) gives identical results.
+"""Every combination of the 9 reftable flags (2^9) gives identical results, and so
+does every value of the 2 ref store flags (tombstone_suppression, iterator_reuse).
 
 On the same stacks (several tables, shadowing updates and deletions, small blocks
 so tables have indexes): ref and log iteration, seeks, exact reads, show-ref
-output, and the result of update-ref transactions. Also flag parsing and the
-env var / CLI rule.
+output, and the result of update-ref transactions; the ref store's reads (one ref,
+prefix and log iteration, reflog_exists, the D/F check) over a stack of tombstones
+for the store flags with a sample of the others. Also flag parsing and the env
+var / CLI rule.
 """
 from __future__ import annotations
 
@@ -28,6 +31,11 @@ REFTABLE_FLAGS = ("merged_cmp", "same_subiter_skip", "pq_cmp", "single_subiter_b
                   "ref_name_alloc", "block_type_early_exit", "stat_cache", "mmap")
 ALL_COMBOS = [Flags(**dict(zip(REFTABLE_FLAGS, bits)))
               for bits in itertools.product((False, True), repeat=len(REFTABLE_FLAGS))]
+# the flags of the reftable ref store (refs/reftable_backend.py): the stack-level reads
+# above never reach them, the commands and store reads below do
+STORE_FLAGS = ("tombstone_suppression", "iterator_reuse")
+STORE_COMBOS = [dict(zip(STORE_FLAGS, bits))
+                for bits in itertools.product((False, True), repeat=len(STORE_FLAGS))]
 SEEKS = [b"", b"refs/heads/b05", b"refs/heads/b050", b"refs/tags/", b"refs/zzz", b"HEAD"]
 
 
@@ -118,10 +126,50 @@ def git_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 SHOW_REF_ARGS = [["--head", "-d"], ["br100"], ["--verify", "refs/heads/br009"], ["--tags", "-d"]]
 
 
-# The read path above is checked for all 256 combinations; the whole commands
-# (process set-up, odb, output) are a property over the combinations: default,
-# baseline and a hypothesis sample of the rest.
-combo = st.sampled_from(ALL_COMBOS)
+# The read path above is checked for all 512 combinations; the whole commands
+# (process set-up, odb, output) are a property over the combinations (the store
+# flags included): default, baseline and a hypothesis sample of the rest.
+combo = st.builds(lambda f, store: f.replace(**store), st.sampled_from(ALL_COMBOS),
+                  st.sampled_from(STORE_COMBOS))
+
+
+def _store_reads(git_repo: Path, flags: Flags) -> tuple:
+    """What the reftable ref store reads over git_repo's tombstones (branches deleted
+    by git: ref and reflog tombstones), a D/F check included (prepare, then abort)."""
+    repo = open_repo(git_repo, flags)
+    try:
+        s = repo.refs
+        refs = [(r.name, r.value, r.target) for r in s.iter_refs()]
+        under = [r.name for r in s.iter_refs(b"refs/heads/br00")]
+        reads = [s.read_ref(n) for n in (b"refs/heads/br000", b"refs/heads/br001",
+                                         b"refs/heads/br009", b"refs/heads/br1", b"HEAD")]
+        logs = [[(e.update_index, e.message) for e in s.iter_log(n)]
+                for n in (b"refs/heads/br009", b"refs/heads/br010", b"HEAD")]
+        exists = [s.reflog_exists(n) for n in (b"refs/heads/br009", b"refs/heads/br010")]
+        errors = []
+        for name in (b"refs/heads/br009/x", b"refs/heads/br010/x", b"refs/heads/br01"):
+            tx = s.transaction()
+            tx.queue(RefUpdate(name, new_value=refs[0][1], old_value=bytes(20),
+                               flags={"create"}))
+            try:
+                tx.prepare()
+                errors.append(None)
+            except Exception as e:           # git's D/F message
+                errors.append(str(e))
+            tx.abort()
+        return refs, under, reads, logs, exists, errors
+    finally:
+        repo.close()
+
+
+def test_store_reads_the_same_for_every_store_flag(git_repo: Path) -> None:
+    want = _store_reads(git_repo, Flags())
+    assert want[2][0] is None and want[2][1] is not None and want[4] == [False, True]
+    assert want[5][0] is None and "exists; cannot create" in want[5][1]
+    for i, store in enumerate(STORE_COMBOS):
+        for flags in (Flags(), baseline(), *ALL_COMBOS[i * 37 % 512::128]):
+            got = _store_reads(git_repo, flags.replace(**store))
+            assert got == want, flags.replace(**store).to_spec(Flags())
 
 
 @pytest.fixture(scope="module")

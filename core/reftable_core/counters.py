@@ -5,7 +5,9 @@ attributes where a unit of I/O-sized work happens -- per block loaded, per read
 of a block source, per tables.list read or stat, per packed-refs file (its lines
 and bytes, per reader), per object read from a pack -- and NEVER per record in
 the loops the flags study (reftable/loops.py, the packed-refs parse loops, the
-record decoders stay untouched). An increment is one attribute add on a global
+record decoders stay untouched; the one exception, deletions_suppressed, is
+counted in the merge loops' deletion branch, which a live record never reaches,
+so a workload without tombstones runs the same bytecodes). An increment is one attribute add on a global
 (LOAD_GLOBAL, LOAD_ATTR, BINARY_OP, STORE_ATTR: four bytecodes), always on: a
 switch to turn counting off would cost as much as the increment it saves. Its
 cost, bounded by bytecodes: show-ref over 20k refs in one table makes about 600
@@ -47,6 +49,13 @@ COUNTER_NAMES (zeros included) plus the delta_cache_* sums. The names:
   refname_normalized   normalized copies made by the safety check (normalize)
   refname_escape_scans safety checks by a component scan (escape_scan, skip_sane's failures)
   pack_objects_read    objects read from a pack (cache_or_unpack_entry)
+  deletions_suppressed deletion records consumed inside a merged iterator's own loop
+                       (suppress_deletions: the reader view with tombstone_suppression=off)
+  deletions_returned   deletion records a merged iterator returned to a reader of the
+                       reftable ref store (tombstone_suppression=on), each one it read
+                       (the one past its bound included); it skipped them
+  ref_iterators_built  merged ref iterators the reftable ref store built to read refs
+                       (iterator_reuse=off: one per read; on: one per stack reload)
   delta_cache_*        lookups, hits, misses, adds, evictions, collisions, lru_steps,
                        deltas (applied), peak_bytes, of the tracked caches
 
@@ -82,6 +91,9 @@ COUNTER_NAMES = (
     "refname_normalized",
     "refname_escape_scans",
     "pack_objects_read",
+    "deletions_suppressed",
+    "deletions_returned",
+    "ref_iterators_built",
 )
 
 # the CacheStats fields summed over the tracked caches (delta_cache_<field>)

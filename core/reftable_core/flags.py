@@ -8,8 +8,10 @@ baseline() is "git before the patches" (every optimization off). Text form:
 
 Each flag is written once, as a field whose metadata holds its baseline value,
 its text parser and its description (values, off/before, on/after, seed,
-layer); FLAG_INFO (name -> FlagInfo, in field order), BOOL_FLAGS, baseline()
-and the parsers are derived from the fields.
+layer and, for a flag from a later upstream commit, that commit's id and date);
+FLAG_INFO (name -> FlagInfo, in field order), BOOL_FLAGS, baseline(), the
+parsers and by_source() (the flags grouped: seeds, then upstream commits) are
+derived from the fields.
 """
 from __future__ import annotations
 
@@ -78,23 +80,32 @@ class FlagInfo:
     on: str              # the "after the patch" behaviour
     seed: str            # seed thread / patch it reproduces
     layer: str           # where it acts
+    upstream: str = ""   # a later upstream commit it models: "<commit id> <date>" ("": a seed)
+
+    @property
+    def source(self) -> str:
+        """The group a flag is listed under: "upstream <commit> <date>" for a flag
+        from a later upstream commit, else "seed <thread>" (000 .. 004)."""
+        if self.upstream:
+            return f"upstream {self.upstream}"
+        return f"seed {self.seed.split()[0]}"
 
 
-_INFO_KEYS = ("values", "off", "on", "seed", "layer")
+_INFO_KEYS = ("values", "off", "on", "seed", "layer", "upstream")
 
 
 def _flag(default: Any, before: Any, parse: Callable[[str], Any], values: str, off: str,
-          on: str, seed: str, layer: str) -> Any:
+          on: str, seed: str, layer: str, upstream: str = "") -> Any:
     """A Flags field: its default (git today), its value in baseline() (git before
     the patch), its text parser and the FlagInfo text, kept in the field's metadata."""
     return field(default=default, metadata={
         "before": before, "parse": parse, "values": values, "off": off, "on": on,
-        "seed": seed, "layer": layer})
+        "seed": seed, "layer": layer, "upstream": upstream})
 
 
-def _switch(off: str, on: str, seed: str, layer: str) -> Any:
+def _switch(off: str, on: str, seed: str, layer: str, upstream: str = "") -> Any:
     """An on|off flag: on by default, off in baseline()."""
-    return _flag(True, False, _parse_bool, "on|off", off, on, seed, layer)
+    return _flag(True, False, _parse_bool, "on|off", off, on, seed, layer, upstream)
 
 
 @dataclass(frozen=True)
@@ -114,7 +125,7 @@ class Flags:
         "every record goes through the priority queue, even with one sub-iterator left",
         "once the queue is empty, the last sub-iterator's records are returned directly"
         " (reftable/merged: circumvent pqueue with single subiter)",
-        "git 2.45 (no seed)", "merged")
+        "git 2.45 (no seed)", "merged", upstream="f8c1a8e2e1 2024-03-04")
     block_key_swap: bool = _switch(
         "the block iterator copies key into last_key once per record"
         " (strbuf_reset + strbuf_addbuf)",
@@ -130,6 +141,28 @@ class Flags:
     stat_cache: bool = _switch(
         "every up-to-date check re-reads tables.list",
         "stat of tables.list compared; re-read only on change", "004 3/4", "stack")
+    # git 146a946321 (2026-07-10, "reftable: fix quadratic behavior in the presence of
+    # tombstones"): reftable/stack.c "-	new_merged->suppress_deletions = 1;" "+	...
+    # = st->opts.suppress_deletions;" (git no longer sets it), and in
+    # refs/reftable-backend.c the readers skip deletions after their bound checks:
+    # read_ref "if (strcmp(ref.refname, refname) || reftable_ref_record_is_deletion(&ref))",
+    # the ref iterator "if (iter->ref.value_type == REFTABLE_REF_DELETION) continue;",
+    # the reflog readers "if (reftable_log_record_is_deletion(&log)) continue;"
+    tombstone_suppression: bool = _switch(
+        "the merged iterator consumes deletion records in its own loop (suppress_deletions,"
+        " merged_iter_next_void) before a reader can check its bound: a seek into a range"
+        " of tombstones scans all of them",
+        "deletions are returned to the ref store's readers (read_ref, the D/F check,"
+        " prefix and log iteration), which skip them after their bound checks",
+        "upstream (no seed)", "merged/refs.reftable", upstream="146a946321 2026-07-10")
+    # git 7cf65e2660 (2024-11-26, "refs/reftable: reuse iterators when reading refs"):
+    # struct reftable_backend gains "struct reftable_iterator it;", read_ref does
+    # "if (!be->it.ops) reftable_stack_init_ref_iterator(be->stack, &be->it);" then
+    # seeks it, and reftable_backend_on_reload destroys it when the stack reloads
+    iterator_reuse: bool = _switch(
+        "each ref read builds a new merged ref iterator (reftable_stack_read_ref)",
+        "the ref store keeps one ref iterator and re-seeks it per read, dropped when the"
+        " stack reloads", "upstream (no seed)", "refs.reftable", upstream="7cf65e2660 2024-11-26")
     mmap: bool = _switch(
         "every block read is a pread into a fresh buffer",
         "views into one mmap per table, no copy per block", "004 4/4", "blocksource")
@@ -215,6 +248,20 @@ FLAG_INFO: dict[str, FlagInfo] = {
 BOOL_FLAGS = tuple(n for n in FLAG_INFO if FLAG_INFO[n].values == "on|off")
 _PARSERS: dict[str, Callable[[str], Any]] = {f.name: f.metadata["parse"] for f in _FIELDS}
 _BEFORE: dict[str, Any] = {f.name: f.metadata["before"] for f in _FIELDS}
+
+
+def by_source() -> dict[str, list[str]]:
+    """Flag names grouped by FlagInfo.source: the seeds in thread order (000 .. 004),
+    then the later upstream commits by date; field order within a group."""
+    groups: dict[str, list[str]] = {}
+    for name, info in FLAG_INFO.items():
+        groups.setdefault(info.source, []).append(name)
+
+    def order(source: str) -> tuple[int, str]:
+        if source.startswith("upstream "):
+            return (1, source.split()[2])          # "upstream <commit> <date>": by date
+        return (0, source)
+    return {src: groups[src] for src in sorted(groups, key=order)}
 
 
 def baseline() -> Flags:

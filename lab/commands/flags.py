@@ -1,10 +1,11 @@
-"""`reftable-lab flags`: list every flag, its values, default, baseline and seed."""
+"""`reftable-lab flags`: every flag, its values, default, baseline and layer, grouped
+by source (the seed threads 000 .. 004, then later upstream commits with id and date)."""
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
 
-from reftable_core.flags import FLAG_INFO, Flags, baseline, format_value
+from reftable_core.flags import FLAG_INFO, Flags, baseline, by_source, format_value
 
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
@@ -15,15 +16,26 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
 
 def run(args: argparse.Namespace, flags: Flags) -> int:
     default, base = Flags(), baseline()
-    rows = [("flag", "values", "default", "baseline", "current", "seed", "layer")]
-    for name, info in FLAG_INFO.items():
-        rows.append((name, info.values, format_value(getattr(default, name)),
-                     format_value(getattr(base, name)), format_value(getattr(flags, name)),
-                     info.seed, info.layer))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    groups = by_source()
+    head = ("flag", "values", "default", "baseline", "current", "seed", "layer")
+    rows = {src: [(name, FLAG_INFO[name].values, format_value(getattr(default, name)),
+                   format_value(getattr(base, name)), format_value(getattr(flags, name)),
+                   FLAG_INFO[name].seed, FLAG_INFO[name].layer) for name in names]
+            for src, names in groups.items()}
+    every = [head, *(r for group in rows.values() for r in group)]
+    widths = [max(len(r[i]) for r in every) for i in range(len(head))]
+
+    def line(r: tuple[str, ...]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+    print(line(head))
+    for src, group in rows.items():
+        print(f"\n{src}:")
+        for r in group:
+            print(line(r))
     print()
-    for name, info in FLAG_INFO.items():
-        print(f"{name}:\n  off/before: {info.off}\n  on/after:   {info.on}")
+    for src, names in groups.items():
+        print(f"== {src}")
+        for name in names:
+            info = FLAG_INFO[name]
+            print(f"{name}:\n  off/before: {info.off}\n  on/after:   {info.on}")
     return 0

@@ -166,7 +166,7 @@ def test_merged_cmp_off_formats_keys_into_two_reused_buffers(tmp_path: Path) -> 
         its = [iter(r.refs()) for r in readers]
         for i, it in enumerate(its):
             pq.add([next(it), i])
-        gen = merge_function(flags, REF)(pq.heap, its, True)
+        gen = merge_function(flags, REF)(pq.heap, its)
         seen: set[tuple[int, int]] = set()
         got = []
         for rec in gen:

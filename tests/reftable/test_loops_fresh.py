@@ -45,12 +45,13 @@ def test_every_generated_function_is_in_a_registry_and_picked_by_flags() -> None
                                          *loops.MERGE_LOOPS.values()]}
     assert generated == registered
     assert len(set(loops.RECORD_LOOPS.values())) == 14      # 8 ref, 2 log, 2 obj, 2 index
-    assert len(set(loops.MERGE_LOOPS.values())) == 32
+    assert len(set(loops.MERGE_LOOPS.values())) == 64      # 32 flag variants x suppress
     picked = set()
     for values in itertools.product((False, True), repeat=7):
         flags = Flags(block_key_swap=values[0], ref_name_alloc=values[1],
                       merged_cmp=values[2], same_subiter_skip=values[3],
                       single_subiter_bypass=values[4], pq_cmp=values[5], mmap=values[6])
         picked |= {record_loop(t, flags).__name__ for t in BLOCK_TYPES}
-        picked |= {merge_function(flags, kind).__name__ for kind in ("ref", "log")}
+        picked |= {merge_function(flags, kind, suppress).__name__
+                   for kind in ("ref", "log") for suppress in (False, True)}
     assert picked == generated

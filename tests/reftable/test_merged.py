@@ -117,8 +117,8 @@ def test_merged_equals_dict_model(layers: list[list[tuple[bytes, int]]], seek: b
 
 
 def test_merge_functions_are_generated_per_kind_and_flags_and_readable() -> None:
-    def src_of(kind: str, **kw: bool) -> str:
-        fn = merge_function(Flags(**kw), kind)
+    def src_of(kind: str, suppress: bool = True, **kw: bool) -> str:
+        fn = merge_function(Flags(**kw), kind, suppress)
         assert fn.__module__ == "reftable_core.reftable.loops"
         return inspect.getsource(fn)
     fns = {(kind, k): merge_function(Flags(merged_cmp=k[0], same_subiter_skip=k[1],
@@ -128,7 +128,10 @@ def test_merge_functions_are_generated_per_kind_and_flags_and_readable() -> None
     assert merge_function(Flags()) is fns[("ref", (True, True, True, True))]
     on = src_of("ref")
     assert "if tidx == idx:" in on and "top[0].refname > erec.refname" in on
-    assert "yield from its[idx]" in on and "bytearray" not in on
+    assert "for erec in its[idx]:" in on and "bytearray" not in on
+    assert "WORK.deletions_suppressed += 1" in on
+    raw = src_of("ref", suppress=False)
+    assert "yield from its[idx]" in raw and "value_type" not in raw
     off = src_of("ref", merged_cmp=False, same_subiter_skip=False,
                  single_subiter_bypass=False, pq_cmp=False)
     assert "tidx == idx" not in off and "entry_key[:] = erec.refname" in off

@@ -3,7 +3,20 @@
 Contract: ReftableRefStore(gitdir, flags, object_format, config, objects)
 implements reftable_core.refs.api.RefStore for $GIT_DIR/reftable. Every read
 goes through the normal read path: stack.reload() (the up-to-date check picked
-by flags.stat_cache) then a merged lookup. transaction() queues RefUpdates;
+by flags.stat_cache) then a merged iterator, sought and read as git's
+reftable_backend_read_ref does (seek(name), one record, its name compared).
+Two flags pick how:
+  tombstone_suppression (upstream 146a946321, 2026-07-10) off: the readers' merged
+      iterators consume deletions in their own loop (suppress_deletions), so a
+      seek into a range of tombstones scans them all before the reader sees its
+      bound; on: they return deletions and every reader here (read_record, the
+      D/F check of a transaction, prefix iteration, log iteration, reflog_exists)
+      skips them, stopping at its own bound (each counted in WORK.deletions_returned).
+      ref_record_iter (show-ref's loop reads it raw) keeps suppressing.
+  iterator_reuse (upstream 7cf65e2660, 2024-11-26) off: each read of one ref
+      builds a merged ref iterator (WORK.ref_iterators_built); on: one is kept and
+      re-sought, dropped when the stack reloads (Stack's on_reload).
+transaction() queues RefUpdates;
 prepare() locks tables.list (reloading when outdated), then for each update
 reads the ref (again through the normal read path), checks the old value and
 refname conflicts with git's messages, splits symref updates (HEAD -> branch)
@@ -27,10 +40,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..config import config_bool, config_int, parse_bool
+from ..counters import WORK
 from ..errors import ConfigError, ReftableError, TransactionError
 from ..flags import Flags
 from ..lockfile import (PERM_EVERYBODY, PERM_GROUP, PERM_UMASK, shared_perm,
                         umask_file_mode)
+from ..reftable.merged import MergedIter
 from ..reftable.record import LogRecord, RefRecord
 from ..reftable.stack import Stack, StackOptions
 from .api import HASH_SIZES, LogEntry, Ref, RefStoreBase, RefUpdate, ref_from_record
@@ -111,8 +126,13 @@ class ReftableRefStore(RefStoreBase):
         self.hash_size = HASH_SIZES[object_format]
         self.zero = bytes(self.hash_size)
         self.options = options or stack_options_from_config(self.config, object_format)
+        # tombstone_suppression=off: the readers' iterators consume deletions themselves
+        self._suppress = not self.flags.tombstone_suppression
+        self._cached_ref_iter: MergedIter | None = None
+        self._read_iter: Callable[[], MergedIter] = (
+            self._reused_ref_iter if self.flags.iterator_reuse else self.fresh_ref_iter)
         self.stack = Stack(os.path.join(gitdir, "reftable"), self.flags, self.options,
-                           create=False, missing_ok=True)
+                           create=False, missing_ok=True, on_reload=self._drop_ref_iter)
         self._objects = objects
         self.log_mode = log_mode(self.config)
 
@@ -127,10 +147,37 @@ class ReftableRefStore(RefStoreBase):
             return None
 
     # -- reading ---------------------------------------------------------------
+    def fresh_ref_iter(self) -> MergedIter:
+        """A new merged ref iterator over the stack as loaded, for a reader here:
+        it consumes deletions (tombstone_suppression=off) or returns them (on)."""
+        WORK.ref_iterators_built += 1
+        return self.stack.merged.refs(self._suppress)
+
+    def _reused_ref_iter(self) -> MergedIter:
+        """The ref iterator kept across reads (iterator_reuse=on; git's be->it)."""
+        it = self._cached_ref_iter
+        if it is None:
+            it = self._cached_ref_iter = self.fresh_ref_iter()
+        return it
+
+    def _drop_ref_iter(self) -> None:
+        """The stack reloaded (or closed): the kept iterator reads old tables
+        (git's reftable_backend_on_reload)."""
+        self._cached_ref_iter = None
+
     def read_record(self, name: bytes) -> Any | None:
-        """The raw ref record of name via the normal read path (reload, then read)."""
+        """The raw ref record of name via the normal read path (reload, then a
+        merged iterator sought to name and read once); None when missing or deleted."""
         self.stack.reload()
-        return self.stack.merged.read_ref(name)
+        it = self._read_iter()
+        it.seek(name)
+        rec = next(it, None)
+        if rec is None:
+            return None
+        if rec.value_type == 0:             # returned only under tombstone_suppression=on:
+            WORK.deletions_returned += 1    # a deletion, of name or past it, is no ref
+            return None
+        return rec if rec.refname == name else None
 
     def read_ref(self, name: bytes) -> Ref | None:
         rec = self.read_record(name)
@@ -142,9 +189,14 @@ class ReftableRefStore(RefStoreBase):
         start = prefix if prefix.startswith(b"refs/") else b"refs/"
         if not start.startswith(prefix) and not prefix.startswith(b"refs/"):
             return
-        it = self.stack.merged.refs()
+        it = self.fresh_ref_iter()
         it.seek(start)
         for rec in it:
+            if rec.value_type == 0:         # returned only under tombstone_suppression=on
+                WORK.deletions_returned += 1
+                if not rec.refname.startswith(start):
+                    break
+                continue
             if not rec.refname.startswith(start):
                 break
             yield rec
@@ -158,16 +210,30 @@ class ReftableRefStore(RefStoreBase):
         it.seek(start)
         return iter(it)
 
+    def _log_records(self, name: bytes) -> Iterator[LogRecord]:
+        """The live log records of ref name, newest first (deletions skipped here
+        after the name check when the iterator returns them)."""
+        it = self.stack.merged.logs(self._suppress)
+        for rec in it.seek_log(name):
+            if rec.value_type == 0:         # returned only under tombstone_suppression=on
+                WORK.deletions_returned += 1
+                if rec.refname != name:
+                    break
+                continue
+            if rec.refname != name:
+                break
+            yield rec
+
     def iter_log(self, name: bytes) -> Iterator[LogEntry]:
         self.stack.reload()
-        for rec in self.stack.merged.iter_logs(name):
+        for rec in self._log_records(name):
             yield LogEntry(rec.refname, rec.update_index, rec.old_id or self.zero,
                            rec.new_id or self.zero, rec.name, rec.email, rec.time,
                            hhmm_to_minutes(rec.tz_offset), rec.message)
 
     def reflog_exists(self, name: bytes) -> bool:
         self.stack.reload()
-        return next(iter(self.stack.merged.iter_logs(name)), None) is not None
+        return next(self._log_records(name), None) is not None
 
     def should_write_log(self, name: bytes) -> bool:
         if should_autocreate_reflog(self.log_mode, name):
@@ -215,10 +281,16 @@ class ReftableTransaction:
                 raise TransactionError(f"cannot process '{refname.decode()}' and "
                                        f"'{dirname.decode()}' at the same time")
         sub = refname + b"/"
-        it = store.stack.merged.refs()
+        it = store.fresh_ref_iter()
         it.seek(sub)
-        rec = next(it, None)
-        if rec is not None and rec.refname.startswith(sub):
+        for rec in it:
+            if rec.value_type == 0:         # returned only under tombstone_suppression=on
+                WORK.deletions_returned += 1
+                if not rec.refname.startswith(sub):
+                    break
+                continue
+            if not rec.refname.startswith(sub):
+                break
             raise TransactionError(f"'{rec.refname.decode()}' exists; "
                                    f"cannot create '{refname.decode()}'")
         j = bisect.bisect_left(affected_sorted, sub)

@@ -15,10 +15,13 @@ ref_name_alloc (seed 000 6/7; on: malloc'd name; off: realloc of the always-NULL
 name, the same allocation by a longer path) and mmap (seed 004 4/4; on: block data
 is a view into the map, each value field is copied out of it; off: block data is
 a fresh bytes per read). Merge loops (merged.merge_function picks one):
-merge(heap, its, suppress) yields the merged records, where heap is a
+merge(heap, its) yields the merged records, where heap is a
 pq.MergedIterPQueue's list of [record, sub-iterator index] entries and its the
-sub-iterators; variants: merged_cmp, same_subiter_skip, single_subiter_bypass and
-pq_cmp (see merged.py). RECORD_LOOPS and MERGE_LOOPS map flag values to the functions.
+sub-iterators; variants: merged_cmp, same_subiter_skip, single_subiter_bypass,
+pq_cmp and suppress (the merged table's suppress_deletions: on, the loop consumes
+deletion records itself, counting each in WORK.deletions_suppressed, the one
+per-record count in this file, reached by deletions only; off, it returns them;
+see merged.py). RECORD_LOOPS and MERGE_LOOPS map flag values to the functions.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVar
 
 from ..errors import FormatError
+from ..counters import WORK
 from .basics import MAX_U64, get_varint
 from .pq import LOG, REF
 from .record import (
@@ -57,7 +61,7 @@ class LoopBlock(Protocol):
 
 B = TypeVar("B", bound=LoopBlock)
 RecordLoop = Callable[..., Iterator[Any]]
-MergeLoop = Callable[[list[Any], list[Iterator[Any]], bool], Iterator[Any]]
+MergeLoop = Callable[[list[Any], list[Iterator[Any]]], Iterator[Any]]
 
 
 def ref_loop__swap_on__alloc_on__mmap_on(
@@ -1078,12 +1082,12 @@ def index_loop__swap_off(
         last = b""
 
 
-def merge_ref__cmp_on__skip_on__bypass_on__pq_on(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
-    single_subiter_bypass=on, pq_cmp=on): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=on, suppress=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -1111,15 +1115,15 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_on(
         idx = entry[1]
         erec = entry[0]
         if not heap:
-            if not suppress:
-                yield erec
-                yield from its[idx]
-                return
             if erec.value_type:
                 yield erec
+            else:
+                WORK.deletions_suppressed += 1
             for erec in its[idx]:
                 if erec.value_type:
                     yield erec
+                else:
+                    WORK.deletions_suppressed += 1
             return
         rec = nxt(its[idx], None)
         if rec is not None:
@@ -1175,17 +1179,18 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_ref__cmp_on__skip_on__bypass_on__pq_off(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
-    single_subiter_bypass=on, pq_cmp=off): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=on, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -1201,10 +1206,10 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off(
                 k = j + 1
                 if k < n:
                     right = heap[k]
-                    if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
                         j = k
                         child = right
-                if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
                     break
                 heap[i] = child
                 i = j
@@ -1213,15 +1218,8 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off(
         idx = entry[1]
         erec = entry[0]
         if not heap:
-            if not suppress:
-                yield erec
-                yield from its[idx]
-                return
-            if erec.value_type:
-                yield erec
-            for erec in its[idx]:
-                if erec.value_type:
-                    yield erec
+            yield erec
+            yield from its[idx]
             return
         rec = nxt(its[idx], None)
         if rec is not None:
@@ -1232,7 +1230,7 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off(
             while i:
                 j = (i - 1) >> 1
                 parent = heap[j]
-                if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
                     break
                 heap[i] = parent
                 i = j
@@ -1254,10 +1252,10 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off(
                     k = j + 1
                     if k < n:
                         right = heap[k]
-                        if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
                             j = k
                             child = right
-                    if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
                         break
                     heap[i] = child
                     i = j
@@ -1272,22 +1270,20 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off(
                 while i:
                     j = (i - 1) >> 1
                     parent = heap[j]
-                    if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
                         break
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
-            continue
         yield erec
 
 
-def merge_ref__cmp_on__skip_on__bypass_off__pq_on(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
-    single_subiter_bypass=off, pq_cmp=on): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=off, suppress=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -1303,10 +1299,10 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_on(
                 k = j + 1
                 if k < n:
                     right = heap[k]
-                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                    if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
                         j = k
                         child = right
-                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
                     break
                 heap[i] = child
                 i = j
@@ -1314,6 +1310,17 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_on(
             heap[i] = last
         idx = entry[1]
         erec = entry[0]
+        if not heap:
+            if erec.value_type:
+                yield erec
+            else:
+                WORK.deletions_suppressed += 1
+            for erec in its[idx]:
+                if erec.value_type:
+                    yield erec
+                else:
+                    WORK.deletions_suppressed += 1
+            return
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -1323,7 +1330,7 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_on(
             while i:
                 j = (i - 1) >> 1
                 parent = heap[j]
-                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
                     break
                 heap[i] = parent
                 i = j
@@ -1345,10 +1352,10 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_on(
                     k = j + 1
                     if k < n:
                         right = heap[k]
-                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                        if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
                             j = k
                             child = right
-                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                    if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
                         break
                     heap[i] = child
                     i = j
@@ -1363,22 +1370,297 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_on(
                 while i:
                     j = (i - 1) >> 1
                     parent = heap[j]
-                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                    if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
                         break
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_ref__cmp_on__skip_on__bypass_off__pq_off(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
-    single_subiter_bypass=off, pq_cmp=off): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=off, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        if not heap:
+            yield erec
+            yield from its[idx]
+            return
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if tidx == idx:
+                break
+            if top[0].refname > erec.refname:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
+    single_subiter_bypass=off, pq_cmp=on, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if tidx == idx:
+                break
+            if top[0].refname > erec.refname:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
+            continue
+        yield erec
+
+
+def merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
+    single_subiter_bypass=off, pq_cmp=on, suppress=off): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if tidx == idx:
+                break
+            if top[0].refname > erec.refname:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
+    single_subiter_bypass=off, pq_cmp=off, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -1459,17 +1741,107 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_ref__cmp_on__skip_off__bypass_on__pq_on(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
+    single_subiter_bypass=off, pq_cmp=off, suppress=off): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if tidx == idx:
+                break
+            if top[0].refname > erec.refname:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
-    single_subiter_bypass=on, pq_cmp=on): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=on, suppress=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -1497,15 +1869,15 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_on(
         idx = entry[1]
         erec = entry[0]
         if not heap:
-            if not suppress:
-                yield erec
-                yield from its[idx]
-                return
             if erec.value_type:
                 yield erec
+            else:
+                WORK.deletions_suppressed += 1
             for erec in its[idx]:
                 if erec.value_type:
                     yield erec
+                else:
+                    WORK.deletions_suppressed += 1
             return
         rec = nxt(its[idx], None)
         if rec is not None:
@@ -1559,17 +1931,18 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_ref__cmp_on__skip_off__bypass_on__pq_off(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
-    single_subiter_bypass=on, pq_cmp=off): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=on, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -1585,10 +1958,10 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off(
                 k = j + 1
                 if k < n:
                     right = heap[k]
-                    if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
                         j = k
                         child = right
-                if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
                     break
                 heap[i] = child
                 i = j
@@ -1597,15 +1970,8 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off(
         idx = entry[1]
         erec = entry[0]
         if not heap:
-            if not suppress:
-                yield erec
-                yield from its[idx]
-                return
-            if erec.value_type:
-                yield erec
-            for erec in its[idx]:
-                if erec.value_type:
-                    yield erec
+            yield erec
+            yield from its[idx]
             return
         rec = nxt(its[idx], None)
         if rec is not None:
@@ -1616,7 +1982,7 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off(
             while i:
                 j = (i - 1) >> 1
                 parent = heap[j]
-                if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
                     break
                 heap[i] = parent
                 i = j
@@ -1636,10 +2002,10 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off(
                     k = j + 1
                     if k < n:
                         right = heap[k]
-                        if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
                             j = k
                             child = right
-                    if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
                         break
                     heap[i] = child
                     i = j
@@ -1654,22 +2020,20 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off(
                 while i:
                     j = (i - 1) >> 1
                     parent = heap[j]
-                    if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
                         break
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
-            continue
         yield erec
 
 
-def merge_ref__cmp_on__skip_off__bypass_off__pq_on(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
-    single_subiter_bypass=off, pq_cmp=on): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=off, suppress=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -1685,10 +2049,10 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_on(
                 k = j + 1
                 if k < n:
                     right = heap[k]
-                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                    if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
                         j = k
                         child = right
-                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
                     break
                 heap[i] = child
                 i = j
@@ -1696,6 +2060,17 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_on(
             heap[i] = last
         idx = entry[1]
         erec = entry[0]
+        if not heap:
+            if erec.value_type:
+                yield erec
+            else:
+                WORK.deletions_suppressed += 1
+            for erec in its[idx]:
+                if erec.value_type:
+                    yield erec
+                else:
+                    WORK.deletions_suppressed += 1
+            return
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -1705,7 +2080,7 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_on(
             while i:
                 j = (i - 1) >> 1
                 parent = heap[j]
-                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
                     break
                 heap[i] = parent
                 i = j
@@ -1725,10 +2100,10 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_on(
                     k = j + 1
                     if k < n:
                         right = heap[k]
-                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                        if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
                             j = k
                             child = right
-                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                    if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
                         break
                     heap[i] = child
                     i = j
@@ -1743,22 +2118,291 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_on(
                 while i:
                     j = (i - 1) >> 1
                     parent = heap[j]
-                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                    if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
                         break
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_ref__cmp_on__skip_off__bypass_off__pq_off(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
-    single_subiter_bypass=off, pq_cmp=off): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=off, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        if not heap:
+            yield erec
+            yield from its[idx]
+            return
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if top[0].refname > erec.refname:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
+    single_subiter_bypass=off, pq_cmp=on, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if top[0].refname > erec.refname:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
+            continue
+        yield erec
+
+
+def merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
+    single_subiter_bypass=off, pq_cmp=on, suppress=off): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if top[0].refname > erec.refname:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
+    single_subiter_bypass=off, pq_cmp=off, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -1837,17 +2481,105 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_ref__cmp_off__skip_on__bypass_on__pq_on(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
-    """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
-    single_subiter_bypass=on, pq_cmp=on): pop the smallest entry, advance its
+def merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
+    single_subiter_bypass=off, pq_cmp=off, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if top[0].refname > erec.refname:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
+    single_subiter_bypass=on, pq_cmp=on, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -1877,15 +2609,15 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on(
         idx = entry[1]
         erec = entry[0]
         if not heap:
-            if not suppress:
-                yield erec
-                yield from its[idx]
-                return
             if erec.value_type:
                 yield erec
+            else:
+                WORK.deletions_suppressed += 1
             for erec in its[idx]:
                 if erec.value_type:
                     yield erec
+                else:
+                    WORK.deletions_suppressed += 1
             return
         rec = nxt(its[idx], None)
         if rec is not None:
@@ -1943,17 +2675,115 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_ref__cmp_off__skip_on__bypass_on__pq_off(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
-    single_subiter_bypass=on, pq_cmp=off): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=on, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        if not heap:
+            yield erec
+            yield from its[idx]
+            return
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        entry_key[:] = erec.refname
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if tidx == idx:
+                break
+            key[:] = top[0].refname
+            if key > entry_key:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
+    single_subiter_bypass=on, pq_cmp=off, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -1983,15 +2813,15 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off(
         idx = entry[1]
         erec = entry[0]
         if not heap:
-            if not suppress:
-                yield erec
-                yield from its[idx]
-                return
             if erec.value_type:
                 yield erec
+            else:
+                WORK.deletions_suppressed += 1
             for erec in its[idx]:
                 if erec.value_type:
                     yield erec
+                else:
+                    WORK.deletions_suppressed += 1
             return
         rec = nxt(its[idx], None)
         if rec is not None:
@@ -2049,17 +2879,115 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_ref__cmp_off__skip_on__bypass_off__pq_on(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
-    single_subiter_bypass=off, pq_cmp=on): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=off, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        if not heap:
+            yield erec
+            yield from its[idx]
+            return
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        entry_key[:] = erec.refname
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if tidx == idx:
+                break
+            key[:] = top[0].refname
+            if key > entry_key:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
+    single_subiter_bypass=off, pq_cmp=on, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -2144,17 +3072,111 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_ref__cmp_off__skip_on__bypass_off__pq_off(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
-    single_subiter_bypass=off, pq_cmp=off): pop the smallest entry, advance its
+    single_subiter_bypass=off, pq_cmp=on, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        entry_key[:] = erec.refname
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if tidx == idx:
+                break
+            key[:] = top[0].refname
+            if key > entry_key:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
+    single_subiter_bypass=off, pq_cmp=off, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -2239,17 +3261,111 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_ref__cmp_off__skip_off__bypass_on__pq_on(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
-    """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
-    single_subiter_bypass=on, pq_cmp=on): pop the smallest entry, advance its
+def merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
+    single_subiter_bypass=off, pq_cmp=off, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        entry_key[:] = erec.refname
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if tidx == idx:
+                break
+            key[:] = top[0].refname
+            if key > entry_key:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
+    single_subiter_bypass=on, pq_cmp=on, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -2279,15 +3395,15 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on(
         idx = entry[1]
         erec = entry[0]
         if not heap:
-            if not suppress:
-                yield erec
-                yield from its[idx]
-                return
             if erec.value_type:
                 yield erec
+            else:
+                WORK.deletions_suppressed += 1
             for erec in its[idx]:
                 if erec.value_type:
                     yield erec
+                else:
+                    WORK.deletions_suppressed += 1
             return
         rec = nxt(its[idx], None)
         if rec is not None:
@@ -2343,17 +3459,113 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_ref__cmp_off__skip_off__bypass_on__pq_off(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
-    single_subiter_bypass=on, pq_cmp=off): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=on, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        if not heap:
+            yield erec
+            yield from its[idx]
+            return
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        entry_key[:] = erec.refname
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            key[:] = top[0].refname
+            if key > entry_key:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
+    single_subiter_bypass=on, pq_cmp=off, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -2383,15 +3595,15 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off(
         idx = entry[1]
         erec = entry[0]
         if not heap:
-            if not suppress:
-                yield erec
-                yield from its[idx]
-                return
             if erec.value_type:
                 yield erec
+            else:
+                WORK.deletions_suppressed += 1
             for erec in its[idx]:
                 if erec.value_type:
                     yield erec
+                else:
+                    WORK.deletions_suppressed += 1
             return
         rec = nxt(its[idx], None)
         if rec is not None:
@@ -2447,17 +3659,113 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_ref__cmp_off__skip_off__bypass_off__pq_on(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
-    single_subiter_bypass=off, pq_cmp=on): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=off, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        if not heap:
+            yield erec
+            yield from its[idx]
+            return
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        entry_key[:] = erec.refname
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            key[:] = top[0].refname
+            if key > entry_key:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
+    single_subiter_bypass=off, pq_cmp=on, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -2540,17 +3848,109 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_ref__cmp_off__skip_off__bypass_off__pq_off(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
-    single_subiter_bypass=off, pq_cmp=off): pop the smallest entry, advance its
+    single_subiter_bypass=off, pq_cmp=on, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        entry_key[:] = erec.refname
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            key[:] = top[0].refname
+            if key > entry_key:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
+    single_subiter_bypass=off, pq_cmp=off, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -2633,17 +4033,109 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_log__cmp_on__skip_on__bypass_on__pq_on(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
+    single_subiter_bypass=off, pq_cmp=off, suppress=off): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        entry_key[:] = erec.refname
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            key[:] = top[0].refname
+            if key > entry_key:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((ak := bytearray(right[0].refname)) < (bk := bytearray(child[0].refname)) or (ak == bk and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((ak := bytearray(child[0].refname)) < (bk := bytearray(last[0].refname)) or (ak == bk and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((ak := bytearray(parent[0].refname)) < (bk := bytearray(e[0].refname)) or (ak == bk and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
-    single_subiter_bypass=on, pq_cmp=on): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=on, suppress=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -2671,15 +4163,15 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_on(
         idx = entry[1]
         erec = entry[0]
         if not heap:
-            if not suppress:
-                yield erec
-                yield from its[idx]
-                return
             if erec.value_type:
                 yield erec
+            else:
+                WORK.deletions_suppressed += 1
             for erec in its[idx]:
                 if erec.value_type:
                     yield erec
+                else:
+                    WORK.deletions_suppressed += 1
             return
         rec = nxt(its[idx], None)
         if rec is not None:
@@ -2735,17 +4227,18 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_log__cmp_on__skip_on__bypass_on__pq_off(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
-    single_subiter_bypass=on, pq_cmp=off): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=on, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -2761,10 +4254,10 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off(
                 k = j + 1
                 if k < n:
                     right = heap[k]
-                    if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
                         j = k
                         child = right
-                if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
                     break
                 heap[i] = child
                 i = j
@@ -2773,15 +4266,8 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off(
         idx = entry[1]
         erec = entry[0]
         if not heap:
-            if not suppress:
-                yield erec
-                yield from its[idx]
-                return
-            if erec.value_type:
-                yield erec
-            for erec in its[idx]:
-                if erec.value_type:
-                    yield erec
+            yield erec
+            yield from its[idx]
             return
         rec = nxt(its[idx], None)
         if rec is not None:
@@ -2792,7 +4278,7 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off(
             while i:
                 j = (i - 1) >> 1
                 parent = heap[j]
-                if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
                     break
                 heap[i] = parent
                 i = j
@@ -2814,10 +4300,10 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off(
                     k = j + 1
                     if k < n:
                         right = heap[k]
-                        if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
                             j = k
                             child = right
-                    if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
                         break
                     heap[i] = child
                     i = j
@@ -2832,22 +4318,20 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off(
                 while i:
                     j = (i - 1) >> 1
                     parent = heap[j]
-                    if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
                         break
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
-            continue
         yield erec
 
 
-def merge_log__cmp_on__skip_on__bypass_off__pq_on(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
-    single_subiter_bypass=off, pq_cmp=on): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=off, suppress=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -2863,10 +4347,10 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_on(
                 k = j + 1
                 if k < n:
                     right = heap[k]
-                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                    if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
                         j = k
                         child = right
-                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
                     break
                 heap[i] = child
                 i = j
@@ -2874,6 +4358,17 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_on(
             heap[i] = last
         idx = entry[1]
         erec = entry[0]
+        if not heap:
+            if erec.value_type:
+                yield erec
+            else:
+                WORK.deletions_suppressed += 1
+            for erec in its[idx]:
+                if erec.value_type:
+                    yield erec
+                else:
+                    WORK.deletions_suppressed += 1
+            return
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -2883,7 +4378,7 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_on(
             while i:
                 j = (i - 1) >> 1
                 parent = heap[j]
-                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
                     break
                 heap[i] = parent
                 i = j
@@ -2905,10 +4400,10 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_on(
                     k = j + 1
                     if k < n:
                         right = heap[k]
-                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                        if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
                             j = k
                             child = right
-                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                    if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
                         break
                     heap[i] = child
                     i = j
@@ -2923,22 +4418,297 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_on(
                 while i:
                     j = (i - 1) >> 1
                     parent = heap[j]
-                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                    if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
                         break
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_log__cmp_on__skip_on__bypass_off__pq_off(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
-    single_subiter_bypass=off, pq_cmp=off): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=off, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        if not heap:
+            yield erec
+            yield from its[idx]
+            return
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if tidx == idx:
+                break
+            if ((tn := top[0].refname) > (en := erec.refname) or (tn == en and top[0].update_index < erec.update_index)):
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
+    single_subiter_bypass=off, pq_cmp=on, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                        j = k
+                        child = right
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if tidx == idx:
+                break
+            if ((tn := top[0].refname) > (en := erec.refname) or (tn == en and top[0].update_index < erec.update_index)):
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                            j = k
+                            child = right
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
+            continue
+        yield erec
+
+
+def merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
+    single_subiter_bypass=off, pq_cmp=on, suppress=off): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                        j = k
+                        child = right
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if tidx == idx:
+                break
+            if ((tn := top[0].refname) > (en := erec.refname) or (tn == en and top[0].update_index < erec.update_index)):
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                            j = k
+                            child = right
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
+    single_subiter_bypass=off, pq_cmp=off, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -3019,17 +4789,107 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_log__cmp_on__skip_off__bypass_on__pq_on(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
+    single_subiter_bypass=off, pq_cmp=off, suppress=off): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if tidx == idx:
+                break
+            if ((tn := top[0].refname) > (en := erec.refname) or (tn == en and top[0].update_index < erec.update_index)):
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
-    single_subiter_bypass=on, pq_cmp=on): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=on, suppress=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -3057,15 +4917,15 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_on(
         idx = entry[1]
         erec = entry[0]
         if not heap:
-            if not suppress:
-                yield erec
-                yield from its[idx]
-                return
             if erec.value_type:
                 yield erec
+            else:
+                WORK.deletions_suppressed += 1
             for erec in its[idx]:
                 if erec.value_type:
                     yield erec
+                else:
+                    WORK.deletions_suppressed += 1
             return
         rec = nxt(its[idx], None)
         if rec is not None:
@@ -3119,17 +4979,18 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_log__cmp_on__skip_off__bypass_on__pq_off(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
-    single_subiter_bypass=on, pq_cmp=off): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=on, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -3145,10 +5006,10 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off(
                 k = j + 1
                 if k < n:
                     right = heap[k]
-                    if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
                         j = k
                         child = right
-                if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
                     break
                 heap[i] = child
                 i = j
@@ -3157,15 +5018,8 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off(
         idx = entry[1]
         erec = entry[0]
         if not heap:
-            if not suppress:
-                yield erec
-                yield from its[idx]
-                return
-            if erec.value_type:
-                yield erec
-            for erec in its[idx]:
-                if erec.value_type:
-                    yield erec
+            yield erec
+            yield from its[idx]
             return
         rec = nxt(its[idx], None)
         if rec is not None:
@@ -3176,7 +5030,7 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off(
             while i:
                 j = (i - 1) >> 1
                 parent = heap[j]
-                if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
                     break
                 heap[i] = parent
                 i = j
@@ -3196,10 +5050,10 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off(
                     k = j + 1
                     if k < n:
                         right = heap[k]
-                        if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
                             j = k
                             child = right
-                    if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
                         break
                     heap[i] = child
                     i = j
@@ -3214,22 +5068,20 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off(
                 while i:
                     j = (i - 1) >> 1
                     parent = heap[j]
-                    if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
                         break
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
-            continue
         yield erec
 
 
-def merge_log__cmp_on__skip_off__bypass_off__pq_on(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
-    single_subiter_bypass=off, pq_cmp=on): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=off, suppress=on): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -3245,10 +5097,10 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_on(
                 k = j + 1
                 if k < n:
                     right = heap[k]
-                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                    if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
                         j = k
                         child = right
-                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
                     break
                 heap[i] = child
                 i = j
@@ -3256,6 +5108,17 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_on(
             heap[i] = last
         idx = entry[1]
         erec = entry[0]
+        if not heap:
+            if erec.value_type:
+                yield erec
+            else:
+                WORK.deletions_suppressed += 1
+            for erec in its[idx]:
+                if erec.value_type:
+                    yield erec
+                else:
+                    WORK.deletions_suppressed += 1
+            return
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -3265,7 +5128,7 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_on(
             while i:
                 j = (i - 1) >> 1
                 parent = heap[j]
-                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
                     break
                 heap[i] = parent
                 i = j
@@ -3285,10 +5148,10 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_on(
                     k = j + 1
                     if k < n:
                         right = heap[k]
-                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                        if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
                             j = k
                             child = right
-                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                    if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
                         break
                     heap[i] = child
                     i = j
@@ -3303,22 +5166,291 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_on(
                 while i:
                     j = (i - 1) >> 1
                     parent = heap[j]
-                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                    if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
                         break
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_log__cmp_on__skip_off__bypass_off__pq_off(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
-    single_subiter_bypass=off, pq_cmp=off): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=off, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        if not heap:
+            yield erec
+            yield from its[idx]
+            return
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if ((tn := top[0].refname) > (en := erec.refname) or (tn == en and top[0].update_index < erec.update_index)):
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
+    single_subiter_bypass=off, pq_cmp=on, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                        j = k
+                        child = right
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if ((tn := top[0].refname) > (en := erec.refname) or (tn == en and top[0].update_index < erec.update_index)):
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                            j = k
+                            child = right
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
+            continue
+        yield erec
+
+
+def merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
+    single_subiter_bypass=off, pq_cmp=on, suppress=off): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                        j = k
+                        child = right
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if ((tn := top[0].refname) > (en := erec.refname) or (tn == en and top[0].update_index < erec.update_index)):
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                            j = k
+                            child = right
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
+    single_subiter_bypass=off, pq_cmp=off, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -3397,17 +5529,105 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_log__cmp_off__skip_on__bypass_on__pq_on(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
-    """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
-    single_subiter_bypass=on, pq_cmp=on): pop the smallest entry, advance its
+def merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
+    single_subiter_bypass=off, pq_cmp=off, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if ((tn := top[0].refname) > (en := erec.refname) or (tn == en and top[0].update_index < erec.update_index)):
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
+    single_subiter_bypass=on, pq_cmp=on, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -3437,15 +5657,15 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on(
         idx = entry[1]
         erec = entry[0]
         if not heap:
-            if not suppress:
-                yield erec
-                yield from its[idx]
-                return
             if erec.value_type:
                 yield erec
+            else:
+                WORK.deletions_suppressed += 1
             for erec in its[idx]:
                 if erec.value_type:
                     yield erec
+                else:
+                    WORK.deletions_suppressed += 1
             return
         rec = nxt(its[idx], None)
         if rec is not None:
@@ -3508,17 +5728,120 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_log__cmp_off__skip_on__bypass_on__pq_off(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
-    single_subiter_bypass=on, pq_cmp=off): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=on, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                        j = k
+                        child = right
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        if not heap:
+            yield erec
+            yield from its[idx]
+            return
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        entry_key[:] = erec.refname
+        entry_key += b"\0"
+        entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if tidx == idx:
+                break
+            trec = top[0]
+            key[:] = trec.refname
+            key += b"\0"
+            key += (MAX_U64 - trec.update_index).to_bytes(8, "big")
+            if key > entry_key:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                            j = k
+                            child = right
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
+    single_subiter_bypass=on, pq_cmp=off, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -3548,15 +5871,15 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off(
         idx = entry[1]
         erec = entry[0]
         if not heap:
-            if not suppress:
-                yield erec
-                yield from its[idx]
-                return
             if erec.value_type:
                 yield erec
+            else:
+                WORK.deletions_suppressed += 1
             for erec in its[idx]:
                 if erec.value_type:
                     yield erec
+                else:
+                    WORK.deletions_suppressed += 1
             return
         rec = nxt(its[idx], None)
         if rec is not None:
@@ -3619,17 +5942,120 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_log__cmp_off__skip_on__bypass_off__pq_on(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
-    single_subiter_bypass=off, pq_cmp=on): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=off, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        if not heap:
+            yield erec
+            yield from its[idx]
+            return
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        entry_key[:] = erec.refname
+        entry_key += b"\0"
+        entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if tidx == idx:
+                break
+            trec = top[0]
+            key[:] = trec.refname
+            key += b"\0"
+            key += (MAX_U64 - trec.update_index).to_bytes(8, "big")
+            if key > entry_key:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
+    single_subiter_bypass=off, pq_cmp=on, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -3719,17 +6145,116 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_log__cmp_off__skip_on__bypass_off__pq_off(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
-    single_subiter_bypass=off, pq_cmp=off): pop the smallest entry, advance its
+    single_subiter_bypass=off, pq_cmp=on, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                        j = k
+                        child = right
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        entry_key[:] = erec.refname
+        entry_key += b"\0"
+        entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if tidx == idx:
+                break
+            trec = top[0]
+            key[:] = trec.refname
+            key += b"\0"
+            key += (MAX_U64 - trec.update_index).to_bytes(8, "big")
+            if key > entry_key:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                            j = k
+                            child = right
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
+    single_subiter_bypass=off, pq_cmp=off, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -3819,17 +6344,116 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_log__cmp_off__skip_off__bypass_on__pq_on(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
-    """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
-    single_subiter_bypass=on, pq_cmp=on): pop the smallest entry, advance its
+def merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
+    single_subiter_bypass=off, pq_cmp=off, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        entry_key[:] = erec.refname
+        entry_key += b"\0"
+        entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            if tidx == idx:
+                break
+            trec = top[0]
+            key[:] = trec.refname
+            key += b"\0"
+            key += (MAX_U64 - trec.update_index).to_bytes(8, "big")
+            if key > entry_key:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
+    single_subiter_bypass=on, pq_cmp=on, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -3859,15 +6483,15 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on(
         idx = entry[1]
         erec = entry[0]
         if not heap:
-            if not suppress:
-                yield erec
-                yield from its[idx]
-                return
             if erec.value_type:
                 yield erec
+            else:
+                WORK.deletions_suppressed += 1
             for erec in its[idx]:
                 if erec.value_type:
                     yield erec
+                else:
+                    WORK.deletions_suppressed += 1
             return
         rec = nxt(its[idx], None)
         if rec is not None:
@@ -3928,17 +6552,118 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_log__cmp_off__skip_off__bypass_on__pq_off(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
-    single_subiter_bypass=on, pq_cmp=off): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=on, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                        j = k
+                        child = right
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        if not heap:
+            yield erec
+            yield from its[idx]
+            return
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        entry_key[:] = erec.refname
+        entry_key += b"\0"
+        entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            trec = top[0]
+            key[:] = trec.refname
+            key += b"\0"
+            key += (MAX_U64 - trec.update_index).to_bytes(8, "big")
+            if key > entry_key:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                            j = k
+                            child = right
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
+    single_subiter_bypass=on, pq_cmp=off, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -3968,15 +6693,15 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off(
         idx = entry[1]
         erec = entry[0]
         if not heap:
-            if not suppress:
-                yield erec
-                yield from its[idx]
-                return
             if erec.value_type:
                 yield erec
+            else:
+                WORK.deletions_suppressed += 1
             for erec in its[idx]:
                 if erec.value_type:
                     yield erec
+                else:
+                    WORK.deletions_suppressed += 1
             return
         rec = nxt(its[idx], None)
         if rec is not None:
@@ -4037,17 +6762,118 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_log__cmp_off__skip_off__bypass_off__pq_on(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
-    single_subiter_bypass=off, pq_cmp=on): pop the smallest entry, advance its
+    single_subiter_bypass=on, pq_cmp=off, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        if not heap:
+            yield erec
+            yield from its[idx]
+            return
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        entry_key[:] = erec.refname
+        entry_key += b"\0"
+        entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            trec = top[0]
+            key[:] = trec.refname
+            key += b"\0"
+            key += (MAX_U64 - trec.update_index).to_bytes(8, "big")
+            if key > entry_key:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
+    single_subiter_bypass=off, pq_cmp=on, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -4135,17 +6961,114 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
         yield erec
 
 
-def merge_log__cmp_off__skip_off__bypass_off__pq_off(
-        heap: list[Any], its: list[Iterator[Any]], suppress: bool) -> Iterator[Any]:
+def merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
-    single_subiter_bypass=off, pq_cmp=off): pop the smallest entry, advance its
+    single_subiter_bypass=off, pq_cmp=on, suppress=off): pop the smallest entry, advance its
     sub-iterator, drop every queued entry with a key not greater than it (older
-    versions of the same key), skip deletions if suppress."""
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                        j = k
+                        child = right
+                if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        entry_key[:] = erec.refname
+        entry_key += b"\0"
+        entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            trec = top[0]
+            key[:] = trec.refname
+            key += b"\0"
+            key += (MAX_U64 - trec.update_index).to_bytes(8, "big")
+            if key > entry_key:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((an := right[0].refname) < (bn := child[0].refname) or (an == bn and ((au := right[0].update_index) > (bu := child[0].update_index) or (au == bu and right[1] > child[1])))):
+                            j = k
+                            child = right
+                    if not ((an := child[0].refname) < (bn := last[0].refname) or (an == bn and ((au := child[0].update_index) > (bu := last[0].update_index) or (au == bu and child[1] > last[1])))):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((an := parent[0].refname) < (bn := e[0].refname) or (an == bn and ((au := parent[0].update_index) > (bu := e[0].update_index) or (au == bu and parent[1] > e[1])))):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
+        yield erec
+
+
+def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_on(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
+    single_subiter_bypass=off, pq_cmp=off, suppress=on): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), consume deletions here."""
     nxt = next
     pop = heap.pop
     append = heap.append
@@ -4233,8 +7156,105 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
-        if suppress and erec.value_type == 0:
+        if erec.value_type == 0:
+            WORK.deletions_suppressed += 1
             continue
+        yield erec
+
+
+def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
+        heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
+    single_subiter_bypass=off, pq_cmp=off, suppress=off): pop the smallest entry, advance its
+    sub-iterator, drop every queued entry with a key not greater than it (older
+    versions of the same key), deletions returned."""
+    nxt = next
+    pop = heap.pop
+    append = heap.append
+    key = bytearray()
+    entry_key = bytearray()
+    while heap:
+        entry = heap[0]
+        last = pop()
+        n = len(heap)
+        if n:
+            i = 0
+            j = 1
+            while j < n:
+                child = heap[j]
+                k = j + 1
+                if k < n:
+                    right = heap[k]
+                    if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                        j = k
+                        child = right
+                if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                    break
+                heap[i] = child
+                i = j
+                j = 2 * i + 1
+            heap[i] = last
+        idx = entry[1]
+        erec = entry[0]
+        rec = nxt(its[idx], None)
+        if rec is not None:
+            entry[0] = rec
+            e = entry
+            i = len(heap)
+            append(e)
+            while i:
+                j = (i - 1) >> 1
+                parent = heap[j]
+                if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                    break
+                heap[i] = parent
+                i = j
+            heap[i] = e
+        entry_key[:] = erec.refname
+        entry_key += b"\0"
+        entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
+        while heap:
+            top = heap[0]
+            tidx = top[1]
+            trec = top[0]
+            key[:] = trec.refname
+            key += b"\0"
+            key += (MAX_U64 - trec.update_index).to_bytes(8, "big")
+            if key > entry_key:
+                break
+            last = pop()
+            n = len(heap)
+            if n:
+                i = 0
+                j = 1
+                while j < n:
+                    child = heap[j]
+                    k = j + 1
+                    if k < n:
+                        right = heap[k]
+                        if ((ak := right[0].key()) < (bk := child[0].key()) or (ak == bk and right[1] > child[1])):
+                            j = k
+                            child = right
+                    if not ((ak := child[0].key()) < (bk := last[0].key()) or (ak == bk and child[1] > last[1])):
+                        break
+                    heap[i] = child
+                    i = j
+                    j = 2 * i + 1
+                heap[i] = last
+            rec = nxt(its[tidx], None)
+            if rec is not None:
+                top[0] = rec
+                e = top
+                i = len(heap)
+                append(e)
+                while i:
+                    j = (i - 1) >> 1
+                    parent = heap[j]
+                    if ((ak := parent[0].key()) < (bk := e[0].key()) or (ak == bk and parent[1] > e[1])):
+                        break
+                    heap[i] = parent
+                    i = j
+                heap[i] = e
         yield erec
 
 
@@ -4276,38 +7296,71 @@ RECORD_LOOPS: dict[tuple[int, bool, bool, bool], RecordLoop] = {
 }
 
 
-# (kind, merged_cmp, same_subiter_skip, single_subiter_bypass, pq_cmp) -> merge loop
-MERGE_LOOPS: dict[tuple[str, bool, bool, bool, bool], MergeLoop] = {
-    (REF, True, True, True, True): merge_ref__cmp_on__skip_on__bypass_on__pq_on,
-    (REF, True, True, True, False): merge_ref__cmp_on__skip_on__bypass_on__pq_off,
-    (REF, True, True, False, True): merge_ref__cmp_on__skip_on__bypass_off__pq_on,
-    (REF, True, True, False, False): merge_ref__cmp_on__skip_on__bypass_off__pq_off,
-    (REF, True, False, True, True): merge_ref__cmp_on__skip_off__bypass_on__pq_on,
-    (REF, True, False, True, False): merge_ref__cmp_on__skip_off__bypass_on__pq_off,
-    (REF, True, False, False, True): merge_ref__cmp_on__skip_off__bypass_off__pq_on,
-    (REF, True, False, False, False): merge_ref__cmp_on__skip_off__bypass_off__pq_off,
-    (REF, False, True, True, True): merge_ref__cmp_off__skip_on__bypass_on__pq_on,
-    (REF, False, True, True, False): merge_ref__cmp_off__skip_on__bypass_on__pq_off,
-    (REF, False, True, False, True): merge_ref__cmp_off__skip_on__bypass_off__pq_on,
-    (REF, False, True, False, False): merge_ref__cmp_off__skip_on__bypass_off__pq_off,
-    (REF, False, False, True, True): merge_ref__cmp_off__skip_off__bypass_on__pq_on,
-    (REF, False, False, True, False): merge_ref__cmp_off__skip_off__bypass_on__pq_off,
-    (REF, False, False, False, True): merge_ref__cmp_off__skip_off__bypass_off__pq_on,
-    (REF, False, False, False, False): merge_ref__cmp_off__skip_off__bypass_off__pq_off,
-    (LOG, True, True, True, True): merge_log__cmp_on__skip_on__bypass_on__pq_on,
-    (LOG, True, True, True, False): merge_log__cmp_on__skip_on__bypass_on__pq_off,
-    (LOG, True, True, False, True): merge_log__cmp_on__skip_on__bypass_off__pq_on,
-    (LOG, True, True, False, False): merge_log__cmp_on__skip_on__bypass_off__pq_off,
-    (LOG, True, False, True, True): merge_log__cmp_on__skip_off__bypass_on__pq_on,
-    (LOG, True, False, True, False): merge_log__cmp_on__skip_off__bypass_on__pq_off,
-    (LOG, True, False, False, True): merge_log__cmp_on__skip_off__bypass_off__pq_on,
-    (LOG, True, False, False, False): merge_log__cmp_on__skip_off__bypass_off__pq_off,
-    (LOG, False, True, True, True): merge_log__cmp_off__skip_on__bypass_on__pq_on,
-    (LOG, False, True, True, False): merge_log__cmp_off__skip_on__bypass_on__pq_off,
-    (LOG, False, True, False, True): merge_log__cmp_off__skip_on__bypass_off__pq_on,
-    (LOG, False, True, False, False): merge_log__cmp_off__skip_on__bypass_off__pq_off,
-    (LOG, False, False, True, True): merge_log__cmp_off__skip_off__bypass_on__pq_on,
-    (LOG, False, False, True, False): merge_log__cmp_off__skip_off__bypass_on__pq_off,
-    (LOG, False, False, False, True): merge_log__cmp_off__skip_off__bypass_off__pq_on,
-    (LOG, False, False, False, False): merge_log__cmp_off__skip_off__bypass_off__pq_off,
+# (kind, merged_cmp, same_subiter_skip, single_subiter_bypass, pq_cmp, suppress)
+# -> merge loop
+MERGE_LOOPS: dict[tuple[str, bool, bool, bool, bool, bool], MergeLoop] = {
+    (REF, True, True, True, True, True): merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_on,
+    (REF, True, True, True, True, False): merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_off,
+    (REF, True, True, True, False, True): merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_on,
+    (REF, True, True, True, False, False): merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_off,
+    (REF, True, True, False, True, True): merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_on,
+    (REF, True, True, False, True, False): merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_off,
+    (REF, True, True, False, False, True): merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_on,
+    (REF, True, True, False, False, False): merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_off,
+    (REF, True, False, True, True, True): merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_on,
+    (REF, True, False, True, True, False): merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_off,
+    (REF, True, False, True, False, True): merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_on,
+    (REF, True, False, True, False, False): merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_off,
+    (REF, True, False, False, True, True): merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_on,
+    (REF, True, False, False, True, False): merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_off,
+    (REF, True, False, False, False, True): merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_on,
+    (REF, True, False, False, False, False): merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_off,
+    (REF, False, True, True, True, True): merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_on,
+    (REF, False, True, True, True, False): merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_off,
+    (REF, False, True, True, False, True): merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_on,
+    (REF, False, True, True, False, False): merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_off,
+    (REF, False, True, False, True, True): merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_on,
+    (REF, False, True, False, True, False): merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_off,
+    (REF, False, True, False, False, True): merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_on,
+    (REF, False, True, False, False, False): merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_off,
+    (REF, False, False, True, True, True): merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_on,
+    (REF, False, False, True, True, False): merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_off,
+    (REF, False, False, True, False, True): merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_on,
+    (REF, False, False, True, False, False): merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_off,
+    (REF, False, False, False, True, True): merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_on,
+    (REF, False, False, False, True, False): merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_off,
+    (REF, False, False, False, False, True): merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_on,
+    (REF, False, False, False, False, False): merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_off,
+    (LOG, True, True, True, True, True): merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_on,
+    (LOG, True, True, True, True, False): merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_off,
+    (LOG, True, True, True, False, True): merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_on,
+    (LOG, True, True, True, False, False): merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_off,
+    (LOG, True, True, False, True, True): merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_on,
+    (LOG, True, True, False, True, False): merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_off,
+    (LOG, True, True, False, False, True): merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_on,
+    (LOG, True, True, False, False, False): merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_off,
+    (LOG, True, False, True, True, True): merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_on,
+    (LOG, True, False, True, True, False): merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_off,
+    (LOG, True, False, True, False, True): merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_on,
+    (LOG, True, False, True, False, False): merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_off,
+    (LOG, True, False, False, True, True): merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_on,
+    (LOG, True, False, False, True, False): merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_off,
+    (LOG, True, False, False, False, True): merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_on,
+    (LOG, True, False, False, False, False): merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_off,
+    (LOG, False, True, True, True, True): merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_on,
+    (LOG, False, True, True, True, False): merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_off,
+    (LOG, False, True, True, False, True): merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_on,
+    (LOG, False, True, True, False, False): merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_off,
+    (LOG, False, True, False, True, True): merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_on,
+    (LOG, False, True, False, True, False): merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_off,
+    (LOG, False, True, False, False, True): merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_on,
+    (LOG, False, True, False, False, False): merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_off,
+    (LOG, False, False, True, True, True): merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_on,
+    (LOG, False, False, True, True, False): merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_off,
+    (LOG, False, False, True, False, True): merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_on,
+    (LOG, False, False, True, False, False): merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_off,
+    (LOG, False, False, False, True, True): merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_on,
+    (LOG, False, False, False, True, False): merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_off,
+    (LOG, False, False, False, False, True): merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_on,
+    (LOG, False, False, False, False, False): merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_off,
 }

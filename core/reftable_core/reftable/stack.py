@@ -1,8 +1,9 @@
 """The reftable stack: $GIT_DIR/reftable with tables.list (git's reftable/stack.c).
 
-Contract: Stack(reftable_dir, flags, options, create=True, missing_ok=False)
-loads the tables named in tables.list (oldest first) into a MergedTable
-(.merged). A missing directory is created (create), read as an empty stack
+Contract: Stack(reftable_dir, flags, options, create=True, missing_ok=False,
+on_reload=None) loads the tables named in tables.list (oldest first) into a
+MergedTable (.merged); on_reload() is called each time .merged is replaced (a
+reload, close(): git's reftable_stack_options.on_reload). A missing directory is created (create), read as an empty stack
 without creating anything (missing_ok: git's read path; writing then fails at
 the lock), else NotExistError. tables.list must be a regular file of at most
 MAX_LIST_SIZE bytes whose lines are plain table file names (git's
@@ -170,8 +171,10 @@ class Stack:
 
     def __init__(self, reftable_dir: str | os.PathLike[str], flags: Flags | None = None,
                  options: StackOptions | None = None, create: bool = True,
-                 missing_ok: bool = False) -> None:
+                 missing_ok: bool = False,
+                 on_reload: Callable[[], None] | None = None) -> None:
         self.dir = os.fspath(reftable_dir)
+        self.on_reload = on_reload
         self.flags = flags or Flags()
         self.opts = options or StackOptions()
         self.list_file = os.path.join(self.dir, TABLES_LIST)
@@ -228,6 +231,8 @@ class Stack:
         kept = {id(t) for t in new}
         self.tables = new
         self.merged = merged
+        if self.on_reload is not None:
+            self.on_reload()
         for t in old:
             if id(t) not in kept:
                 t.close()
@@ -324,6 +329,8 @@ class Stack:
             t.close()
         self.tables = []
         self.merged = MergedTable([], self.flags, hash_id=self.opts.hash_id)
+        if self.on_reload is not None:
+            self.on_reload()
         if self._list_fd >= 0:
             os.close(self._list_fd)
             self._list_fd = -1
