@@ -1,4 +1,5 @@
-"""Builds of git from a local clone of git.git, one per commit, cached.
+"""Builds of git from a local clone of git.git, one per commit, cached; and
+checkouts of this repository at a commit (two revisions of reftable-core).
 
 Contract: build(src, rev) resolves `rev` in the repository `src` to a commit
 and returns a GitBuild: the tree of that commit built out of tree in
@@ -16,6 +17,12 @@ which the provisioning script made with the same options), timestamps kept:
 only files whose content differs are rewritten, so make recompiles only what
 changed. BUILD_INFO records what was compiled (the object files make wrote).
 The peer runs <build>/git itself: the peers' commands are builtins.
+
+core_rev(repo, rev) is the second kind: a `git worktree` of rev's commit of
+the repository repo (this checkout, or a clone of it) in
+<cache>/core-revs/<commit>/, reused while it is at that commit; its env()
+(PYTHONPATH to its core/ and root) makes `python -m lab.worker` run that
+revision's worker, workloads and reftable_core.
 
 BuildError carries one line: not a repository, unknown revision, or a failed
 make (its log's path).
@@ -106,16 +113,18 @@ def _git(src: Path, args: Sequence[str], env: dict[str, str] | None = None,
                           env=env or hermetic_env())
 
 
-def resolve(src: Path | str, rev: str) -> str:
-    """rev's commit id in the repository src; BuildError (one line) if src is not a
-    repository or rev names no commit there."""
+def resolve(src: Path | str, rev: str, options: tuple[str, str] = ("--git-src", "--git-rev")
+            ) -> str:
+    """rev's commit id in the repository src; BuildError (one line, naming the
+    options src and rev came from) if src is not a repository or rev names no
+    commit there."""
     src = Path(src)
     if not src.is_dir() or _git(src, ["rev-parse", "--git-dir"]).returncode != 0:
-        raise BuildError(f"--git-src {src}: not a git repository")
+        raise BuildError(f"{options[0]} {src}: not a git repository")
     proc = _git(src, ["rev-parse", "--verify", "--quiet", "--end-of-options",
                       f"{rev}^{{commit}}"])
     if proc.returncode != 0:
-        raise BuildError(f"--git-rev {rev}: unknown revision in {src}")
+        raise BuildError(f"{options[1]} {rev}: unknown revision in {src}")
     return proc.stdout.decode().strip()
 
 
@@ -225,3 +234,35 @@ def build_all(src: Path | str, revs: Sequence[str], jobs: int | None = None,
         if commit not in out:
             out[commit] = build(src, rev, jobs, log)
     return list(out.values())
+
+
+@dataclass(frozen=True)
+class CoreRev:
+    rev: str           # as given
+    commit: str
+    dir: Path          # the worktree
+
+    @property
+    def short(self) -> str:
+        return self.commit[:10]
+
+    def env(self) -> dict[str, str]:
+        """What a worker of this revision runs with: PYTHONPATH to its core/ and root."""
+        return {"PYTHONPATH": f"{self.dir / 'core'}{os.pathsep}{self.dir}"}
+
+
+def core_rev(repo: Path | str, rev: str) -> CoreRev:
+    """The worktree of rev's commit of repo (made now, or reused)."""
+    repo = Path(repo).resolve()
+    commit = resolve(repo, rev, ("--core-src", "--core-rev"))
+    tree = cache_root() / "core-revs" / commit
+    head = _git(tree, ["rev-parse", "HEAD"]) if (tree / ".git").exists() else None
+    if head is None or head.returncode != 0 or head.stdout.decode().strip() != commit:
+        shutil.rmtree(tree, ignore_errors=True)
+        tree.parent.mkdir(parents=True, exist_ok=True)
+        _git(repo, ["worktree", "prune"])
+        proc = _git(repo, ["worktree", "add", "-q", "--detach", "--force", str(tree), commit])
+        if proc.returncode != 0:
+            raise BuildError(f"--core-rev {rev}: git worktree add failed: "
+                             f"{proc.stderr.decode().strip()}")
+    return CoreRev(rev, commit, tree)

@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "compare": "lab.commands.bench",
     "report": "lab.commands.bench",
     "profile": "lab.commands.bench",
+    "history": "lab.commands.history",
 }
 
 
