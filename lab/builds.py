@@ -21,7 +21,7 @@ The peer runs <build>/git itself: the peers' commands are builtins.
 core_rev(repo, rev) is the second kind: a `git worktree` of rev's commit of
 the repository repo (this checkout, or a clone of it) in
 <cache>/core-revs/<commit>/, reused while it is at that commit; its env()
-(PYTHONPATH to its core/ and root) makes `python -m lab.worker` run that
+(PYTHONPATH to its core/ and root, PYTHONSAFEPATH) makes `python -m lab.worker` run that
 revision's worker, workloads and reftable_core.
 
 BuildError carries one line: not a repository, unknown revision, or a failed
@@ -247,8 +247,11 @@ class CoreRev:
         return self.commit[:10]
 
     def env(self) -> dict[str, str]:
-        """What a worker of this revision runs with: PYTHONPATH to its core/ and root."""
-        return {"PYTHONPATH": f"{self.dir / 'core'}{os.pathsep}{self.dir}"}
+        """What a worker of this revision runs with: PYTHONPATH to its core/ and root,
+        and PYTHONSAFEPATH (`python -m` would put the working folder, this checkout,
+        before them)."""
+        return {"PYTHONPATH": f"{self.dir / 'core'}{os.pathsep}{self.dir}",
+                "PYTHONSAFEPATH": "1"}
 
 
 def core_rev(repo: Path | str, rev: str) -> CoreRev:
