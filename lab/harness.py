@@ -109,6 +109,7 @@ __all__ = [
     "VariantResult",
     "compare_files",
     "compute_ratios",
+    "expand",
     "load_loops",
     "load_runs",
     "load_values",
