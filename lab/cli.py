@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "compare": "lab.commands.bench",
     "report": "lab.commands.bench",
     "profile": "lab.commands.bench",
+    "history": "lab.commands.history",
 }
 
 

@@ -3,7 +3,11 @@
 find_git(): $REFTABLE_LAB_GIT if set, else scripts/provision-git.sh (which
 uses the system git when new enough, or builds one once into a cache folder).
 GitRunner runs git with a pinned, hermetic environment (no user/system config,
-fixed identity and dates) so outputs are reproducible.
+fixed identity and dates) so outputs are reproducible. cache_root() is the
+cache folder the provisioning script uses ($REFTABLE_LAB_CACHE, else
+$XDG_CACHE_HOME/reftable-lab, else ~/.cache/reftable-lab); provisioned_source()
+the git source tree it built there, if any. Builds of git at other revisions
+are lab.builds'.
 """
 from __future__ import annotations
 
@@ -21,6 +25,24 @@ PINNED_DATE = "1700000000 +0000"
 
 class GitNotAvailable(RuntimeError):
     pass
+
+
+def cache_root() -> Path:
+    """The cache folder (the provisioning script's CACHE_ROOT)."""
+    if os.environ.get("REFTABLE_LAB_CACHE"):
+        return Path(os.environ["REFTABLE_LAB_CACHE"])
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "reftable-lab"
+
+
+def provisioned_source() -> Path | None:
+    """The git source tree the provisioning script built (its .built stamp names it),
+    or None when there is none."""
+    stamp = cache_root() / "git-src" / ".built"
+    if not stamp.is_file():
+        return None
+    tree = Path(stamp.read_text().strip())
+    return tree if os.access(tree / "git", os.X_OK) else None
 
 
 @functools.lru_cache(maxsize=1)

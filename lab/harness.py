@@ -13,6 +13,17 @@ per comparison and measure, time rows with t intervals and Holm-corrected
 significance across the scenario's rows (lab.stats). Nothing is printed
 here except the progress bar (stderr); reports are lab.report's job.
 
+Revisions (lab.builds): with git builds, each build is one more peer beside
+every git peer of the scenario (label git@<commit>, the same workload with
+REFTABLE_LAB_GIT naming the build), compared with the next build and with
+all-on; with core revisions, each flags variant runs at every revision
+(label <variant>@<commit>, its worker on PYTHONPATH of that revision's
+worktree) in place of this checkout, and the ratios compare consecutive
+revisions variant by variant (and the peers with the last revision's
+all-on). Both are measured by every chosen measure, paired by round under
+--rounds; within one process (--within-process) they cannot be (one
+interpreter, one git).
+
 After the measures, every flags variant runs once more, untimed, in a work
 pass (`python -m lab.worker --work`): its reftable_core.counters snapshot and
 the bytecodes of the hot loops become the variant's `work`, and each ratio row
@@ -55,7 +66,7 @@ import os
 import random
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +74,7 @@ from typing import Any
 
 from reftable_core.flags import Flags
 
+from .builds import CoreRev, GitBuild
 from .measure import BenchError, parse_measures
 from .measure import allocations as alloc_measure
 from .measure import instructions as counting
@@ -92,10 +104,12 @@ __all__ = [
     "ROUND_KEY",
     "ROUND_VALUES",
     "BenchError",
+    "Revisions",
     "ScenarioResult",
     "VariantResult",
     "compare_files",
     "compute_ratios",
+    "expand",
     "load_loops",
     "load_runs",
     "load_values",
@@ -145,6 +159,7 @@ class ScenarioResult:
     elapsed: float = 0.0
     round_order: list[list[str]] = field(default_factory=list)  # interleaved: labels per round
     measures: list[str] = field(default_factory=lambda: ["time"])
+    revisions: dict[str, Any] = field(default_factory=dict)   # Revisions.to_json()
 
     def to_json(self) -> dict[str, Any]:
         """The result file's content (its format: README.md, "The result files"); each
@@ -153,7 +168,7 @@ class ScenarioResult:
             "scenario": self.scenario, "scale": self.scale, "dataset": self.dataset,
             "params": self.params, "published": self.published, "seed": self.seed,
             "started": self.started, "elapsed": self.elapsed, "round_order": self.round_order,
-            "measures": self.measures,
+            "measures": self.measures, "revisions": self.revisions,
             "variants": [{"label": v.label, "kind": v.kind, "spec": v.spec,
                           "json": Path(v.json_path).name if v.values else "",
                           "benchmark": v.benchmark, "summary": v.summary(),
@@ -176,7 +191,8 @@ class ScenarioResult:
         (Result files written before the values moved there hold them inline.)"""
         r = cls(d["scenario"], d["scale"], d["dataset"], d["params"], published=d["published"],
                 seed=d.get("seed", ""), started=d.get("started", 0.0), elapsed=d.get("elapsed", 0.0),
-                round_order=d.get("round_order", []), measures=d.get("measures", ["time"]))
+                round_order=d.get("round_order", []), measures=d.get("measures", ["time"]),
+                revisions=d.get("revisions", {}))
         for v in d["variants"]:
             path = Path(run_dir) / Path(v["json"]).name if v.get("json") else Path("")
             name = v.get("benchmark", "")
@@ -208,6 +224,67 @@ def per_record(value: float | None, params: dict[str, Any]) -> float | None:
     """value per record of the scenario's parameters (lab.measure.allocations.records)."""
     n = alloc_measure.records(params)
     return None if value is None or not n else value / n
+
+
+@dataclass(frozen=True)
+class Revisions:
+    """What a run compares across revisions: git builds and reftable-core worktrees."""
+    git: tuple[GitBuild, ...] = ()
+    core: tuple[CoreRev, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"git": [{"label": b.label, "rev": b.rev, "commit": b.commit}
+                        for b in self.git],
+                "core": [{"suffix": f"@{c.short}", "rev": c.rev, "commit": c.commit}
+                         for c in self.core]}
+
+
+def _pairs(items: Sequence[Any]) -> list[tuple[Any, Any]]:
+    return list(zip(items, items[1:]))
+
+
+def expand(scenario: Scenario, scale: str, revisions: Revisions
+           ) -> tuple[list[tuple[str, Variant]], dict[str, dict[str, str]],
+                      list[tuple[str, str, str]]]:
+    """The scenario's variants at the revisions: ([(base label, variant)], the extra
+    environment of each variant's worker by label, the comparisons)."""
+    out: list[tuple[str, Variant]] = []
+    envs: dict[str, dict[str, str]] = {}
+    base = scenario.variants(scale)
+    flags = [v for v in base if not v.peer]
+    for v in flags:
+        if not revisions.core:
+            out.append((v.label, v))
+        for c in revisions.core:
+            w = Variant(f"{v.label}@{c.short}", v.flags, v.workload)
+            out.append((v.label, w))
+            envs[w.label] = c.env()
+    for v in base:
+        if not v.peer:
+            continue
+        out.append((v.label, v))
+        if v.label == "git":
+            for b in revisions.git:
+                w = Variant(b.label, Flags(), v.workload, peer=True)
+                out.append((v.label, w))
+                envs[w.label] = {"REFTABLE_LAB_GIT": str(b.git)}
+    if not revisions.core:
+        rows = scenario.comparisons(scale)
+        all_on = "all-on"
+    else:
+        last = revisions.core[-1]
+        all_on = f"all-on@{last.short}"
+        rows = [(f"{v.label}: {a.rev} -> {b.rev}", f"{v.label}@{a.short}",
+                 f"{v.label}@{b.short}")
+                for v in flags for a, b in _pairs(revisions.core)]
+        rows += [(f"{v.label} over reftable-lab (all-on at {last.rev})", all_on, v.label)
+                 for v in base if v.peer]
+    if any(v.peer and v.label == "git" for v in base):
+        rows += [(f"git: {a.rev} -> {b.rev}", a.label, b.label)
+                 for a, b in _pairs(revisions.git)]
+        rows += [(f"{b.label} ({b.rev}) over reftable-lab ({all_on})", all_on, b.label)
+                 for b in revisions.git]
+    return out, envs, rows
 
 
 def round_orders(labels: Sequence[str], rounds: int, seed: int | str = 0) -> list[list[str]]:
@@ -251,6 +328,11 @@ def _worker_cmd(scenario: Scenario, gitdir: Path, params: dict[str, Any],
             "--quiet"]
 
 
+def _env(extra: Mapping[str, str] | None) -> dict[str, str] | None:
+    """A worker's environment: ours with a variant's extra variables (None: ours)."""
+    return {**os.environ, **extra} if extra else None
+
+
 def _variant_json(scenario: Scenario, variant: Variant, out_dir: Path) -> Path:
     return out_dir / f"{scenario.name}.{variant.label}.json"
 
@@ -263,11 +345,12 @@ def _empty_result(scenario: Scenario, variant: Variant, out: Path) -> VariantRes
 
 
 def count_variant(scenario: Scenario, gitdir: Path, params: dict[str, Any], variant: Variant,
-                  out_dir: Path) -> tuple[float, Path]:
-    """The instructions of one run of the variant's timed region (lab.measure.instructions),
-    written to <scenario>.<label>.instructions.json; (count, that file)."""
+                  out_dir: Path, env: Mapping[str, str] | None = None) -> tuple[float, Path]:
+    """The instructions of one run of the variant's timed region (lab.measure.instructions;
+    env: extra variables of its worker), written to <scenario>.<label>.instructions.json;
+    (count, that file)."""
     cmd = [*_worker_cmd(scenario, gitdir, params, variant), "--count"]
-    count = counting.count_worker(cmd, children=variant.peer)
+    count = counting.count_worker(cmd, env=_env(env), children=variant.peer)
     out = out_dir / f"{scenario.name}.{variant.label}.instructions.json"
     counting.write_count(out, _bench_name(scenario, variant), count,
                          {"lab_workload": variant.workload, "lab_flags": variant.flags.to_spec()})
@@ -276,7 +359,8 @@ def count_variant(scenario: Scenario, gitdir: Path, params: dict[str, Any], vari
 
 def _allocations_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
                      variants: Sequence[Variant], results: dict[str, VariantResult],
-                     out_dir: Path, jobs: int, bar: Any) -> None:
+                     out_dir: Path, jobs: int, bar: Any,
+                     envs: Mapping[str, Mapping[str, str]]) -> None:
     """Each variant's allocations (lab.measure.allocations), `jobs` at once, into
     <scenario>.<label>.allocations.json."""
     if not alloc_measure.available():
@@ -285,7 +369,7 @@ def _allocations_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
 
     def one(v: Variant) -> None:
         cmd = [*_worker_cmd(scenario, gitdir, params, v), "--allocations"]
-        a = alloc_measure.count_allocations(cmd, children=v.peer)
+        a = alloc_measure.count_allocations(cmd, env=_env(envs.get(v.label)), children=v.peer)
         out = out_dir / f"{scenario.name}.{v.label}.allocations.json"
         alloc_measure.write(out, _bench_name(scenario, v), a,
                             {"lab_workload": v.workload, "lab_flags": v.flags.to_spec()})
@@ -302,13 +386,13 @@ def _allocations_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
 
 def _memory_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
                 variants: Sequence[Variant], results: dict[str, VariantResult],
-                out_dir: Path, bar: Any) -> None:
+                out_dir: Path, bar: Any, envs: Mapping[str, Mapping[str, str]]) -> None:
     """Each variant's peak memory (lab.measure.memory), one at a time (a busy
     machine does not change a peak, but parallel workers would share its RAM),
     into <scenario>.<label>.memory.json."""
     for v in variants:
         cmd = [*_worker_cmd(scenario, gitdir, params, v), "--memory"]
-        mem = memory_measure.measure_memory(cmd, children=v.peer)
+        mem = memory_measure.measure_memory(cmd, env=_env(envs.get(v.label)), children=v.peer)
         out = out_dir / f"{scenario.name}.{v.label}.memory.json"
         memory_measure.write(out, _bench_name(scenario, v), mem,
                              {"lab_workload": v.workload, "lab_flags": v.flags.to_spec()})
@@ -321,15 +405,17 @@ def _memory_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
 
 def _count_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
                variants: Sequence[Variant], results: dict[str, VariantResult], out_dir: Path,
-               jobs: int, bar: Any) -> None:
+               jobs: int, bar: Any, envs: Mapping[str, Mapping[str, str]]) -> None:
     if not counting.available():
         raise BenchError("--measure instructions needs valgrind (apt-get install valgrind)")
-    # byte-code and lazy imports once, natively, before the counted workers start
-    counting.run_command([*_worker_cmd(scenario, gitdir, params, variants[0]), "--count"],
-                         env=counting.count_env())
+    # byte-code and lazy imports once per worker environment (revision), natively,
+    # before the counted workers start
+    for v in {tuple(sorted(envs.get(v.label, {}).items())): v for v in variants}.values():
+        counting.run_command([*_worker_cmd(scenario, gitdir, params, v), "--count"],
+                             env=counting.count_env(_env(envs.get(v.label))))
 
     def one(v: Variant) -> None:
-        n, path = count_variant(scenario, gitdir, params, v, out_dir)
+        n, path = count_variant(scenario, gitdir, params, v, out_dir, envs.get(v.label))
         results[v.label].instructions, results[v.label].instructions_json = n, str(path)
         if bar:
             bar.set_postfix_str(f"instructions {v.label}")
@@ -340,13 +426,14 @@ def _count_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
 
 
 def work_variant(scenario: Scenario, gitdir: Path, params: dict[str, Any], variant: Variant,
-                 out_dir: Path, trace_loops: bool = True) -> dict[str, int]:
+                 out_dir: Path, trace_loops: bool = True,
+                 env: Mapping[str, str] | None = None) -> dict[str, int]:
     """The work counters of one untimed run of the variant (lab.worker --work;
-    trace_loops: with the hot loops' bytecodes)."""
+    trace_loops: with the hot loops' bytecodes; env: extra variables of its worker)."""
     out = out_dir / f"{scenario.name}.{variant.label}.work.json"
     counting.run_command([*_worker_cmd(scenario, gitdir, params, variant), "--work", str(out),
                           *(["--trace-loops"] if trace_loops else [])],
-                         env=counting.count_env())
+                         env=counting.count_env(_env(env)))
     work: dict[str, int] = json.loads(out.read_text())["work"]
     out.unlink()
     return work
@@ -354,11 +441,12 @@ def work_variant(scenario: Scenario, gitdir: Path, params: dict[str, Any], varia
 
 def _work_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
               variants: Sequence[Variant], results: dict[str, VariantResult], out_dir: Path,
-              jobs: int, bar: Any, scale: str) -> None:
+              jobs: int, bar: Any, scale: str, envs: Mapping[str, Mapping[str, str]]) -> None:
     trace = scenario.traces_loops(scale)
 
     def one(v: Variant) -> None:
-        results[v.label].work = work_variant(scenario, gitdir, params, v, out_dir, trace)
+        results[v.label].work = work_variant(scenario, gitdir, params, v, out_dir, trace,
+                                             envs.get(v.label))
         if bar:
             bar.set_postfix_str(f"work {v.label}")
             bar.update(1)
@@ -373,7 +461,8 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
                  progress: bool = True, rounds: int | None = None,
                  order_seed: int = 0, within_process: bool = False,
                  measures: Sequence[str] | str = ("time",),
-                 jobs: int | None = None, work: bool = True) -> ScenarioResult:
+                 jobs: int | None = None, work: bool = True,
+                 revisions: Revisions = Revisions()) -> ScenarioResult:
     """Measure the scenario's variants (all, or the labels in `only`) and its peers.
 
     measures: any of lab.measure.MEASURES. Time, rounds=None:
@@ -387,6 +476,9 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
     the CPU count; counts do not depend on the machine's load); allocations
     the same way, under the alloccount preload; memory one worker at a time. work: the
     untimed work pass of every flags variant (`jobs` at once), last.
+    revisions: git builds as more git peers, core revisions of the flags variants
+    (see the module doc); `only` may name a variant by its label or by the label it
+    was made from ("all-on" picks all-on@<each revision>, "git" every git build).
     """
     if isinstance(measures, str):
         measures = parse_measures(measures)
@@ -394,6 +486,9 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
         raise BenchError("--within-process needs --rounds")
     if rounds is not None and rounds < 1:
         raise BenchError(f"--rounds must be >= 1, not {rounds}")
+    if within_process and (revisions.git or revisions.core):
+        raise BenchError("--within-process runs every variant in one interpreter with one "
+                         "git: not with --git-rev or --core-rev")
     if isinstance(scenario, str):
         if scenario not in SCENARIOS:
             raise BenchError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
@@ -404,9 +499,10 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
     params = scenario.params(scale)
     result = ScenarioResult(scenario.name, scale, str(dataset.path), params,
                             published=scenario.published, seed=scenario.seed, started=time.time(),
-                            measures=list(measures))
-    variants = [v for v in scenario.variants(scale)
-                if (only is None or v.label in only) and (peers or not v.peer)]
+                            measures=list(measures), revisions=revisions.to_json())
+    expanded, envs, comparisons = expand(scenario, scale, revisions)
+    variants = [v for base, v in expanded
+                if (only is None or v.label in only or base in only) and (peers or not v.peer)]
     results = {v.label: _empty_result(scenario, v, _variant_json(scenario, v, out_dir))
                for v in variants}
     result.variants = [results[v.label] for v in variants]
@@ -419,23 +515,22 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
     try:
         if "instructions" in measures and variants:
             _count_all(scenario, dataset.gitdir, params, variants, results, out_dir,
-                       jobs or os.cpu_count() or 1, bar)
+                       jobs or os.cpu_count() or 1, bar, envs)
         if "allocations" in measures and variants:
             _allocations_all(scenario, dataset.gitdir, params, variants, results, out_dir,
-                             jobs or os.cpu_count() or 1, bar)
+                             jobs or os.cpu_count() or 1, bar, envs)
         if "memory" in measures and variants:
-            _memory_all(scenario, dataset.gitdir, params, variants, results, out_dir, bar)
+            _memory_all(scenario, dataset.gitdir, params, variants, results, out_dir, bar, envs)
         if "time" in measures:
             _time_all(scenario, dataset.gitdir, params, variants, results, out_dir, mode,
-                      rounds, order_seed, within_process, result, bar)
+                      rounds, order_seed, within_process, result, bar, envs)
         if work:
             _work_all(scenario, dataset.gitdir, params, variants, results, out_dir,
-                      jobs or os.cpu_count() or 1, bar, scale)
+                      jobs or os.cpu_count() or 1, bar, scale, envs)
     finally:
         if bar:
             bar.close()
-    result.ratios = compute_ratios(result, scenario.comparisons(scale),
-                                   scenario.row_published)
+    result.ratios = compute_ratios(result, comparisons, scenario.row_published)
     result.elapsed = time.time() - result.started
     (out_dir / f"{scenario.name}.result.json").write_text(json.dumps(result.to_json(), indent=1))
     return result
@@ -444,7 +539,7 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
 def _time_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
               variants: Sequence[Variant], results: dict[str, VariantResult], out_dir: Path,
               mode: str, rounds: int | None, order_seed: int, within_process: bool,
-              result: ScenarioResult, bar: Any) -> None:
+              result: ScenarioResult, bar: Any, envs: Mapping[str, Mapping[str, str]]) -> None:
     def cmd(v: Variant) -> list[str]:
         return _worker_cmd(scenario, gitdir, params, v)
     if rounds is None:
@@ -452,7 +547,8 @@ def _time_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
             if bar:
                 bar.set_postfix_str(v.label)
             res = results[v.label]
-            res.values = time_worker(cmd(v), Path(res.json_path), mode)
+            res.values = time_worker(cmd(v), Path(res.json_path), mode,
+                                     _env(envs.get(v.label)))
             if bar:
                 bar.update(1)
         return
@@ -486,7 +582,7 @@ def _time_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
                 bar.set_postfix_str(f"round {r}/{rounds} {label}")
             res = results[label]
             res.values, res.rounds = time_round(cmd(by_label[label]), Path(res.json_path),
-                                                res.benchmark, mode)
+                                                res.benchmark, mode, _env(envs.get(label)))
             if bar:
                 bar.update(1)
 

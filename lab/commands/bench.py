@@ -6,7 +6,11 @@ bench    run scenarios (every flag variant and the peers) by --measure time
          small), allocations (a malloc-counting preload library, exact) and/or
          memory (peak RSS, tracemalloc peak) and write <out>/<run>/report.md
          with plots; --sweep KEY=V1,V2,... runs each scenario at every size and
-         plots cost against size (log-log, fitted exponents; lab.sweep)
+         plots cost against size (log-log, fitted exponents; lab.sweep);
+         --git-src DIR --git-rev A --git-rev B adds git built at each revision
+         (lab.builds) beside every git peer; --core-rev A --core-rev B runs the
+         flags variants at two commits of this repository; every run appends to
+         <out>/index.jsonl, and --export bmf writes <run>/bmf.json (lab.export)
 compare  ratio of two pyperf JSON result files, with a Welch t interval
 report   re-render the report of a finished run directory
 
@@ -26,6 +30,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from reftable_core.flags import Flags
+
+from lab.builds import BuildError, build_all, core_rev
+from lab.export import append_index, write_bmf
+from lab.gitbin import REPO_ROOT
+from lab.harness import Revisions, ScenarioResult
 
 _REFUSED = ("{cmd} builds no flags of its own: --flags and --baseline do not apply (a "
             "scenario defines its variants: all-on, all-off, each flag alone; pick them "
@@ -72,6 +81,21 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
                         "refs=1e3,1e4,1e5) and plot the first measure against it on log-log "
                         "axes, per variant and peer, with the fitted exponent (n^k; k >= 1.5 "
                         "is flagged as quadratic)")
+    p.add_argument("--git-src", default=None, metavar="DIR",
+                   help="a local clone of git.git: with --git-rev, git built at each revision "
+                        "(out of tree, cached by commit under ~/.cache/reftable-lab/builds) "
+                        "runs as one more peer, git@<commit>, beside every git peer")
+    p.add_argument("--git-rev", action="append", default=[], metavar="REV",
+                   help="a revision of --git-src to build and measure (repeat: A, B)")
+    p.add_argument("--core-rev", action="append", default=[], metavar="REV",
+                   help="run the flags variants at this commit of the repository (repeat: "
+                        "A, B; a git worktree of each under the cache); the ratios compare "
+                        "the revisions variant by variant, paired by round with --rounds")
+    p.add_argument("--core-src", default=None, metavar="DIR",
+                   help="the repository --core-rev names commits of (default: this checkout)")
+    p.add_argument("--export", default=None, choices=["bmf"],
+                   help="bmf: also write <run>/bmf.json, Bencher Metric Format (latency, "
+                        "instructions, allocations, peak-memory per variant)")
     p.add_argument("scenarios", nargs="*", help="scenario names (default: all); see --list")
     p.add_argument("--list", action="store_true", help="list scenarios and exit")
     p.add_argument("--scale", default="small", help="dataset scale: small (CI-sized) or full")
@@ -140,21 +164,28 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
         print(f"reftable-lab bench: unknown scenario(s): {', '.join(unknown)}; "
               f"known: {', '.join(scenarios)}", file=sys.stderr)
         return 2
+    try:
+        revisions = _revisions(args)
+    except BuildError as e:
+        print(f"reftable-lab bench: {e}", file=sys.stderr)
+        return 2
     run_dir = Path(args.out) / time.strftime(f"%Y%m%d-%H%M%S-{args.scale}")
     results = []
     only = args.only.split(",") if args.only else None
     if args.sweep:
-        return _run_sweeps(args, names, measures, run_dir, only)
+        return _run_sweeps(args, names, measures, run_dir, only, revisions)
     for name in names:
         try:
             results.append(run_scenario(scenarios[name], args.scale, run_dir, args.mode,
                                         peers=not args.no_peers, only=only,
                                         datasets_dir=args.datasets, rounds=args.rounds,
                                         within_process=args.within_process,
-                                        measures=measures, jobs=args.jobs))
+                                        measures=measures, jobs=args.jobs,
+                                        revisions=revisions))
         except (BenchError, KeyError) as e:
             print(f"reftable-lab bench: {name}: {e}", file=sys.stderr)
             return 1
+    _exports(args, run_dir, results)
     report = render(results, run_dir)
     for r in results:
         print(f"== {r.scenario} ({r.scale}, {','.join(r.measures)})  published: {r.published}")
@@ -175,11 +206,35 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
     return 0
 
 
+def _revisions(args: argparse.Namespace) -> Revisions:
+    """The git builds (made or reused now) and core worktrees the options name;
+    BuildError (one line) for a bad source or revision."""
+    if args.git_rev and not args.git_src:
+        raise BuildError("--git-rev needs --git-src DIR (a local clone of git.git)")
+    if args.git_src and not args.git_rev:
+        raise BuildError("--git-src needs at least one --git-rev")
+    if args.core_src and not args.core_rev:
+        raise BuildError("--core-src needs at least one --core-rev")
+    git = build_all(args.git_src, args.git_rev) if args.git_rev else []
+    core = [core_rev(args.core_src or REPO_ROOT, rev) for rev in args.core_rev]
+    return Revisions(tuple(git), tuple(dict.fromkeys(core)))
+
+
+def _exports(args: argparse.Namespace, run_dir: Path, results: list[ScenarioResult]) -> None:
+    """The run's entry in <out>/index.jsonl, and <run>/bmf.json with --export bmf."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    index = append_index(Path(args.out), run_dir, results)
+    print(f"index: {index}")
+    if args.export == "bmf":
+        print(f"bmf: {write_bmf(results, run_dir)}")
+
+
 def _run_sweeps(args: argparse.Namespace, names: list[str], measures: tuple[str, ...],
-                run_dir: Path, only: list[str] | None) -> int:
+                run_dir: Path, only: list[str] | None, revisions: Revisions) -> int:
     from lab.harness import BenchError
     from lab.scenarios import SCENARIOS as scenarios
     from lab.sweep import parse_sweep, run_sweep, write
+    results: list[ScenarioResult] = []
     try:
         key, sizes = parse_sweep(args.sweep)
     except ValueError as e:
@@ -190,15 +245,18 @@ def _run_sweeps(args: argparse.Namespace, names: list[str], measures: tuple[str,
             sweep = run_sweep(scenarios[name], key, sizes, args.scale, run_dir / name, measures,
                               mode=args.mode, peers=not args.no_peers, only=only,
                               datasets_dir=args.datasets, rounds=args.rounds,
-                              within_process=args.within_process, jobs=args.jobs)
+                              within_process=args.within_process, jobs=args.jobs,
+                              revisions=revisions)
         except (BenchError, KeyError) as e:
             print(f"reftable-lab bench: {name}: {e}", file=sys.stderr)
             return 1
         plot = write(sweep, run_dir)
+        results += sweep.results
         print(f"== {name}: {sweep.measure} against {key} = {', '.join(map(str, sizes))}")
         for line in sweep.sentences():
             print(f"   {line}")
         print(f"plot: {plot}")
+    _exports(args, run_dir, results)
     return 0
 
 
@@ -231,7 +289,10 @@ def run_report(args: argparse.Namespace, flags: Flags) -> int:
     for r in results:       # ratios recomputed from the raw values, with today's estimators
         if r.scenario in scenarios:
             s = scenarios[r.scenario]
-            r.ratios = compute_ratios(r, s.comparisons(r.scale), s.row_published)
+            rows = s.comparisons(r.scale)
+            if r.revisions.get("git") or r.revisions.get("core"):   # the run's own rows
+                rows = list(dict.fromkeys((q["title"], q["slow"], q["fast"]) for q in r.ratios))
+            r.ratios = compute_ratios(r, rows, s.row_published)
     print(render(results, args.run_dir))
     return 0
 

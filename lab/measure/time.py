@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -94,21 +94,24 @@ def load_loops(json_path: Path) -> int | None:
     return loops.pop() if len(loops) == 1 else None
 
 
-def time_worker(cmd: Sequence[str], out: Path, mode: str) -> list[float]:
-    """A complete pyperf run of the worker command cmd into out (replaced); its values."""
+def time_worker(cmd: Sequence[str], out: Path, mode: str,
+                env: Mapping[str, str] | None = None) -> list[float]:
+    """A complete pyperf run of the worker command cmd (in env, if given) into out
+    (replaced); its values."""
     out.unlink(missing_ok=True)
-    run_command([*cmd, "-o", str(out), *pyperf_mode_args(mode)])
+    run_command([*cmd, "-o", str(out), *pyperf_mode_args(mode)], env=env)
     return load_values(out)
 
 
-def time_round(cmd: Sequence[str], out: Path, name: str, mode: str
-               ) -> tuple[list[float], list[list[float]]]:
-    """One more interleaved round of the worker command cmd, appended to out;
-    (values, values per round) of its benchmark `name` afterwards."""
+def time_round(cmd: Sequence[str], out: Path, name: str, mode: str,
+               env: Mapping[str, str] | None = None) -> tuple[list[float], list[list[float]]]:
+    """One more interleaved round of the worker command cmd (in env, if given), appended
+    to out; (values, values per round) of its benchmark `name` afterwards."""
     done = load_runs(out, name)[1] if out.exists() else []
     loops = load_loops(out) if done else None
     r = len(done) + 1
-    run_command([*cmd, "--round", str(r), "--append", str(out), *round_mode_args(mode, loops)])
+    run_command([*cmd, "--round", str(r), "--append", str(out), *round_mode_args(mode, loops)],
+                env=env)
     values, rounds = load_runs(out, name)
     if len(rounds) != r:
         raise BenchError(f"{name}: no values from round {r} in {out}")
