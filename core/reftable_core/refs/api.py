@@ -49,7 +49,9 @@ class RefUpdate:
     old_value: bytes | None = None    # None: no check; zero id: must not exist
     new_target: bytes | None = None   # symref update
     message: bytes = b""
-    flags: set[str] = field(default_factory=set)   # {"create", "update", "delete", "verify"}
+    flags: set[str] = field(default_factory=set)   # {"create", "update", "delete", "verify",
+    #   "no-deref", "create-reflog" (git's REF_FORCE_CREATE_REFLOG)}
+    old_target: bytes | None = None   # must be a symref to this (old_value None then)
 
 
 @runtime_checkable

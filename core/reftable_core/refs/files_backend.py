@@ -54,9 +54,10 @@ from .reflog import (append_reflog, committer_ident, delete_reflog, format_reflo
                      normalize_reflog_message, read_reflog, reflog_exists,
                      should_autocreate_reflog)
 from .refname import path_safe_refname, unsafe_refname_error
-from .transaction import (AffectedNames, QueuedUpdate, check_new_object, check_old_value,
-                          deref_symref, head_log_update, refname_text, reject_duplicates,
-                          unresolvable, verify_refname_available)
+from .transaction import (AffectedNames, QueuedUpdate, check_new_object, check_old_regular,
+                          check_old_target, check_old_value, deref_symref, head_log_update,
+                          refname_text, reject_duplicates, unresolvable,
+                          verify_refname_available)
 
 
 class FilesRefStore(RefStoreBase):
@@ -193,11 +194,6 @@ def _check_update_name(name: bytes) -> None:
         raise unsafe_refname_error(name)
 
 
-def _must_exist(u: QueuedUpdate, zero: bytes) -> bool:
-    """git's mustexist: the update names an old value that is not the null id."""
-    return u.old_value is not None and u.old_value != zero
-
-
 class _Upd(QueuedUpdate):
     """A queued update plus the files backend's per-ref lock state."""
     __slots__ = ("lock", "write")
@@ -226,9 +222,7 @@ class FilesTransaction:
         # a verify carries no message (git passes NULL); its log-only HEAD
         # update still writes a reflog line "<old> <zero>", as git does
         msg = b"" if update.new_value is None and update.new_target is None else update.message
-        self.updates.append(_Upd(update.refname, update.new_value, update.old_value,
-                                 update.new_target, normalize_reflog_message(msg or b""),
-                                 no_deref="no-deref" in update.flags))
+        self.updates.append(_Upd.of(update, normalize_reflog_message(msg or b"")))
 
     # -- prepare ------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -259,7 +253,7 @@ class FilesTransaction:
                 conflict = self._conflict(u.refname, affected)
                 if conflict is not None:
                     reason = (f"unable to resolve reference '{refname_text(u.refname)}'"
-                              if _must_exist(u, self.store.zero) else conflict)
+                              if u.expects_existing(self.store.zero) else conflict)
             raise TransactionLockError(f"cannot lock ref '{refname_text(u.original)}': "
                                        f"{reason}") from None
         self._locks.append(u.lock)
@@ -305,7 +299,7 @@ class FilesTransaction:
             if ref is None:
                 if self._is_broken_loose(u.refname):
                     ref = Ref(u.refname, zero)                     # overwritable, as in git
-                elif not _must_exist(u, zero):
+                elif not u.expects_existing(zero):
                     creating = u.new_target is not None or (u.new_value is not None
                                                             and u.new_value != zero)
                     if creating and not u.log_only:
@@ -320,16 +314,20 @@ class FilesTransaction:
                     continue
                 else:
                     raise unresolvable(u)
-            is_symref = ref.target is not None
+            is_symref = u.is_symref = ref.target is not None
             if is_symref:
+                assert ref.target is not None
                 resolved = store.resolve(u.refname)
                 current = resolved.value if resolved is not None and resolved.value else zero
                 if not u.no_deref:
-                    assert ref.target is not None
                     updates.append(deref_symref(u, ref.target, affected))
+                elif u.old_target is not None:
+                    check_old_target(u, ref.target)
+                else:
+                    check_old_value(u, current, zero)
             else:
                 current = ref.value or zero
-            check_old_value(u, current, zero)
+                check_old_regular(u, current, zero)
             u.current = current
             if u.log_only:
                 u.write = True
@@ -393,14 +391,16 @@ class FilesTransaction:
             if u.new_target is not None:
                 resolved = store.resolve(u.new_target)
                 new_id = resolved.value if resolved is not None else None
-            if new_id is not None and (u.log_only or store.should_write_log(u.refname)):
+            if new_id is not None and (u.log_only or u.force_reflog
+                                       or store.should_write_log(u.refname)):
                 if ident is None:
                     ident = committer_ident(store.config)
                 name, email, when, tz = ident
                 line = format_reflog_line(u.current or zero, new_id, name, email, when, tz, u.msg)
                 try:
                     append_reflog(gitdir, u.refname, line,
-                                  create=should_autocreate_reflog(store.log_mode, u.refname))
+                                  create=u.force_reflog
+                                  or should_autocreate_reflog(store.log_mode, u.refname))
                 except ReftableError as e:
                     raise TransactionError(f"cannot update the ref '{refname_text(u.refname)}': "
                                            f"{e}") from None

@@ -36,8 +36,9 @@ from ..reftable.stack import Stack, StackOptions
 from .api import HASH_SIZES, LogEntry, Ref, RefStoreBase, RefUpdate, ref_from_record
 from .reflog import (committer_ident, hhmm_to_minutes, log_mode, minutes_to_hhmm,
                      normalize_reflog_message, should_autocreate_reflog)
-from .transaction import (QueuedUpdate, check_new_object, check_old_value, deref_symref,
-                          head_log_update, object_type, reject_duplicates, unresolvable)
+from .transaction import (QueuedUpdate, check_new_object, check_old_regular, check_old_target,
+                          check_old_value, deref_symref, head_log_update, object_type,
+                          reject_duplicates, unresolvable)
 
 AUTOCOMPACTION_ENV = "GIT_TEST_REFTABLE_AUTOCOMPACTION"
 
@@ -195,10 +196,8 @@ class ReftableTransaction:
     def queue(self, update: RefUpdate) -> None:
         if self.state != "open":
             raise TransactionError("transaction is not open")
-        self.updates.append(QueuedUpdate(update.refname, update.new_value, update.old_value,
-                                      update.new_target,
-                                      normalize_reflog_message(update.message or b""),
-                                      no_deref="no-deref" in update.flags))
+        self.updates.append(QueuedUpdate.of(update,
+                                            normalize_reflog_message(update.message or b"")))
 
     def _verify_available(self, refname: bytes, affected: set[bytes],
                           affected_sorted: list[bytes]) -> None:
@@ -266,7 +265,7 @@ class ReftableTransaction:
                 updates.append(head_log_update(u, affected))
                 bisect.insort(affected_sorted, b"HEAD")
             rec = store.read_record(u.refname)      # the normal read path (up-to-date check)
-            expects_existing = u.old_value is not None and u.old_value != zero
+            expects_existing = u.expects_existing(zero)
             if rec is None or rec.value_type == 0:
                 if not expects_existing:
                     self._verify_available(u.refname, affected, affected_sorted)
@@ -276,19 +275,23 @@ class ReftableTransaction:
                         self.queued.append(u)
                     continue
                 raise unresolvable(u)
-            is_symref = rec.value_type == 3
+            is_symref = u.is_symref = rec.value_type == 3
             if is_symref:
                 resolved = store.resolve(u.refname)
                 current = resolved.value if resolved is not None and resolved.value else zero
                 if not u.no_deref:
                     updates.append(deref_symref(u, rec.target, affected))
                     bisect.insort(affected_sorted, rec.target)
+                if u.old_target is not None:        # checked on the symref even when split
+                    check_old_target(u, rec.target)
+                else:
+                    check_old_value(u, current, zero)
             else:
                 current = rec.value or zero
-            check_old_value(u, current, zero)
+                check_old_regular(u, current, zero)
             u.current = current
-            if is_symref or u.log_only or (have_new and u.new_value is not None
-                                            and current != u.new_value):
+            new_id = zero if u.new_value is None else u.new_value   # git's new_oid
+            if is_symref or u.log_only or (have_new and current != new_id):
                 self.queued.append(u)
 
     def commit(self) -> None:
@@ -325,7 +328,7 @@ class ReftableTransaction:
         refs: list[RefRecord] = []
         for u in sorted(self.queued, key=lambda x: x.refname):
             is_delete = u.new_target is None and u.new_value == zero
-            if is_delete and not u.log_only:
+            if is_delete and not u.is_symref:       # a symref's deletion is logged instead
                 for old in store.stack.merged.iter_logs(u.refname):
                     logs.append(LogRecord(u.refname, old.update_index, 0))
             elif u.new_value is not None or u.new_target is not None:
@@ -337,7 +340,7 @@ class ReftableTransaction:
                         create_log = False
                     else:
                         new_id = resolved.value
-                if create_log and store.should_write_log(u.refname):
+                if create_log and (u.force_reflog or store.should_write_log(u.refname)):
                     logs.append(LogRecord(u.refname, ts, 1, u.current or zero, new_id,
                                           name, email, when, tz_hhmm, u.msg[:max_msg]))
             if u.log_only:
