@@ -29,6 +29,7 @@ from reftable_core.refs.refname import (
     check_refname_format,
     refname_is_safe,
 )
+from reftable_core.refs.transaction import HookAbortedError
 from reftable_core.repo import Repo
 
 from .gitlike import Die, open_git_repo, ref_resolver, run_git_command, write_err
@@ -347,6 +348,8 @@ class _UpdateRefStdin:
         self._extra(buf, pos, "prepare")
         try:
             self.tx.prepare()
+        except HookAbortedError as e:
+            raise Die(str(e)) from None
         except ReftableError as e:
             raise Die(f"prepare: {e}")
         self._report("prepare")
@@ -360,6 +363,8 @@ class _UpdateRefStdin:
         self._extra(buf, pos, "commit")
         try:
             self.tx.commit()
+        except HookAbortedError as e:
+            raise Die(str(e)) from None
         except ReftableError as e:
             raise Die(f"commit: {e}")
         self._report("commit")
@@ -472,6 +477,8 @@ def _update_ref_args(o: dict[str, Any], rest: list[str], gitdir: str | None, fla
                 raise ReftableError(f"refusing to update ref with bad name '{rest[0]}'")
             runner._queue(refname, new, old, "delete" if o["delete"] else "update")
             runner.tx.commit()
+        except HookAbortedError as e:          # git dies inside the transaction
+            raise Die(str(e)) from None
         except ReftableError as e:
             if o["delete"]:
                 write_err("error: ", str(e))
@@ -479,7 +486,7 @@ def _update_ref_args(o: dict[str, Any], rest: list[str], gitdir: str | None, fla
             raise Die(f"update_ref failed for ref '{rest[0]}': {e}") from None
         return 0
     finally:
-        runner.tx.abort()
+        runner.tx.release()
         repo.close()
 
 
@@ -507,5 +514,5 @@ def update_ref(argv: list[str], flags: Flags, out: Any) -> int:
     try:
         return runner.run(cast(io.BufferedIOBase, sys.stdin.buffer))  # a BufferedReader
     finally:
-        runner.tx.abort()          # like git's atexit lock cleanup when dying
+        runner.tx.release()        # like git's atexit lock cleanup when dying
         repo.close()

@@ -11,7 +11,10 @@ and adds the log-only HEAD update when HEAD points at an updated branch;
 commit() writes one table: ref records (value_type 2 with the peeled id for
 annotated tags), reflog records (committer ident from GIT_COMMITTER_NAME /
 EMAIL / DATE or user.* config, message normalized as git does, tombstones for
-every reflog entry of a deleted ref), then auto-compacts. Errors raise
+every reflog entry of a deleted ref), then auto-compacts. The
+reference-transaction hook runs as in git: "prepared" after prepare (a refusal
+aborts: HookAbortedError), "committed" after commit, "aborted" from abort();
+release() drops the lock without the hook. Errors raise
 TransactionError (a ReftableError) whose text is git's message.
 Reads never write: a repository without $GIT_DIR/reftable reads as empty and
 nothing is created (a write then fails at tables.list.lock). New tables and
@@ -36,7 +39,8 @@ from ..reftable.stack import Stack, StackOptions
 from .api import HASH_SIZES, LogEntry, Ref, RefStoreBase, RefUpdate, ref_from_record
 from .reflog import (committer_ident, hhmm_to_minutes, log_mode, minutes_to_hhmm,
                      normalize_reflog_message, should_autocreate_reflog)
-from .transaction import (QueuedUpdate, check_new_object, check_old_regular, check_old_target,
+from .transaction import (HookAbortedError, QueuedUpdate, check_new_object, hooks_dir,
+                          run_transaction_hook, check_old_regular, check_old_target,
                           check_old_value, deref_symref, head_log_update, object_type,
                           reject_duplicates, unresolvable)
 
@@ -116,6 +120,7 @@ class ReftableRefStore(RefStoreBase):
                            create=False, missing_ok=True)
         self._objects = objects
         self.log_mode = log_mode(self.config)
+        self.hooks = hooks_dir(gitdir, self.config)
 
     @property
     def objects(self) -> Any:
@@ -241,9 +246,12 @@ class ReftableTransaction:
         try:
             self._prepare_locked(zero)
         except BaseException:
-            self.abort()
+            self.release()
             raise
         self.state = "prepared"
+        if run_transaction_hook(store.hooks, "prepared", self.updates, zero):
+            self.abort()
+            raise HookAbortedError()
 
     def _prepare_locked(self, zero: bytes) -> None:
         store = self.store
@@ -279,11 +287,12 @@ class ReftableTransaction:
             if is_symref:
                 resolved = store.resolve(u.refname)
                 current = resolved.value if resolved is not None and resolved.value else zero
+                old_target = u.old_target
                 if not u.no_deref:
                     updates.append(deref_symref(u, rec.target, affected))
                     bisect.insort(affected_sorted, rec.target)
-                if u.old_target is not None:        # checked on the symref even when split
-                    check_old_target(u, rec.target)
+                if old_target is not None:          # checked on the symref even when split
+                    check_old_target(u, rec.target, old_target)
                 else:
                     check_old_value(u, current, zero)
             else:
@@ -308,8 +317,15 @@ class ReftableTransaction:
                 self._addition.close()
             self._addition = None
             self.state = "closed"
+        run_transaction_hook(self.store.hooks, "committed", self.updates, self.store.zero)
 
     def abort(self) -> None:
+        """git's ref_transaction_abort: release, then the hook's "aborted"."""
+        self.release()
+        run_transaction_hook(self.store.hooks, "aborted", self.updates, self.store.zero)
+
+    def release(self) -> None:
+        """Drop the stack lock and close, no hook (git's cleanup when dying)."""
         if self._addition is not None:
             self._addition.close()
             self._addition = None

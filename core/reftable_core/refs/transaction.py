@@ -27,13 +27,20 @@ raise TransactionError with git's text:
   check_new_object(u, objects, types) "trying to write ref ... with nonexistent
       object" / "... non-commit object ... to branch" (git's is_branch: HEAD or
       refs/heads/; object types cached in types).
+The reference-transaction hook: hooks_dir(gitdir, config) where it lives
+(core.hooksPath); run_transaction_hook(dir, state, updates, zero) runs it with
+git's input lines (hook_line); a refusal in "prepared" is HookAbortedError
+("ref updates aborted by hook").
 Names in messages go through refname_text (never a decode error on hostile bytes).
 New updates are built with type(u), so a backend's QueuedUpdate subclass carries over.
 """
 from __future__ import annotations
 
 import bisect
-from typing import Any, Callable, Iterable, TypeVar
+import os
+import subprocess
+import sys
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from ..errors import ReftableError, TransactionError
 from .api import RefUpdate
@@ -163,11 +170,14 @@ def reject_duplicates(names: Iterable[bytes],
 
 
 
-def check_old_target(u: QueuedUpdate, referent: bytes) -> None:
-    """git's ref_update_check_old_target for a symref pointing at referent."""
-    if u.old_target is None or referent == u.old_target:
+def check_old_target(u: QueuedUpdate, referent: bytes,
+                     expected: bytes | None = None) -> None:
+    """git's ref_update_check_old_target for a symref pointing at referent
+    (expected: u.old_target, or the one it had before deref_symref cleared it)."""
+    want_b = u.old_target if expected is None else expected
+    if want_b is None or referent == want_b:
         return
-    name, want = refname_text(u.original), refname_text(u.old_target)
+    name, want = refname_text(u.original), refname_text(want_b)
     if not referent:
         raise TransactionError(f"verifying symref target: '{name}': reference is missing "
                                f"but expected {want}")
@@ -206,7 +216,8 @@ def deref_symref(u: U, target: bytes, affected: NameSet) -> U:
                   old_target=u.old_target, force_reflog=u.force_reflog)
     u.log_only = True
     u.no_deref = True
-    u.old_value = None              # git clears REF_HAVE_OLD; old_target stays set
+    u.old_value = None              # git clears REF_HAVE_OLD (the hook shows no old value)
+    u.old_target = None
     return new
 
 
@@ -242,3 +253,62 @@ def check_new_object(u: QueuedUpdate, objects: Any, types: dict[bytes, str]) -> 
     if typ != "commit" and (u.refname == b"HEAD" or u.refname.startswith(b"refs/heads/")):
         raise TransactionError(f"trying to write non-commit object {oid.hex()} "
                                f"to branch '{refname_text(u.refname)}'")
+
+
+# -- the reference-transaction hook ------------------------------------------------
+
+class HookAbortedError(TransactionError):
+    """The reference-transaction hook refused a prepared transaction (git dies)."""
+
+    def __init__(self) -> None:
+        super().__init__("ref updates aborted by hook")
+
+
+def hooks_dir(gitdir: str, config: Mapping[str, str]) -> str:
+    """Where git looks for hooks: core.hooksPath (~ expanded), else <gitdir>/hooks."""
+    configured = config.get("core.hookspath")
+    if configured:
+        return os.path.expanduser(configured)
+    return os.path.join(gitdir, "hooks")
+
+
+def hook_line(u: QueuedUpdate, zero: bytes) -> bytes:
+    """One line of the hook's input: "<old> <new> <refname>", a symref's side as
+    "ref:<target>", the zero id for a side the update does not name."""
+    if u.old_target is not None:
+        old = b"ref:" + u.old_target
+    else:
+        old = (zero if u.old_value is None else u.old_value).hex().encode()
+    if u.new_target is not None:
+        new = b"ref:" + u.new_target
+    else:
+        new = (zero if u.new_value is None else u.new_value).hex().encode()
+    return b"%s %s %s\n" % (old, new, u.refname)
+
+
+def run_transaction_hook(directory: str, state: str, updates: Iterable[QueuedUpdate],
+                         zero: bytes) -> int:
+    """git's run_transaction_hook: <directory>/reference-transaction <state> when it
+    is executable, one hook_line per update on its stdin (a hook that stops
+    reading is no error), its stdout sent to stderr; the hook's exit status
+    (0 without a hook)."""
+    path = os.path.join(directory, "reference-transaction")
+    if not os.access(path, os.X_OK):
+        return 0
+    data = b"".join(hook_line(u, zero) for u in updates)
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    try:
+        proc = subprocess.Popen([path, state], stdin=subprocess.PIPE, stdout=2)
+    except OSError:
+        return -1
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(data)
+    except BrokenPipeError:
+        pass
+    try:
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    return proc.wait()
