@@ -346,23 +346,24 @@ class FilesTransaction:
                 u.write = True
                 if u.new_value != zero:
                     self._check_object(u, objects)
-        # deletions: git's packed-refs transaction, under packed-refs.lock held until
-        # commit; prepared when a deleted ref is packed, else aborted at once
+        # deletions: git's packed-refs transaction, prepared when a deleted ref is
+        # packed (packed-refs.lock held until commit), else aborted at once. (git
+        # takes packed-refs.lock for any deletion; the lab only when it rewrites.)
         dels = [_Upd(u.refname, zero, None, None, b"") for u in updates
                 if not u.log_only and u.new_target is None and u.new_value == zero]
         if dels:
+            packed = store.packed()
+            if not any(packed.get(d.refname) is not None for d in dels):
+                run_transaction_hook(store.hooks, "aborted", dels, zero)
+                return
             try:
                 self._packed_lock = LockFile(store.packed_path)
             except LockError as e:
-                raise TransactionLockError(f"unable to lock packed-refs: {e}") from None
-            packed = store.packed()
-            if any(packed.get(d.refname) is not None for d in dels):
-                self._packed_updates = dels
-                if run_transaction_hook(store.hooks, "prepared", dels, zero):
-                    self._abort_packed()
-                    raise HookAbortedError()
-            else:
-                run_transaction_hook(store.hooks, "aborted", dels, zero)
+                raise TransactionLockError(str(e)) from None      # git's text, no prefix
+            self._packed_updates = dels
+            if run_transaction_hook(store.hooks, "prepared", dels, zero):
+                self._abort_packed()
+                raise HookAbortedError()
 
     def _abort_packed(self) -> None:
         """git's abort of the prepared packed-refs transaction (its hook's "aborted")."""
