@@ -2,9 +2,12 @@
 
 Contract: update_ref(argv, flags, out) runs `git update-ref argv` on a reftable
 or files repository (reftable_core.repo): `--stdin [-z]` reads update, create,
-delete, verify, option, start, prepare, abort and commit commands from stdin
+delete, verify, symref-update, symref-create, symref-delete, symref-verify
+(git 2.46+: "ref"/"oid" old values, --no-deref required where git requires
+it), option, start, prepare, abort and commit commands from stdin
 (one transaction unless start/prepare/commit say otherwise); without --stdin
-`[-m MSG] [--no-deref] (-d <ref> [<old>] | <ref> <new> [<old>])`. Commands
+`[-m MSG] [--no-deref] (-d <ref> [<old>] | <ref> <new> [<old>])`;
+--create-reflog forces a reflog for update/create (as git's flag). Commands
 are read and run as they arrive, each report flushed at once (a caller can wait
 for "start: ok" before sending more). Same stdout bytes (the "<command>: ok" reports) to out, stderr messages and exit statuses as
 git (die = "fatal: ..." and 128, usage 129 with git's usage text). <new-oid> and
@@ -74,8 +77,8 @@ OPEN, STARTED, PREPARED, CLOSED = 0, 1, 2, 3
 COMMANDS: list[tuple[str, int, int]] = [
     ("update", 3, OPEN), ("create", 2, OPEN), ("delete", 2, OPEN), ("verify", 2, OPEN),
     ("symref-update", 4, OPEN), ("symref-create", 2, OPEN), ("symref-delete", 2, OPEN),
-    ("symref-verify", 2, OPEN), ("option", 1, OPEN), ("start", 0, STARTED), ("prepare", 0, PREPARED),
-    ("abort", 0, CLOSED), ("commit", 0, CLOSED),
+    ("symref-verify", 2, OPEN), ("option", 1, OPEN), ("start", 0, STARTED),
+    ("prepare", 0, PREPARED), ("abort", 0, CLOSED), ("commit", 0, CLOSED),
 ]
 
 

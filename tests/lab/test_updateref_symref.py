@@ -85,10 +85,10 @@ STEPS: dict[str, list[Step]] = {
         (ND, [["symref-update", "refs/heads/dang", A, "ref", "refs/heads/wrong"]]),
         (ND, [["symref-update", "refs/heads/dang", A, "ref", "refs/heads/nonexistent"]]),
         ([], [["symref-update", "refs/heads/deref", A]]),          # creates
-        ([], [["symref-update", "refs/heads/deref", M]]),          # updates main's... target
+        ([], [["symref-update", "refs/heads/deref", M]]),          # side becomes the symref
         ([], [["symref-update", "refs/heads/gone", A, "oid", "{C2}"]]),
         ([], [["symref-update", "refs/heads/side", M, "oid", "{C1}"]]),
-        ([], [["update-main-to-symref"]]),
+        ([], [["symref-update", "refs/heads/deref", "refs/heads/deref2"]]),   # two levels
         (["--create-reflog"], [["symref-update", "refs/other", A]]),
         (["--create-reflog"], [["create", "refs/plain", "{C1}"]]),
         ([], [["create", "refs/plain2", "{C1}"]]),
@@ -108,8 +108,6 @@ STEPS: dict[str, list[Step]] = {
 
 def _render(words: list[str], z: bool, ids: dict[str, str]) -> bytes:
     words = [w.format(**ids) for w in words]
-    if words == ["update-main-to-symref"]:                        # a symref over a symref
-        words = ["symref-update", "refs/heads/deref", "refs/heads/deref2"]
     if z:
         return (words[0] + " " + "\0".join(words[1:]) + "\0" if len(words) > 1
                 else words[0] + "\0").encode()

@@ -58,10 +58,10 @@ from .reflog import (append_reflog, committer_ident, delete_reflog, format_reflo
                      normalize_reflog_message, read_reflog, reflog_exists,
                      should_autocreate_reflog)
 from .refname import path_safe_refname, unsafe_refname_error
-from .transaction import (AffectedNames, HookAbortedError, QueuedUpdate, check_new_object, check_old_regular,
-                          check_old_target, check_old_value, deref_symref, head_log_update,
-                          hooks_dir, refname_text, reject_duplicates, run_transaction_hook,
-                          unresolvable, verify_refname_available)
+from .transaction import (AffectedNames, HookAbortedError, QueuedUpdate, check_new_object,
+                          check_old_regular, check_old_target, check_old_value, deref_symref,
+                          head_log_update, hooks_dir, refname_text, reject_duplicates,
+                          run_transaction_hook, unresolvable, verify_refname_available)
 
 
 class FilesRefStore(RefStoreBase):

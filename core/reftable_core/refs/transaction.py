@@ -22,8 +22,8 @@ raise TransactionError with git's text:
       set and differs; check_old_target(u, referent) git's "verifying symref
       target: ..." when u.old_target is set and the symref points elsewhere;
       check_old_regular(u, current, zero) the checks on a regular ref ("expected
-      symref with target ..." when u.old_target is set); unresolvable(u) the error for a missing ref that was
-      expected to exist;
+      symref with target ..." when u.old_target is set); unresolvable(u) the
+      error for a missing ref that was expected to exist;
   check_new_object(u, objects, types) "trying to write ref ... with nonexistent
       object" / "... non-commit object ... to branch" (git's is_branch: HEAD or
       refs/heads/; object types cached in types).
