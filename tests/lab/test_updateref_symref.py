@@ -155,3 +155,20 @@ def test_create_reflog_arguments_mode(make_repo, git: GitRunner, tmp_path: Path,
             assert git.run(e, cwd=ours, check=False).returncode == \
                 git.run(e, cwd=theirs, check=False).returncode, (args, ref)
     assert _state(git, ours) == _state(git, theirs)
+
+
+def test_reftable_stack_locked(make_repo, git: GitRunner, tmp_path: Path) -> None:
+    """A tables.list.lock held elsewhere: git's "cannot lock references" in every
+    mode (t1400.190, t0610), the same status, nothing written."""
+    base, ids = _setup(make_repo, git, ref_format="reftable")
+    (base / ".git" / "reftable" / "tables.list.lock").write_bytes(b"")
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    shutil.copytree(base, ours)
+    shutil.copytree(base, theirs)
+    for args, data in [(["refs/heads/x", ids["C1"]], b""), (["-d", "refs/heads/side"], b""),
+                       (["--stdin"], f"create refs/heads/y {ids['C1']}\n".encode())]:
+        g = git.run(["update-ref", *args], cwd=theirs, input=data, check=False)
+        assert run_lab(["update-ref", *args], cwd=ours, stdin=data) == \
+            (g.returncode, g.stdout, g.stderr), args
+        assert b"cannot lock references" in g.stderr
+    assert _state(git, ours) == _state(git, theirs)

@@ -14,7 +14,8 @@ EMAIL / DATE or user.* config, message normalized as git does, tombstones for
 every reflog entry of a deleted ref), then auto-compacts. The
 reference-transaction hook runs as in git: "prepared" after prepare (a refusal
 aborts: HookAbortedError), "committed" after commit, "aborted" from abort();
-release() drops the lock without the hook. Errors raise
+release() drops the lock without the hook. A tables.list.lock held by
+another process is git's "cannot lock references". Errors raise
 TransactionError (a ReftableError) whose text is git's message.
 Reads never write: a repository without $GIT_DIR/reftable reads as empty and
 nothing is created (a write then fails at tables.list.lock). New tables and
@@ -30,9 +31,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..config import config_bool, config_int, parse_bool
-from ..errors import ConfigError, ReftableError, TransactionError
+from ..errors import (ConfigError, LockError, ReftableError, TransactionError,
+                      TransactionLockError)
 from ..flags import Flags
-from ..lockfile import (PERM_EVERYBODY, PERM_GROUP, PERM_UMASK, shared_perm,
+from ..lockfile import (LOCK_SUFFIX, PERM_EVERYBODY, PERM_GROUP, PERM_UMASK, shared_perm,
                         umask_file_mode)
 from ..reftable.record import LogRecord, RefRecord
 from ..reftable.stack import Stack, StackOptions
@@ -242,7 +244,13 @@ class ReftableTransaction:
         except TransactionError:
             self.state = "closed"
             raise
-        self._addition = store.stack.new_addition(reload=True)
+        try:
+            self._addition = store.stack.new_addition(reload=True)
+        except LockError:
+            self.state = "closed"
+            if os.path.exists(store.stack.list_file + LOCK_SUFFIX):   # git: EEXIST only
+                raise TransactionLockError("cannot lock references") from None
+            raise
         try:
             self._prepare_locked(zero)
         except BaseException:
