@@ -2,9 +2,12 @@
 
 Contract: update_ref(argv, flags, out) runs `git update-ref argv` on a reftable
 or files repository (reftable_core.repo): `--stdin [-z]` reads update, create,
-delete, verify, option, start, prepare, abort and commit commands from stdin
+delete, verify, symref-update, symref-create, symref-delete, symref-verify
+(git 2.46+: "ref"/"oid" old values, --no-deref required where git requires
+it), option, start, prepare, abort and commit commands from stdin
 (one transaction unless start/prepare/commit say otherwise); without --stdin
-`[-m MSG] [--no-deref] (-d <ref> [<old>] | <ref> <new> [<old>])`. Commands
+`[-m MSG] [--no-deref] (-d <ref> [<old>] | <ref> <new> [<old>])`;
+--create-reflog forces a reflog for update/create (as git's flag). Commands
 are read and run as they arrive, each report flushed at once (a caller can wait
 for "start: ok" before sending more). Same stdout bytes (the "<command>: ok" reports) to out, stderr messages and exit statuses as
 git (die = "fatal: ..." and 128, usage 129 with git's usage text). <new-oid> and
@@ -29,6 +32,7 @@ from reftable_core.refs.refname import (
     check_refname_format,
     refname_is_safe,
 )
+from reftable_core.refs.transaction import HookAbortedError
 from reftable_core.repo import Repo
 
 from .gitlike import Die, open_git_repo, ref_resolver, run_git_command, write_err
@@ -72,8 +76,9 @@ USAGE_UPDATE_REF = (
 OPEN, STARTED, PREPARED, CLOSED = 0, 1, 2, 3
 COMMANDS: list[tuple[str, int, int]] = [
     ("update", 3, OPEN), ("create", 2, OPEN), ("delete", 2, OPEN), ("verify", 2, OPEN),
-    ("option", 1, OPEN), ("start", 0, STARTED), ("prepare", 0, PREPARED),
-    ("abort", 0, CLOSED), ("commit", 0, CLOSED),
+    ("symref-update", 4, OPEN), ("symref-create", 2, OPEN), ("symref-delete", 2, OPEN),
+    ("symref-verify", 2, OPEN), ("option", 1, OPEN), ("start", 0, STARTED),
+    ("prepare", 0, PREPARED), ("abort", 0, CLOSED), ("commit", 0, CLOSED),
 ]
 
 
@@ -83,7 +88,8 @@ def run_update_ref(args: argparse.Namespace, flags: Flags) -> int:
 
 
 class _UpdateRefStdin:
-    def __init__(self, repo: Repo, msg: bytes, no_deref: bool, z: bool, out: Any) -> None:
+    def __init__(self, repo: Repo, msg: bytes, no_deref: bool, z: bool, out: Any,
+                 create_reflog: bool = False) -> None:
         self.repo = repo
         self.store = repo.refs
         self.resolve_ref = ref_resolver(self.store)
@@ -94,6 +100,7 @@ class _UpdateRefStdin:
         self.z = z
         self.out = out
         self.zero = bytes(repo.hash_size)
+        self.create_reflog = create_reflog
         self.tx = self.store.transaction()
 
     # -- argument parsing --------------------------------------------------------
@@ -125,6 +132,37 @@ class _UpdateRefStdin:
         if not check_refname_format(ref, REFNAME_ALLOW_ONELEVEL):
             raise Die(f"invalid ref format: {ref.decode('utf-8', 'replace')}")
         return ref, pos
+
+    def _next_delim(self, buf: bytes, pos: int) -> int | None:
+        """The start of the next argument (git's parse_next_refname / parse_next_arg
+        skipping SP, or the NUL with -z), or None when there is none."""
+        c = buf[pos] if pos < len(buf) else 0      # git's strbuf ends in a NUL
+        if not self.z:
+            if c == 0 or c == 10:
+                return None
+            if c != 32:
+                raise Die(f"expected SP but got: {cstr(buf[pos:])}")
+        elif c:
+            return None
+        return pos + 1
+
+    def _parse_next_refname(self, buf: bytes, pos: int) -> tuple[bytes | None, int]:
+        start = self._next_delim(buf, pos)
+        if start is None:
+            return None, pos
+        return self._parse_refname(buf, start)
+
+    def _parse_next_arg(self, buf: bytes, pos: int) -> tuple[bytes | None, int]:
+        start = self._next_delim(buf, pos)
+        if start is None:
+            return None, pos
+        if self.z:
+            end = buf.find(b"\0", start)
+            end = len(buf) if end < 0 else end
+            arg = buf[start:end]
+        else:
+            arg, end = self._parse_arg(buf, start)
+        return arg or None, end
 
     def _get_oid(self, text: bytes) -> bytes | None:
         """git's repo_get_oid (see reftable_core.odb.revision)."""
@@ -171,17 +209,32 @@ class _UpdateRefStdin:
             return self.zero, pos, True
         return None, pos, False
 
-    def _queue(self, refname: bytes, new: bytes | None, old: bytes | None, kind: str) -> None:
+    def _queue(self, refname: bytes, new: bytes | None, old: bytes | None, kind: str,
+               new_target: bytes | None = None, old_target: bytes | None = None) -> None:
+        """git's ref_transaction_update with update_flags (and create_reflog_flag
+        for the commands that pass it); resets the option no-deref."""
         fl = {kind}
         if self.no_deref:
             fl.add("no-deref")
+        if self.create_reflog and kind in ("update", "create"):
+            fl.add("create-reflog")
         self.tx.queue(RefUpdate(refname, new_value=new, old_value=old, message=self.msg,
-                                flags=fl))
+                                flags=fl, new_target=new_target, old_target=old_target))
         self.no_deref = self.default_no_deref
 
     def _extra(self, buf: bytes, pos: int, what: str) -> None:
-        if buf[pos:pos + 1] != self.term:
+        if (buf[pos:pos + 1] or b"\0") != self.term:       # git's strbuf ends in a NUL
             raise Die(f"{what}: extra input: {cstr(buf[pos:])}")
+
+    def _ref(self, buf: bytes, pos: int, command: str) -> tuple[bytes, str, int]:
+        ref, pos = self._parse_refname(buf, pos)
+        if ref is None:
+            raise Die(f"{command}: missing <ref>")
+        return ref, ref.decode("utf-8", "replace"), pos
+
+    def _need_no_deref(self, command: str) -> None:
+        if not self.no_deref:
+            raise Die(f"{command}: cannot operate with deref mode")
 
     # -- commands ---------------------------------------------------------------
     def cmd_update(self, buf: bytes, pos: int, end: int) -> None:
@@ -231,6 +284,55 @@ class _UpdateRefStdin:
         self._extra(buf, pos, f"verify {rn}")
         self._queue(ref, None, old, "verify")
 
+    def cmd_symref_update(self, buf: bytes, pos: int, end: int) -> None:
+        ref, rn, pos = self._ref(buf, pos, "symref-update")
+        new_target, pos = self._parse_next_refname(buf, pos)
+        if new_target is None:
+            raise Die(f"symref-update {rn}: missing <new-target>")
+        old_oid = old_target = None
+        old_arg, pos = self._parse_next_arg(buf, pos)
+        if old_arg is not None:
+            old_val, pos = self._parse_next_arg(buf, pos)
+            if old_val is None:
+                raise Die(f"symref-update {rn}: expected old value")
+            text = old_val.decode("utf-8", "replace")
+            if old_arg == b"oid":
+                old_oid = self._get_oid(old_val)
+                if old_oid is None:
+                    raise Die(f"symref-update {rn}: invalid oid: {text}")
+            elif old_arg == b"ref":
+                if not check_refname_format(old_val, REFNAME_ALLOW_ONELEVEL):
+                    raise Die(f"symref-update {rn}: invalid ref: {text}")
+                old_target = old_val
+            else:
+                raise Die(f"symref-update {rn}: invalid arg "
+                          f"'{old_arg.decode('utf-8', 'replace')}' for old value")
+        self._extra(buf, pos, f"symref-update {rn}")
+        self._queue(ref, None, old_oid, "update", new_target=new_target, old_target=old_target)
+
+    def cmd_symref_create(self, buf: bytes, pos: int, end: int) -> None:
+        ref, rn, pos = self._ref(buf, pos, "symref-create")
+        new_target, pos = self._parse_next_refname(buf, pos)
+        if new_target is None:
+            raise Die(f"symref-create {rn}: missing <new-target>")
+        self._extra(buf, pos, f"symref-create {rn}")
+        self._queue(ref, None, self.zero, "create", new_target=new_target)
+
+    def cmd_symref_delete(self, buf: bytes, pos: int, end: int) -> None:
+        self._need_no_deref("symref-delete")
+        ref, rn, pos = self._ref(buf, pos, "symref-delete")
+        old_target, pos = self._parse_next_refname(buf, pos)
+        self._extra(buf, pos, f"symref-delete {rn}")
+        self._queue(ref, self.zero, None, "delete", old_target=old_target)
+
+    def cmd_symref_verify(self, buf: bytes, pos: int, end: int) -> None:
+        self._need_no_deref("symref-verify")
+        ref, rn, pos = self._ref(buf, pos, "symref-verify")
+        old_target, pos = self._parse_next_refname(buf, pos)
+        self._extra(buf, pos, f"symref-verify {rn}")
+        self._queue(ref, None, None if old_target else self.zero, "verify",
+                    old_target=old_target)
+
     def cmd_option(self, buf: bytes, pos: int, end: int) -> None:
         if buf[pos:pos + 8] == b"no-deref" and buf[pos + 8:pos + 9] == self.term:
             self.no_deref = True
@@ -249,6 +351,8 @@ class _UpdateRefStdin:
         self._extra(buf, pos, "prepare")
         try:
             self.tx.prepare()
+        except HookAbortedError as e:
+            raise Die(str(e)) from None
         except ReftableError as e:
             raise Die(f"prepare: {e}")
         self._report("prepare")
@@ -262,6 +366,8 @@ class _UpdateRefStdin:
         self._extra(buf, pos, "commit")
         try:
             self.tx.commit()
+        except HookAbortedError as e:
+            raise Die(str(e)) from None
         except ReftableError as e:
             raise Die(f"commit: {e}")
         self._report("commit")
@@ -328,7 +434,7 @@ class _UpdateRefStdin:
                 state = cstate
                 self.tx = self.store.transaction()
             start = len(name) + (1 if nargs else 0)
-            getattr(self, "cmd_" + name)(line, start, len(line))
+            getattr(self, "cmd_" + name.replace("-", "_"))(line, start, len(line))
         if state == OPEN:
             try:
                 self.tx.commit()
@@ -348,7 +454,7 @@ def _update_ref_args(o: dict[str, Any], rest: list[str], gitdir: str | None, fla
         raise Die(USAGE_UPDATE_REF, 129, "usage")
     repo = open_git_repo(gitdir, flags)
     msg = (o["msg"] or "").encode("utf-8", "surrogateescape")
-    runner = _UpdateRefStdin(repo, msg, o["no_deref"], False, out)
+    runner = _UpdateRefStdin(repo, msg, o["no_deref"], False, out, o["create_reflog"])
     try:
         refname = rest[0].encode("utf-8", "surrogateescape")
         new = None
@@ -374,6 +480,8 @@ def _update_ref_args(o: dict[str, Any], rest: list[str], gitdir: str | None, fla
                 raise ReftableError(f"refusing to update ref with bad name '{rest[0]}'")
             runner._queue(refname, new, old, "delete" if o["delete"] else "update")
             runner.tx.commit()
+        except HookAbortedError as e:          # git dies inside the transaction
+            raise Die(str(e)) from None
         except ReftableError as e:
             if o["delete"]:
                 write_err("error: ", str(e))
@@ -381,7 +489,7 @@ def _update_ref_args(o: dict[str, Any], rest: list[str], gitdir: str | None, fla
             raise Die(f"update_ref failed for ref '{rest[0]}': {e}") from None
         return 0
     finally:
-        runner.tx.abort()
+        runner.tx.release()
         repo.close()
 
 
@@ -405,9 +513,9 @@ def update_ref(argv: list[str], flags: Flags, out: Any) -> int:
         raise Die(USAGE_UPDATE_REF, 129, "usage")
     repo = open_git_repo(gitdir, flags)
     msg = (o["msg"] or "").encode("utf-8", "surrogateescape")
-    runner = _UpdateRefStdin(repo, msg, o["no_deref"], o["z"], out)
+    runner = _UpdateRefStdin(repo, msg, o["no_deref"], o["z"], out, o["create_reflog"])
     try:
         return runner.run(cast(io.BufferedIOBase, sys.stdin.buffer))  # a BufferedReader
     finally:
-        runner.tx.abort()          # like git's atexit lock cleanup when dying
+        runner.tx.release()        # like git's atexit lock cleanup when dying
         repo.close()

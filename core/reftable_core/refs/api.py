@@ -49,7 +49,9 @@ class RefUpdate:
     old_value: bytes | None = None    # None: no check; zero id: must not exist
     new_target: bytes | None = None   # symref update
     message: bytes = b""
-    flags: set[str] = field(default_factory=set)   # {"create", "update", "delete", "verify"}
+    flags: set[str] = field(default_factory=set)   # {"create", "update", "delete", "verify",
+    #   "no-deref", "create-reflog" (git's REF_FORCE_CREATE_REFLOG)}
+    old_target: bytes | None = None   # must be a symref to this (old_value None then)
 
 
 @runtime_checkable
@@ -57,7 +59,13 @@ class Transaction(Protocol):
     def queue(self, update: RefUpdate) -> None: ...
     def prepare(self) -> None: ...
     def commit(self) -> None: ...
-    def abort(self) -> None: ...
+    def abort(self) -> None:
+        """git's ref_transaction_abort (runs the hook's "aborted")."""
+        ...
+
+    def release(self) -> None:
+        """Release locks and close without the hook (cleanup when dying)."""
+        ...
 
 
 @runtime_checkable

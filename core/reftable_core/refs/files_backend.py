@@ -33,6 +33,10 @@ it those checks are skipped.
                    committer from GIT_COMMITTER_* / user.*), renames the locks
                    over the refs, rewrites packed-refs without deleted refs and
                    then removes their loose files and reflogs; abort() releases.
+                   The reference-transaction hook runs as in git, for this
+                   transaction and for the packed-refs one a deletion opens
+                   (prepared, or aborted at once when no deleted ref is packed);
+                   release() drops the locks without it.
 The packed-refs snapshot is rebuilt when the file's stat data changes; its reader
 strategy, lookup and refname safety come from flags (see packed.py).
 """
@@ -54,9 +58,10 @@ from .reflog import (append_reflog, committer_ident, delete_reflog, format_reflo
                      normalize_reflog_message, read_reflog, reflog_exists,
                      should_autocreate_reflog)
 from .refname import path_safe_refname, unsafe_refname_error
-from .transaction import (AffectedNames, QueuedUpdate, check_new_object, check_old_value,
-                          deref_symref, head_log_update, refname_text, reject_duplicates,
-                          unresolvable, verify_refname_available)
+from .transaction import (AffectedNames, HookAbortedError, QueuedUpdate, check_new_object,
+                          check_old_regular, check_old_target, check_old_value, deref_symref,
+                          head_log_update, hooks_dir, refname_text, reject_duplicates,
+                          run_transaction_hook, unresolvable, verify_refname_available)
 
 
 class FilesRefStore(RefStoreBase):
@@ -76,6 +81,7 @@ class FilesRefStore(RefStoreBase):
         self._objects_fn = objects
         self._objects: Any = None
         self.log_mode = log_mode(self.config)
+        self.hooks = hooks_dir(self.gitdir, self.config)
 
     # -- objects (only for the checks git makes when writing) -------------------------
     @property
@@ -193,11 +199,6 @@ def _check_update_name(name: bytes) -> None:
         raise unsafe_refname_error(name)
 
 
-def _must_exist(u: QueuedUpdate, zero: bytes) -> bool:
-    """git's mustexist: the update names an old value that is not the null id."""
-    return u.old_value is not None and u.old_value != zero
-
-
 class _Upd(QueuedUpdate):
     """A queued update plus the files backend's per-ref lock state."""
     __slots__ = ("lock", "write")
@@ -217,7 +218,7 @@ class FilesTransaction:
         self.state = "open"
         self._locks: list[LooseLock] = []
         self._packed_lock: LockFile | None = None
-        self._packed_deletes: set[bytes] = set()
+        self._packed_updates: list[_Upd] = []     # the packed-refs transaction, when needed
         self._types: dict[bytes, str] = {}
 
     def queue(self, update: RefUpdate) -> None:
@@ -226,9 +227,7 @@ class FilesTransaction:
         # a verify carries no message (git passes NULL); its log-only HEAD
         # update still writes a reflog line "<old> <zero>", as git does
         msg = b"" if update.new_value is None and update.new_target is None else update.message
-        self.updates.append(_Upd(update.refname, update.new_value, update.old_value,
-                                 update.new_target, normalize_reflog_message(msg or b""),
-                                 no_deref="no-deref" in update.flags))
+        self.updates.append(_Upd.of(update, normalize_reflog_message(msg or b"")))
 
     # -- prepare ------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -244,9 +243,12 @@ class FilesTransaction:
         try:
             self._prepare()
         except BaseException:
-            self.abort()
+            self.release()
             raise
         self.state = "prepared"
+        if run_transaction_hook(self.store.hooks, "prepared", self.updates, self.store.zero):
+            self.abort()
+            raise HookAbortedError()
 
     def _lock(self, u: _Upd, affected: AffectedNames) -> None:
         """git's lock_raw_ref: <ref>.lock; a file in the way is a D/F conflict when
@@ -259,7 +261,7 @@ class FilesTransaction:
                 conflict = self._conflict(u.refname, affected)
                 if conflict is not None:
                     reason = (f"unable to resolve reference '{refname_text(u.refname)}'"
-                              if _must_exist(u, self.store.zero) else conflict)
+                              if u.expects_existing(self.store.zero) else conflict)
             raise TransactionLockError(f"cannot lock ref '{refname_text(u.original)}': "
                                        f"{reason}") from None
         self._locks.append(u.lock)
@@ -305,7 +307,7 @@ class FilesTransaction:
             if ref is None:
                 if self._is_broken_loose(u.refname):
                     ref = Ref(u.refname, zero)                     # overwritable, as in git
-                elif not _must_exist(u, zero):
+                elif not u.expects_existing(zero):
                     creating = u.new_target is not None or (u.new_value is not None
                                                             and u.new_value != zero)
                     if creating and not u.log_only:
@@ -320,16 +322,20 @@ class FilesTransaction:
                     continue
                 else:
                     raise unresolvable(u)
-            is_symref = ref.target is not None
+            is_symref = u.is_symref = ref.target is not None
             if is_symref:
+                assert ref.target is not None
                 resolved = store.resolve(u.refname)
                 current = resolved.value if resolved is not None and resolved.value else zero
                 if not u.no_deref:
-                    assert ref.target is not None
                     updates.append(deref_symref(u, ref.target, affected))
+                elif u.old_target is not None:
+                    check_old_target(u, ref.target)
+                else:
+                    check_old_value(u, current, zero)
             else:
                 current = ref.value or zero
-            check_old_value(u, current, zero)
+                check_old_regular(u, current, zero)
             u.current = current
             if u.log_only:
                 u.write = True
@@ -340,17 +346,30 @@ class FilesTransaction:
                 u.write = True
                 if u.new_value != zero:
                     self._check_object(u, objects)
-        # deleting packed refs: packed-refs.lock, held until commit
-        packed = store.packed()
-        dels = {u.refname for u in updates
-                if u.write and not u.log_only and u.new_target is None and u.new_value == zero
-                and packed.get(u.refname) is not None}
+        # deletions: git's packed-refs transaction, prepared when a deleted ref is
+        # packed (packed-refs.lock held until commit), else aborted at once. (git
+        # takes packed-refs.lock for any deletion; the lab only when it rewrites.)
+        dels = [_Upd(u.refname, zero, None, None, b"") for u in updates
+                if not u.log_only and u.new_target is None and u.new_value == zero]
         if dels:
+            packed = store.packed()
+            if not any(packed.get(d.refname) is not None for d in dels):
+                run_transaction_hook(store.hooks, "aborted", dels, zero)
+                return
             try:
                 self._packed_lock = LockFile(store.packed_path)
             except LockError as e:
-                raise TransactionLockError(f"unable to lock packed-refs: {e}") from None
-            self._packed_deletes = dels
+                raise TransactionLockError(str(e)) from None      # git's text, no prefix
+            self._packed_updates = dels
+            if run_transaction_hook(store.hooks, "prepared", dels, zero):
+                self._abort_packed()
+                raise HookAbortedError()
+
+    def _abort_packed(self) -> None:
+        """git's abort of the prepared packed-refs transaction (its hook's "aborted")."""
+        dels, self._packed_updates = self._packed_updates, []
+        if dels:
+            run_transaction_hook(self.store.hooks, "aborted", dels, self.store.zero)
 
     def _check_object(self, u: _Upd, objects: Any) -> None:
         """write_ref_to_lockfile's object checks, with lock_ref_for_update's prefix."""
@@ -372,8 +391,8 @@ class FilesTransaction:
         try:
             self._commit()
         finally:
-            self._release()
-            self.state = "closed"
+            self.release()
+        run_transaction_hook(self.store.hooks, "committed", self.updates, self.store.zero)
 
     def _commit(self) -> None:
         store = self.store
@@ -393,14 +412,16 @@ class FilesTransaction:
             if u.new_target is not None:
                 resolved = store.resolve(u.new_target)
                 new_id = resolved.value if resolved is not None else None
-            if new_id is not None and (u.log_only or store.should_write_log(u.refname)):
+            if new_id is not None and (u.log_only or u.force_reflog
+                                       or store.should_write_log(u.refname)):
                 if ident is None:
                     ident = committer_ident(store.config)
                 name, email, when, tz = ident
                 line = format_reflog_line(u.current or zero, new_id, name, email, when, tz, u.msg)
                 try:
                     append_reflog(gitdir, u.refname, line,
-                                  create=should_autocreate_reflog(store.log_mode, u.refname))
+                                  create=u.force_reflog
+                                  or should_autocreate_reflog(store.log_mode, u.refname))
                 except ReftableError as e:
                     raise TransactionError(f"cannot update the ref '{refname_text(u.refname)}': "
                                            f"{e}") from None
@@ -412,8 +433,10 @@ class FilesTransaction:
                 u.lock.commit()
             except OSError:                   # a non-empty directory where the ref goes
                 raise TransactionError(f"couldn't set '{refname_text(u.refname)}'") from None
-        if self._packed_deletes:
+        if self._packed_updates:
             self._rewrite_packed()
+            dels, self._packed_updates = self._packed_updates, []
+            run_transaction_hook(store.hooks, "committed", dels, zero)
         for u in deletes:
             delete_loose(gitdir, u.refname, prune=False)      # still holding its lock
             delete_reflog(gitdir, u.refname)
@@ -426,8 +449,9 @@ class FilesTransaction:
         packed = store.packed()
         objects: Any = None
         keep = []
+        deletes = {d.refname for d in self._packed_updates}
         for e in packed:
-            if e.name in self._packed_deletes:
+            if e.name in deletes:
                 continue
             peeled = e.peeled
             if peeled is None and not e.knows_peeled and not e.broken:
@@ -445,16 +469,21 @@ class FilesTransaction:
         self._packed_lock.write(format_packed_refs(keep, sort=False))
         self._packed_lock.commit()
         self._packed_lock = None
-        self._packed_deletes = set()
 
-    def _release(self) -> None:
+    def release(self) -> None:
+        """Drop every lock, no hook (git's cleanup when dying)."""
         for lk in self._locks:
             lk.rollback()                 # no-op for committed ones (the lock is gone)
         self._locks = []
         if self._packed_lock is not None:
             self._packed_lock.rollback()
             self._packed_lock = None
+        self._packed_updates = []
+        self.state = "closed"
 
     def abort(self) -> None:
-        self._release()
-        self.state = "closed"
+        """git's ref_transaction_abort: the packed-refs transaction's abort, the
+        locks released, then the hook's "aborted"."""
+        self._abort_packed()
+        self.release()
+        run_transaction_hook(self.store.hooks, "aborted", self.updates, self.store.zero)

@@ -24,7 +24,11 @@ and adds the log-only HEAD update when HEAD points at an updated branch;
 commit() writes one table: ref records (value_type 2 with the peeled id for
 annotated tags), reflog records (committer ident from GIT_COMMITTER_NAME /
 EMAIL / DATE or user.* config, message normalized as git does, tombstones for
-every reflog entry of a deleted ref), then auto-compacts. Errors raise
+every reflog entry of a deleted ref), then auto-compacts. The
+reference-transaction hook runs as in git: "prepared" after prepare (a refusal
+aborts: HookAbortedError), "committed" after commit, "aborted" from abort();
+release() drops the lock without the hook. A tables.list.lock held by
+another process is git's "cannot lock references". Errors raise
 TransactionError (a ReftableError) whose text is git's message.
 Reads never write: a repository without $GIT_DIR/reftable reads as empty and
 nothing is created (a write then fails at tables.list.lock). New tables and
@@ -41,9 +45,10 @@ from typing import Any
 
 from ..config import config_bool, config_int, parse_bool
 from ..counters import WORK
-from ..errors import ConfigError, ReftableError, TransactionError
+from ..errors import (ConfigError, LockError, ReftableError, TransactionError,
+                      TransactionLockError)
 from ..flags import Flags
-from ..lockfile import (PERM_EVERYBODY, PERM_GROUP, PERM_UMASK, shared_perm,
+from ..lockfile import (LOCK_SUFFIX, PERM_EVERYBODY, PERM_GROUP, PERM_UMASK, shared_perm,
                         umask_file_mode)
 from ..reftable.merged import MergedIter
 from ..reftable.record import LogRecord, RefRecord
@@ -51,8 +56,10 @@ from ..reftable.stack import Stack, StackOptions
 from .api import HASH_SIZES, LogEntry, Ref, RefStoreBase, RefUpdate, ref_from_record
 from .reflog import (committer_ident, hhmm_to_minutes, log_mode, minutes_to_hhmm,
                      normalize_reflog_message, should_autocreate_reflog)
-from .transaction import (QueuedUpdate, check_new_object, check_old_value, deref_symref,
-                          head_log_update, object_type, reject_duplicates, unresolvable)
+from .transaction import (HookAbortedError, QueuedUpdate, check_new_object, hooks_dir,
+                          run_transaction_hook, check_old_regular, check_old_target,
+                          check_old_value, deref_symref, head_log_update, object_type,
+                          reject_duplicates, unresolvable)
 
 AUTOCOMPACTION_ENV = "GIT_TEST_REFTABLE_AUTOCOMPACTION"
 
@@ -135,6 +142,7 @@ class ReftableRefStore(RefStoreBase):
                            create=False, missing_ok=True, on_reload=self._drop_ref_iter)
         self._objects = objects
         self.log_mode = log_mode(self.config)
+        self.hooks = hooks_dir(gitdir, self.config)
 
     @property
     def objects(self) -> Any:
@@ -261,10 +269,8 @@ class ReftableTransaction:
     def queue(self, update: RefUpdate) -> None:
         if self.state != "open":
             raise TransactionError("transaction is not open")
-        self.updates.append(QueuedUpdate(update.refname, update.new_value, update.old_value,
-                                      update.new_target,
-                                      normalize_reflog_message(update.message or b""),
-                                      no_deref="no-deref" in update.flags))
+        self.updates.append(QueuedUpdate.of(update,
+                                            normalize_reflog_message(update.message or b"")))
 
     def _verify_available(self, refname: bytes, affected: set[bytes],
                           affected_sorted: list[bytes]) -> None:
@@ -310,13 +316,22 @@ class ReftableTransaction:
         except TransactionError:
             self.state = "closed"
             raise
-        self._addition = store.stack.new_addition(reload=True)
+        try:
+            self._addition = store.stack.new_addition(reload=True)
+        except LockError:
+            self.state = "closed"
+            if os.path.exists(store.stack.list_file + LOCK_SUFFIX):   # git: EEXIST only
+                raise TransactionLockError("cannot lock references") from None
+            raise
         try:
             self._prepare_locked(zero)
         except BaseException:
-            self.abort()
+            self.release()
             raise
         self.state = "prepared"
+        if run_transaction_hook(store.hooks, "prepared", self.updates, zero):
+            self.abort()
+            raise HookAbortedError()
 
     def _prepare_locked(self, zero: bytes) -> None:
         store = self.store
@@ -338,7 +353,7 @@ class ReftableTransaction:
                 updates.append(head_log_update(u, affected))
                 bisect.insort(affected_sorted, b"HEAD")
             rec = store.read_record(u.refname)      # the normal read path (up-to-date check)
-            expects_existing = u.old_value is not None and u.old_value != zero
+            expects_existing = u.expects_existing(zero)
             if rec is None or rec.value_type == 0:
                 if not expects_existing:
                     self._verify_available(u.refname, affected, affected_sorted)
@@ -348,19 +363,24 @@ class ReftableTransaction:
                         self.queued.append(u)
                     continue
                 raise unresolvable(u)
-            is_symref = rec.value_type == 3
+            is_symref = u.is_symref = rec.value_type == 3
             if is_symref:
                 resolved = store.resolve(u.refname)
                 current = resolved.value if resolved is not None and resolved.value else zero
+                old_target = u.old_target
                 if not u.no_deref:
                     updates.append(deref_symref(u, rec.target, affected))
                     bisect.insort(affected_sorted, rec.target)
+                if old_target is not None:          # checked on the symref even when split
+                    check_old_target(u, rec.target, old_target)
+                else:
+                    check_old_value(u, current, zero)
             else:
                 current = rec.value or zero
-            check_old_value(u, current, zero)
+                check_old_regular(u, current, zero)
             u.current = current
-            if is_symref or u.log_only or (have_new and u.new_value is not None
-                                            and current != u.new_value):
+            new_id = zero if u.new_value is None else u.new_value   # git's new_oid
+            if is_symref or u.log_only or (have_new and current != new_id):
                 self.queued.append(u)
 
     def commit(self) -> None:
@@ -377,8 +397,15 @@ class ReftableTransaction:
                 self._addition.close()
             self._addition = None
             self.state = "closed"
+        run_transaction_hook(self.store.hooks, "committed", self.updates, self.store.zero)
 
     def abort(self) -> None:
+        """git's ref_transaction_abort: release, then the hook's "aborted"."""
+        self.release()
+        run_transaction_hook(self.store.hooks, "aborted", self.updates, self.store.zero)
+
+    def release(self) -> None:
+        """Drop the stack lock and close, no hook (git's cleanup when dying)."""
         if self._addition is not None:
             self._addition.close()
             self._addition = None
@@ -397,7 +424,7 @@ class ReftableTransaction:
         refs: list[RefRecord] = []
         for u in sorted(self.queued, key=lambda x: x.refname):
             is_delete = u.new_target is None and u.new_value == zero
-            if is_delete and not u.log_only:
+            if is_delete and not u.is_symref:       # a symref's deletion is logged instead
                 for old in store.stack.merged.iter_logs(u.refname):
                     logs.append(LogRecord(u.refname, old.update_index, 0))
             elif u.new_value is not None or u.new_target is not None:
@@ -409,7 +436,7 @@ class ReftableTransaction:
                         create_log = False
                     else:
                         new_id = resolved.value
-                if create_log and store.should_write_log(u.refname):
+                if create_log and (u.force_reflog or store.should_write_log(u.refname)):
                     logs.append(LogRecord(u.refname, ts, 1, u.current or zero, new_id,
                                           name, email, when, tz_hhmm, u.msg[:max_msg]))
             if u.log_only:

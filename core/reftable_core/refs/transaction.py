@@ -19,20 +19,31 @@ raise TransactionError with git's text:
       into a log-only update of the symref ("multiple updates for '%s' (including
       one via symref '%s') ...");
   check_old_value(u, current, zero) old_value_mismatch's text when u.old_value is
-      set and differs; unresolvable(u) the error for a missing ref that was
-      expected to exist;
+      set and differs; check_old_target(u, referent) git's "verifying symref
+      target: ..." when u.old_target is set and the symref points elsewhere;
+      check_old_regular(u, current, zero) the checks on a regular ref ("expected
+      symref with target ..." when u.old_target is set); unresolvable(u) the
+      error for a missing ref that was expected to exist;
   check_new_object(u, objects, types) "trying to write ref ... with nonexistent
       object" / "... non-commit object ... to branch" (git's is_branch: HEAD or
       refs/heads/; object types cached in types).
+The reference-transaction hook: hooks_dir(gitdir, config) where it lives
+(core.hooksPath); run_transaction_hook(dir, state, updates, zero) runs it with
+git's input lines (hook_line); a refusal in "prepared" is HookAbortedError
+("ref updates aborted by hook").
 Names in messages go through refname_text (never a decode error on hostile bytes).
 New updates are built with type(u), so a backend's QueuedUpdate subclass carries over.
 """
 from __future__ import annotations
 
 import bisect
-from typing import Any, Callable, Iterable, TypeVar
+import os
+import subprocess
+import sys
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from ..errors import ReftableError, TransactionError
+from .api import RefUpdate
 
 
 def refname_text(name: bytes) -> str:
@@ -41,27 +52,47 @@ def refname_text(name: bytes) -> str:
     return name.decode("utf-8", "surrogateescape")
 
 
+U = TypeVar("U", bound="QueuedUpdate")
+
+
 class QueuedUpdate:
     """A RefUpdate as a transaction works on it (git's ref_update after queueing):
     the symref it came through, whether it only writes a log, the value read at
     prepare time. Shared by both backends' transactions."""
-    __slots__ = ("current", "log_only", "msg", "new_target", "new_value", "no_deref",
-                 "old_value", "original", "refname", "via_head")
+    __slots__ = ("current", "force_reflog", "is_symref", "log_only", "msg", "new_target",
+                 "new_value", "no_deref", "old_target", "old_value", "original", "refname",
+                 "via_head")
 
     def __init__(self, refname: bytes, new_value: bytes | None, old_value: bytes | None,
                  new_target: bytes | None, msg: bytes, no_deref: bool = False,
                  log_only: bool = False, via_head: bool = False,
-                 original: bytes | None = None) -> None:
+                 original: bytes | None = None, old_target: bytes | None = None,
+                 force_reflog: bool = False) -> None:
         self.refname = refname
         self.new_value = new_value
         self.old_value = old_value
         self.new_target = new_target
+        self.old_target = old_target
         self.msg = msg
         self.no_deref = no_deref
         self.log_only = log_only
         self.via_head = via_head
+        self.force_reflog = force_reflog
+        self.is_symref = False            # what prepare found (git's REF_ISSYMREF in type)
         self.current = b""
         self.original = original or refname
+
+    @classmethod
+    def of(cls: type[U], update: RefUpdate, msg: bytes) -> U:
+        """The queued form of a RefUpdate, its message already normalized."""
+        return cls(update.refname, update.new_value, update.old_value, update.new_target,
+                   msg, no_deref="no-deref" in update.flags, old_target=update.old_target,
+                   force_reflog="create-reflog" in update.flags)
+
+    def expects_existing(self, zero: bytes) -> bool:
+        """git's ref_update_expects_existing_old_ref: a non-null old id or an old target."""
+        return self.old_target is not None or (self.old_value is not None
+                                               and self.old_value != zero)
 
 
 def old_value_mismatch(refname: bytes, current: bytes, expected: bytes, zero: bytes) -> str:
@@ -138,7 +169,30 @@ def reject_duplicates(names: Iterable[bytes],
             check(n)
 
 
-U = TypeVar("U", bound="QueuedUpdate")
+
+def check_old_target(u: QueuedUpdate, referent: bytes,
+                     expected: bytes | None = None) -> None:
+    """git's ref_update_check_old_target for a symref pointing at referent
+    (expected: u.old_target, or the one it had before deref_symref cleared it)."""
+    want_b = u.old_target if expected is None else expected
+    if want_b is None or referent == want_b:
+        return
+    name, want = refname_text(u.original), refname_text(want_b)
+    if not referent:
+        raise TransactionError(f"verifying symref target: '{name}': reference is missing "
+                               f"but expected {want}")
+    raise TransactionError(f"verifying symref target: '{name}': is at "
+                           f"{refname_text(referent)} but expected {want}")
+
+
+def check_old_regular(u: QueuedUpdate, current: bytes, zero: bytes) -> None:
+    """The old-value checks on a regular ref: an old target cannot match, else
+    check_old_value."""
+    if u.old_target is not None:
+        raise TransactionError(f"cannot lock ref '{refname_text(u.original)}': expected "
+                               f"symref with target '{refname_text(u.old_target)}': "
+                               "but is a regular ref")
+    check_old_value(u, current, zero)
 
 
 def head_log_update(u: U, affected: NameSet) -> U:
@@ -148,7 +202,7 @@ def head_log_update(u: U, affected: NameSet) -> U:
             f"'{refname_text(u.refname)}') are not allowed")
     affected.add(b"HEAD")
     return type(u)(b"HEAD", u.new_value, u.old_value, None, u.msg, no_deref=True,
-                   log_only=True)
+                   log_only=True, force_reflog=u.force_reflog)
 
 
 def deref_symref(u: U, target: bytes, affected: NameSet) -> U:
@@ -158,10 +212,12 @@ def deref_symref(u: U, target: bytes, affected: NameSet) -> U:
             f"symref '{refname_text(u.refname)}') are not allowed")
     affected.add(target)
     new = type(u)(target, u.new_value, u.old_value, u.new_target, u.msg,
-                  via_head=u.refname == b"HEAD", original=u.original)
+                  via_head=u.refname == b"HEAD" or u.via_head, original=u.original,
+                  old_target=u.old_target, force_reflog=u.force_reflog)
     u.log_only = True
     u.no_deref = True
-    u.old_value = None
+    u.old_value = None              # git clears REF_HAVE_OLD (the hook shows no old value)
+    u.old_target = None
     return new
 
 
@@ -197,3 +253,62 @@ def check_new_object(u: QueuedUpdate, objects: Any, types: dict[bytes, str]) -> 
     if typ != "commit" and (u.refname == b"HEAD" or u.refname.startswith(b"refs/heads/")):
         raise TransactionError(f"trying to write non-commit object {oid.hex()} "
                                f"to branch '{refname_text(u.refname)}'")
+
+
+# -- the reference-transaction hook ------------------------------------------------
+
+class HookAbortedError(TransactionError):
+    """The reference-transaction hook refused a prepared transaction (git dies)."""
+
+    def __init__(self) -> None:
+        super().__init__("ref updates aborted by hook")
+
+
+def hooks_dir(gitdir: str, config: Mapping[str, str]) -> str:
+    """Where git looks for hooks: core.hooksPath (~ expanded), else <gitdir>/hooks."""
+    configured = config.get("core.hookspath")
+    if configured:
+        return os.path.expanduser(configured)
+    return os.path.join(gitdir, "hooks")
+
+
+def hook_line(u: QueuedUpdate, zero: bytes) -> bytes:
+    """One line of the hook's input: "<old> <new> <refname>", a symref's side as
+    "ref:<target>", the zero id for a side the update does not name."""
+    if u.old_target is not None:
+        old = b"ref:" + u.old_target
+    else:
+        old = (zero if u.old_value is None else u.old_value).hex().encode()
+    if u.new_target is not None:
+        new = b"ref:" + u.new_target
+    else:
+        new = (zero if u.new_value is None else u.new_value).hex().encode()
+    return b"%s %s %s\n" % (old, new, u.refname)
+
+
+def run_transaction_hook(directory: str, state: str, updates: Iterable[QueuedUpdate],
+                         zero: bytes) -> int:
+    """git's run_transaction_hook: <directory>/reference-transaction <state> when it
+    is executable, one hook_line per update on its stdin (a hook that stops
+    reading is no error), its stdout sent to stderr; the hook's exit status
+    (0 without a hook)."""
+    path = os.path.join(directory, "reference-transaction")
+    if not os.access(path, os.X_OK):
+        return 0
+    data = b"".join(hook_line(u, zero) for u in updates)
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    try:
+        proc = subprocess.Popen([path, state], stdin=subprocess.PIPE, stdout=2)
+    except OSError:
+        return -1
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(data)
+    except BrokenPipeError:
+        pass
+    try:
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    return proc.wait()
