@@ -13,9 +13,6 @@ registries at the end of loops.py) and never tested per record. Markers:
                                   indentation; "" drops the line
   FUNC, VARIANT, TYPE, SHADOWED   replaced inside a line (the function name, its flag
                                   values, the block type, the shadow test)
-  OWN(slice)                      a value field taken out of the block: the slice
-                                  itself (block data is bytes: slicing copies) or
-                                  bytes(slice) (mmap=on: the data is a view into the map)
   ADD(e) (a line), LESS(a, b)     the priority queue's add of entry e and its less-than
                                   (merge loops; pq.MergedIterPQueue's algorithm and
                                   pq.make_less's comparison, expanded inline: in CPython
@@ -48,9 +45,10 @@ two strbufs); every field of a record is its own bytes object. Variants (each
 models the seed lines quoted in scripts/gen_loops.py): block_key_swap (seed 000 5/7;
 on: the buffers swap; off: the key is copied into last_key), for ref blocks
 ref_name_alloc (seed 000 6/7; on: malloc'd name; off: realloc of the always-NULL
-name, the same allocation by a longer path) and mmap (seed 004 4/4; on: block data
-is a view into the map, each value field is copied out of it; off: block data is
-a fresh bytes per read). Merge loops (merged.merge_function picks one):
+name, the same allocation by a longer path). mmap (seed 004 4/4) is no loop
+variant: block.data is the table's map (mmap=on) or the block's own bytes
+(mmap=off), byte i of the block at data[block.base + i], and each field sliced out
+of either is a fresh bytes. Merge loops (merged.merge_function picks one):
 merge(heap, its) yields the merged records, where heap is a
 pq.MergedIterPQueue's list of [record, sub-iterator index] entries and its the
 sub-iterators; variants: merged_cmp, same_subiter_skip, single_subiter_bypass,
@@ -61,6 +59,7 @@ see merged.py). RECORD_LOOPS and MERGE_LOOPS map flag values to the functions.
 """
 from __future__ import annotations
 
+import mmap
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVar
 
@@ -84,7 +83,9 @@ class LoopBlock(Protocol):
     """What a record loop reads of a block (block.Block is one)."""
 
     @property
-    def data(self) -> bytes | memoryview: ...
+    def data(self) -> bytes | mmap.mmap: ...
+    @property
+    def base(self) -> int: ...
     @property
     def end(self) -> int: ...
     @property
@@ -123,8 +124,10 @@ def FUNC(
     h2 = 2 * hash_size
     while True:
         data = block.data
-        end = block.end
-        block_off = block.off
+        base = block.base               # data[base + i] is byte i of the block
+        off += base
+        end = base + block.end
+        block_off = block.off - base    # block_off + position: the file offset
         name_of_table = block.name
         last = bytearray(last)
         try:
@@ -147,7 +150,8 @@ def FUNC(
                     raise FormatError("prefix length exceeds the previous key",
                                       name_of_table, block_off + start)
                 nxt = off + (s >> 3)
-                key = last[:p] + data[off:nxt]
+                key = last[:p]
+                key += data[off:nxt]
                 off = nxt
                 u = data[off]
                 if u < 0x80:
@@ -164,7 +168,7 @@ def FUNC(
                     rec.refname = name
                     rec.update_index = u + min_ui
                     rec.value_type = 1
-                    rec.value = OWN(data[off:nxt])
+                    rec.value = data[off:nxt]
                     rec.target_value = None
                     rec.target = None
                 elif vt == 2:
@@ -173,13 +177,13 @@ def FUNC(
                     rec.refname = name
                     rec.update_index = u + min_ui
                     rec.value_type = 2
-                    rec.value = OWN(data[off:off + hash_size])
-                    rec.target_value = OWN(data[off + hash_size:nxt])
+                    rec.value = data[off:off + hash_size]
+                    rec.target_value = data[off + hash_size:nxt]
                     rec.target = None
                 elif vt == 3:
                     n, off = get_varint(data, off)
                     nxt = off + n
-                    rec = RefRec(name, u + min_ui, 3, None, None, OWN(data[off:nxt]))
+                    rec = RefRec(name, u + min_ui, 3, None, None, data[off:nxt])
                 elif vt == 0:
                     nxt = off
                     rec = RefRec(name, u + min_ui, 0, None, None, None)
@@ -207,8 +211,10 @@ def FUNC(
     h2 = 2 * hash_size
     while True:
         data = block.data
-        end = block.end
-        block_off = block.off
+        base = block.base               # data[base + i] is byte i of the block
+        off += base
+        end = base + block.end
+        block_off = block.off - base    # block_off + position: the file offset
         name_of_table = block.name
         last = bytearray(last)
         try:
@@ -224,7 +230,8 @@ def FUNC(
                 if nxt > end or p > len(last):
                     raise FormatError("record key runs past the block or bad prefix length",
                                       name_of_table, block_off + start)
-                key = last[:p] + data[off:nxt]
+                key = last[:p]
+                key += data[off:nxt]
                 off = nxt
                 kl = len(key)
                 if kl <= 9 or key[kl - 9] != 0:
@@ -276,8 +283,10 @@ def FUNC(
     typ = TYPE
     while True:
         data = block.data
-        end = block.end
-        block_off = block.off
+        base = block.base               # data[base + i] is byte i of the block
+        off += base
+        end = base + block.end
+        block_off = block.off - base    # block_off + position: the file offset
         name_of_table = block.name
         last = bytearray(last)
         while off < end:
@@ -325,15 +334,11 @@ NAME = {
                      "if name is None:            # reftable_realloc(NULL, n) is malloc(n)\n"
                      "    name = bytes(key)")},
 }
-# mmap (seed 004 4/4, file_read_block in reftable/blocksource.c):
-#   off:  - dest->data = reftable_malloc(size);
-#         - if (pread_in_full(b->fd, dest->data, size, off) != size)
-#         block data is a fresh bytes per read; a slice of it is the record's copy
-#   on:   + dest->data = b->data + off;
-#         block data is a memoryview into the one map; git still memcpy's a value
-#         into the record, so the field is bytes(view slice)
-OWN = {False: r"\1", True: r"bytes(\1)"}
-_OWN_CALL = re.compile(r"OWN\(([^()]*)\)")
+# mmap (seed 004 4/4) is not a loop variant: it acts where the block's bytes come
+# from (block._setup: the map in place / a fresh pread buffer). The loops index
+# data at base + offset and slice each field out of it; a slice of bytes or of an
+# mmap.mmap is a fresh bytes, the copy git's memcpy into the record makes in both
+# versions, so one loop serves both values.
 
 # the generic loops: block type constant and function name prefix
 GENERIC_TYPES = (("BLOCK_TYPE_OBJ", "obj"), ("BLOCK_TYPE_INDEX", "index"))
@@ -582,14 +587,13 @@ def record_loops() -> tuple[list[str], list[tuple[str, str]]]:
     """(function sources, registry rows "key: name") of the record loops."""
     funcs: list[str] = []
     rows: list[tuple[str, str]] = []
-    for swap, alloc, views in product((True, False), repeat=3):
-        name = f"ref_loop__swap_{onoff(swap)}__alloc_{onoff(alloc)}__mmap_{onoff(views)}"
-        src = expand(REF_LOOP, {**KEY[swap], **NAME[alloc]},
-                     {"FUNC": name,
-                      "VARIANT": f"block_key_swap={onoff(swap)}, "
-                                 f"ref_name_alloc={onoff(alloc)}, mmap={onoff(views)}"})
-        funcs.append(_OWN_CALL.sub(OWN[views], src))
-        rows.append((f"(BLOCK_TYPE_REF, {swap}, {alloc}, {views})", name))
+    for swap, alloc in product((True, False), repeat=2):
+        name = f"ref_loop__swap_{onoff(swap)}__alloc_{onoff(alloc)}"
+        funcs.append(expand(REF_LOOP, {**KEY[swap], **NAME[alloc]},
+                            {"FUNC": name,
+                             "VARIANT": f"block_key_swap={onoff(swap)}, "
+                                        f"ref_name_alloc={onoff(alloc)}"}))
+        rows += [(f"(BLOCK_TYPE_REF, {swap}, {alloc}, {views})", name) for views in (True, False)]
     for const, prefix, template in (("BLOCK_TYPE_LOG", "log", LOG_LOOP),
                                     *((c, p, GENERIC_LOOP) for c, p in GENERIC_TYPES)):
         for swap in (True, False):
@@ -597,9 +601,7 @@ def record_loops() -> tuple[list[str], list[tuple[str, str]]]:
             funcs.append(expand(template, KEY[swap],
                                 {"FUNC": name, "TYPE": const,
                                  "VARIANT": f"block_key_swap={onoff(swap)}"}))
-            # ref_name_alloc acts on ref blocks only; mmap changes no other loop (log
-            # blocks are inflated into bytes, obj/index records go through
-            # record.decode_record, which copies each field out with bytes())
+            # ref_name_alloc acts on ref blocks only (mmap on no loop, see above)
             rows += [(f"({const}, {swap}, {alloc}, {views})", name)
                      for alloc, views in product((True, False), repeat=2)]
     return funcs, rows
@@ -644,7 +646,8 @@ def render() -> str:
     parts.append(_registry(
         "RECORD_LOOPS", "dict[tuple[int, bool, bool, bool], RecordLoop]",
         "# (block type, block_key_swap, ref_name_alloc, mmap) -> record loop; ref_name_alloc\n"
-        "# and mmap act on ref blocks only, the other types list their loop under all values\n",
+        "# acts on ref blocks only and mmap on none (it picks the block's source), so a\n"
+        "# loop is listed under every value of the flags it does not depend on\n",
         rrows))
     parts.append(_registry(
         "MERGE_LOOPS", "dict[tuple[str, bool, bool, bool, bool, bool], MergeLoop]",

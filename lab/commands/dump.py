@@ -138,9 +138,7 @@ def dump_table(reader: TableReader, out: TextIO) -> None:
       f"size={reader.file_size}\n")
     index_blocks = []
     for b in reader.blocks():
-        length = (b.data[b.header_off + 1] << 16) | (b.data[b.header_off + 2] << 8) \
-            | b.data[b.header_off + 3]
-        w(f"block {chr(b.typ)} at={b.off} len={length} full={b.full_size} "
+        w(f"block {chr(b.typ)} at={b.off} len={b.length} full={b.full_size} "
           f"restarts={b.restart_count}\n")
         if b.typ == BLOCK_TYPE_INDEX:
             index_blocks.append(b)

@@ -1,6 +1,7 @@
 """blocksource: bytes, pread and mmap sources read the same bytes."""
 from __future__ import annotations
 
+import mmap
 import os
 from pathlib import Path
 
@@ -38,12 +39,28 @@ def test_sources_agree(blob) -> None:
 def test_open_file_source_picks_by_flag(blob) -> None:
     path, _ = blob
     s = open_file_source(path, Flags(mmap=True))
-    assert isinstance(s, MmapSource) and isinstance(s.read(0, 4), memoryview)
+    assert isinstance(s, MmapSource) and type(s.read(0, 4)) is bytes
+    where = s.in_place(7)
+    assert where is not None and type(where[0]) is mmap.mmap and where[1] == 7
+    assert where[0] is s.in_place(9000)[0]       # one map, handed out in place
     s.close()
     s = open_file_source(path, Flags(mmap=False))
-    assert isinstance(s, PreadSource) and isinstance(s.read(0, 4), bytes)
+    assert isinstance(s, PreadSource) and type(s.read(0, 4)) is bytes
+    assert s.in_place(0) is None                 # pread: no bytes until read
     assert s.name == str(path)
     s.close()
+
+
+def test_mmap_holds_no_descriptor_and_reads_the_file(blob) -> None:
+    path, data = blob
+    before = len(os.listdir("/proc/self/fd"))
+    m = MmapSource(path)
+    assert len(os.listdir("/proc/self/fd")) == before       # closed right after mapping
+    buf, at = m.in_place(0)
+    assert buf[at:at + len(data)] == data and buf[123] == data[123]
+    m.close()
+    with pytest.raises(ValueError):                          # unmapped: an error, no crash
+        buf[0]
 
 
 def test_missing_and_empty_files(tmp_path: Path) -> None:
@@ -68,6 +85,6 @@ def test_bad_range(blob) -> None:
 def test_mmap_close_with_live_slice(blob) -> None:
     path, data = blob
     m = MmapSource(path)
-    view = m.read(0, 16)
-    m.close()                  # must not raise although a slice is alive
-    assert bytes(view) == data[:16]
+    piece = m.read(0, 16)
+    m.close()                  # a read is a copy: it outlives the map
+    assert piece == data[:16]

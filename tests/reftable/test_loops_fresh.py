@@ -44,7 +44,7 @@ def test_every_generated_function_is_in_a_registry_and_picked_by_flags() -> None
     registered = {fn.__name__ for fn in [*loops.RECORD_LOOPS.values(),
                                          *loops.MERGE_LOOPS.values()]}
     assert generated == registered
-    assert len(set(loops.RECORD_LOOPS.values())) == 14      # 8 ref, 2 log, 2 obj, 2 index
+    assert len(set(loops.RECORD_LOOPS.values())) == 10      # 4 ref, 2 log, 2 obj, 2 index
     assert len(set(loops.MERGE_LOOPS.values())) == 64      # 32 flag variants x suppress
     picked = set()
     for values in itertools.product((False, True), repeat=7):

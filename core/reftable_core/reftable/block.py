@@ -6,14 +6,17 @@ turns (source, offset) into a parsed Block -- header, inflated log data, restart
 table -- or None when past the end / of an unwanted type. seek_in_block()
 binary-searches the restart points and scans linearly; record_loop(typ, flags)
 returns the generator function that decodes a block's records sequentially
-(loops.py's variant for flags.block_key_swap, flags.ref_name_alloc and flags.mmap).
+(loops.py's variant for flags.block_key_swap and flags.ref_name_alloc).
 All offsets in a Block are relative to the block start (which, for the block
-at file offset 0, includes the file header). Block.data is what the source
-handed out, uncopied, under mmap=on (a memoryview into MmapSource's map; the
-record loops copy each field out of it, so no record holds a view), and bytes
-under mmap=off (PreadSource's fresh buffer; a view from another source is
-copied once). Log blocks are always inflated into bytes. Errors are FormatError
-with the table name and the absolute file offset.
+at file offset 0, includes the file header); byte rel of the block is
+data[base + rel]. Under mmap=on (views) a block of an in-place source uses its
+bytes where they are, with no copy per block: data is MmapSource's whole map
+(an mmap.mmap: indexing gives ints, slicing fresh bytes, so each field the record
+loops slice out is its one copy) and base the block's file offset; under
+mmap=off data is the block's own fresh bytes (PreadSource's read) and base 0.
+Log blocks are always inflated into fresh bytes (base 0), as git inflates into
+a buffer of its own. Errors are FormatError with the table name and the
+absolute file offset.
 """
 from __future__ import annotations
 
@@ -43,6 +46,7 @@ class Block:
     """A parsed block. data holds the (inflated) block, offsets relative to its start."""
 
     __slots__ = (
+        "base",
         "data",
         "end",
         "full_size",
@@ -55,9 +59,10 @@ class Block:
     )
 
     def __init__(self, typ: int, data: Buf, off: int, header_off: int, end: int,
-                 restart_count: int, full_size: int, name: str) -> None:
+                 restart_count: int, full_size: int, name: str, base: int = 0) -> None:
         self.typ = typ
         self.data = data
+        self.base = base                # index in data of the block's first byte
         self.off = off                  # absolute file offset of the block
         self.header_off = header_off    # file header size for the first block, else 0
         self.end = end                  # start of the restart table = end of records
@@ -65,6 +70,13 @@ class Block:
         self.restart_start = end
         self.full_size = full_size      # bytes to skip to reach the next block
         self.name = name
+
+    @property
+    def length(self) -> int:
+        """The block length its header states (of a log block: inflated)."""
+        d = self.data
+        h = self.base + self.header_off
+        return (d[h + 1] << 16) | (d[h + 2] << 8) | d[h + 3]
 
     @property
     def records_start(self) -> int:
@@ -76,7 +88,8 @@ class Block:
     def restart_offset(self, i: int) -> int:
         p = self.restart_start + 3 * i
         d = self.data
-        r = (d[p] << 16) | (d[p + 1] << 8) | d[p + 2]
+        q = self.base + p
+        r = (d[q] << 16) | (d[q + 1] << 8) | d[q + 2]
         if r < self.header_off + 4 or r >= self.end:
             raise self.error(f"restart offset {r} outside the block's records", p)
         return r
@@ -91,15 +104,17 @@ class Block:
 
 def _decode_key_at(block: Block, off: int, last: bytes) -> tuple[bytes, int, int]:
     data = block.data
+    base = block.base
     try:
-        p, off = get_varint(data, off)
-        s, off = get_varint(data, off)
+        p, at = get_varint(data, base + off)
+        s, at = get_varint(data, at)
     except FormatError:
         raise block.error("truncated record key", off) from None
+    off = at - base
     nxt = off + (s >> 3)
     if p > len(last) or nxt > block.end or off > block.end:
         raise block.error("record key runs past the block or bad prefix length", off)
-    key = bytes(last[:p]) + bytes(data[off:nxt])
+    key = bytes(last[:p]) + data[at:base + nxt]
     if not key:
         raise block.error("empty record key", off)
     return key, s & 7, nxt
@@ -109,68 +124,90 @@ BlockLoader = Callable[..., "Block | None"]
 
 
 def _read_header(source, off: int, header_off: int, guess: int,
-                 limit: int) -> tuple[Buf, int]:
-    data = source.read(off, min(guess, limit - off))
+                 limit: int, views: bool) -> tuple[Buf, int, int, int]:
+    """(data, base, have, block type): under views the source's bytes in place if it
+    has them (no copy), else a read of up to guess bytes (a fresh bytes, base 0);
+    have = how many bytes of data from base on belong to the table."""
     WORK.blocks_read += 1
-    if len(data) < header_off + 4:
+    where = source.in_place(off) if views else None
+    if where is None:
+        data = source.read(off, min(guess, limit - off))
+        base = 0
+        have = len(data)
+    else:
+        data, base = where
+        have = limit - off
+    if have < header_off + 4:
         raise FormatError("truncated block header", source.name, off)
-    return data, data[header_off]
+    return data, base, have, data[base + header_off]
 
 
-def _setup(source, data: Buf, typ: int, off: int, header_off: int, table_block_size: int,
-           guess: int, limit: int, views: bool) -> Block:
+def _setup(source, data: Buf, base: int, have: int, typ: int, off: int, header_off: int,
+           table_block_size: int, guess: int, limit: int) -> Block:
     """Everything after the type byte: length, re-read, inflate, restart table.
 
-    views (flag mmap, seed 004 4/4): on, the block keeps the source's data as handed
-    out (`dest->data = b->data + off;`: a view into the map, no copy per block);
-    off, the data is bytes (`dest->data = reftable_malloc(size); pread_in_full(...)`:
-    PreadSource already returns a fresh bytes per read; another source's view is
-    copied so that the bytes-only record loops see bytes). git's mmap=off
-    file_return_block also memset(0xff) the buffer before freeing it; here the
-    buffer is freed when the block is dropped, without the fill.
+    Flag mmap (seed 004 4/4, file_read_block in reftable/blocksource.c) acts in
+    _read_header, through the source: on, the block uses the map in place
+
+        + dest->data = b->data + off;
+
+    (data is the map, base the block's offset in it; nothing is copied per block);
+    off, each block is a fresh buffer filled by pread
+
+        - dest->data = reftable_malloc(size);
+        - if (pread_in_full(b->fd, dest->data, size, off) != size)
+
+    (PreadSource's fresh bytes, re-read whole when the block is longer than the
+    first read). git's mmap=off file_return_block also memset(0xff) the buffer
+    before freeing it; here the buffer is freed when the block is dropped, without
+    the fill.
     """
     name = source.name
     WORK.blocks_set_up += 1
     if typ not in BLOCK_TYPES:
         raise FormatError(f"unknown block type 0x{typ:02x}", name, off + header_off)
-    h = header_off
+    h = base + header_off
     sz = (data[h + 1] << 16) | (data[h + 2] << 8) | data[h + 3]
-    skip = h + 4
+    skip = header_off + 4
     if sz < skip + 2:
-        raise FormatError(f"block length {sz} too small", name, off + h)
+        raise FormatError(f"block length {sz} too small", name, off + header_off)
     if typ == BLOCK_TYPE_LOG:
-        data, full = _inflate(source, data, off, skip, sz, guess, limit)
+        data, full = _inflate(source, data, base, have, off, skip, sz, guess, limit)
+        base = 0
     else:
-        if sz > len(data):
+        if sz > have:
             if off + sz > limit:
                 raise FormatError(f"block length {sz} runs past the end of the table", name, off)
             data = source.read(off, sz)
+            base = 0
+            have = sz
         if table_block_size == 0 or sz > table_block_size:
             full = sz
-        elif sz < table_block_size and sz < len(data) and data[sz] != 0:
+        elif sz < table_block_size and sz < have and data[base + sz] != 0:
             full = sz           # unpadded: the next block follows directly
         else:
             full = table_block_size
-    if not views and type(data) is not bytes:
-        data = bytes(data[:sz])
-    count = (data[sz - 2] << 8) | data[sz - 1]
+    e = base + sz
+    count = (data[e - 2] << 8) | data[e - 1]
     end = sz - 2 - 3 * count
     if count == 0 or end < skip:
         raise FormatError(f"bad restart count {count}", name, off + sz - 2)
     if off + full > limit:
         full = limit - off
-    return Block(typ, data, off, h, end, count, full, name)
+    return Block(typ, data, off, header_off, end, count, full, name, base)
 
 
-def _inflate(source, data: Buf, off: int, skip: int, sz: int, guess: int,
-             limit: int) -> tuple[bytes, int]:
+def _inflate(source, data: Buf, base: int, have: int, off: int, skip: int, sz: int,
+             guess: int, limit: int) -> tuple[bytes, int]:
+    """The log block inflated into fresh bytes (its header, then the records) and the
+    bytes it takes in the file; compressed input is read in chunks from pos on."""
     want = sz - skip
     WORK.blocks_inflated += 1
     d = zlib.decompressobj()
     chunk = max(guess, sz) + 64
     pos = off + skip
-    comp = data[skip:]
-    if len(data) < min(chunk, limit - off):
+    comp = data[base + skip:base + min(have, chunk)]
+    if have < min(chunk, limit - off):
         comp = source.read(pos, min(chunk, limit - pos))
     out = []
     got = 0
@@ -196,7 +233,7 @@ def _inflate(source, data: Buf, off: int, skip: int, sz: int, guess: int,
     if not d.eof or got != want:
         raise ZlibError(f"log block inflated to {got} bytes, header says {want}",
                         source.name, off)
-    return bytes(data[:skip]) + b"".join(out), skip + consumed
+    return data[base:base + skip] + b"".join(out), skip + consumed
 
 
 def load_block_early_exit(source, off: int, header_off: int, table_block_size: int,
@@ -212,10 +249,11 @@ def load_block_early_exit(source, off: int, header_off: int, table_block_size: i
     if off >= limit:
         return None
     guess = table_block_size or DEFAULT_BLOCK_SIZE
-    data, typ = _read_header(source, off, header_off, guess, limit)
+    data, base, have, typ = _read_header(source, off, header_off, guess, limit, views)
     if want_type and typ != want_type:
         return None
-    return _setup(source, data, typ, off, header_off, table_block_size, guess, limit, views)
+    return _setup(source, data, base, have, typ, off, header_off, table_block_size, guess,
+                  limit)
 
 
 def load_block_full_setup(source, off: int, header_off: int, table_block_size: int,
@@ -232,16 +270,17 @@ def load_block_full_setup(source, off: int, header_off: int, table_block_size: i
     if off >= limit:
         return None
     guess = table_block_size or DEFAULT_BLOCK_SIZE
-    data, typ = _read_header(source, off, header_off, guess, limit)
-    block = _setup(source, data, typ, off, header_off, table_block_size, guess, limit, views)
+    data, base, have, typ = _read_header(source, off, header_off, guess, limit, views)
+    block = _setup(source, data, base, have, typ, off, header_off, table_block_size, guess,
+                   limit)
     if want_type and block.typ != want_type:
         return None
     return block
 
 
 def block_loader(flags: Flags) -> BlockLoader:
-    """The loader for flags.block_type_early_exit, keeping the source's views under
-    flags.mmap (see _setup)."""
+    """The loader for flags.block_type_early_exit; under flags.mmap it uses an
+    in-place source's bytes where they are (see _setup)."""
     load = load_block_early_exit if flags.block_type_early_exit else load_block_full_setup
     return partial(load, views=flags.mmap)
 
@@ -256,16 +295,17 @@ def seek_in_block(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes
     before it), ready to start a record loop there.
     """
     data = block.data
-    end = block.end
-    rs = block.restart_start
+    base = block.base           # positions below are indexes into data (base + rel)
+    end = base + block.end
+    rs = base + block.restart_start
     lo, hi = 0, block.restart_count
     try:
         while lo < hi:
             mid = (lo + hi) >> 1
             q = rs + 3 * mid
-            r = (data[q] << 16) | (data[q + 1] << 8) | data[q + 2]
+            r = base + ((data[q] << 16) | (data[q + 1] << 8) | data[q + 2])
             if data[r] != 0 or r >= end:
-                raise block.error("restart point is not an uncompressed record", q)
+                raise block.error("restart point is not an uncompressed record", q - base)
             s = data[r + 1]
             if s < 0x80:
                 o = r + 2
@@ -274,13 +314,13 @@ def seek_in_block(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes
                 o = r + 3
             else:
                 s, o = get_varint(data, r + 1)
-            if bytes(data[o:o + (s >> 3)]) > want:     # (a view has no ordering)
+            if data[o:o + (s >> 3)] > want:
                 hi = mid
             else:
                 lo = mid + 1
     except IndexError:
-        raise block.error("restart table points outside the block", rs) from None
-    off = block.restart_offset(lo - 1) if lo > 0 else block.header_off + 4
+        raise block.error("restart table points outside the block", rs - base) from None
+    off = base + (block.restart_offset(lo - 1) if lo > 0 else block.header_off + 4)
     # linear scan from that restart point: decode keys, skip values
     last = b""
     typ = block.typ
@@ -303,10 +343,11 @@ def seek_in_block(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes
                 s, off = get_varint(data, off)
             nxt = off + (s >> 3)
             if nxt > end or p > len(last):
-                raise block.error("record key runs past the block or bad prefix length", start)
+                raise block.error("record key runs past the block or bad prefix length",
+                                  start - base)
             key = last[:p] + data[off:nxt]
             if key >= want:
-                return start, last
+                return start - base, last
             off = nxt
             if typ == BLOCK_TYPE_REF:
                 while data[off] >= 0x80:        # skip the update index varint
@@ -321,7 +362,7 @@ def seek_in_block(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes
                     n, off = get_varint(data, off)
                     off += n
                 elif vt:
-                    raise block.error(f"unknown ref value type {vt}", start)
+                    raise block.error(f"unknown ref value type {vt}", start - base)
             elif typ == BLOCK_TYPE_INDEX:
                 while data[off] >= 0x80:        # skip the block offset varint
                     off += 1
@@ -329,13 +370,13 @@ def seek_in_block(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes
             else:
                 off = skip_value(typ, data, off, s & 7, hash_size)
             if off > end:
-                raise block.error("record runs past the block", start)
+                raise block.error("record runs past the block", start - base)
             last = key
     except (IndexError, FormatError) as e:
         if isinstance(e, FormatError) and e.path is not None:
             raise
-        raise block.error("truncated record", start) from None
-    return end, last
+        raise block.error("truncated record", start - base) from None
+    return block.end, last
 
 
 # -------------------------------------------------------------- loops

@@ -12,9 +12,10 @@ two strbufs); every field of a record is its own bytes object. Variants (each
 models the seed lines quoted in scripts/gen_loops.py): block_key_swap (seed 000 5/7;
 on: the buffers swap; off: the key is copied into last_key), for ref blocks
 ref_name_alloc (seed 000 6/7; on: malloc'd name; off: realloc of the always-NULL
-name, the same allocation by a longer path) and mmap (seed 004 4/4; on: block data
-is a view into the map, each value field is copied out of it; off: block data is
-a fresh bytes per read). Merge loops (merged.merge_function picks one):
+name, the same allocation by a longer path). mmap (seed 004 4/4) is no loop
+variant: block.data is the table's map (mmap=on) or the block's own bytes
+(mmap=off), byte i of the block at data[block.base + i], and each field sliced out
+of either is a fresh bytes. Merge loops (merged.merge_function picks one):
 merge(heap, its) yields the merged records, where heap is a
 pq.MergedIterPQueue's list of [record, sub-iterator index] entries and its the
 sub-iterators; variants: merged_cmp, same_subiter_skip, single_subiter_bypass,
@@ -25,6 +26,7 @@ see merged.py). RECORD_LOOPS and MERGE_LOOPS map flag values to the functions.
 """
 from __future__ import annotations
 
+import mmap
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVar
 
@@ -48,7 +50,9 @@ class LoopBlock(Protocol):
     """What a record loop reads of a block (block.Block is one)."""
 
     @property
-    def data(self) -> bytes | memoryview: ...
+    def data(self) -> bytes | mmap.mmap: ...
+    @property
+    def base(self) -> int: ...
     @property
     def end(self) -> int: ...
     @property
@@ -64,18 +68,20 @@ RecordLoop = Callable[..., Iterator[Any]]
 MergeLoop = Callable[[list[Any], list[Iterator[Any]]], Iterator[Any]]
 
 
-def ref_loop__swap_on__alloc_on__mmap_on(
+def ref_loop__swap_on__alloc_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
     """Yield RefRecords from block (at off, after key last), then from the blocks
-    next_block(block) returns (block_key_swap=on, ref_name_alloc=on, mmap=on)."""
+    next_block(block) returns (block_key_swap=on, ref_name_alloc=on)."""
     RefRec = RefRecord
     new = object.__new__
     h2 = 2 * hash_size
     while True:
         data = block.data
-        end = block.end
-        block_off = block.off
+        base = block.base               # data[base + i] is byte i of the block
+        off += base
+        end = base + block.end
+        block_off = block.off - base    # block_off + position: the file offset
         name_of_table = block.name
         last = bytearray(last)
         try:
@@ -98,99 +104,8 @@ def ref_loop__swap_on__alloc_on__mmap_on(
                     raise FormatError("prefix length exceeds the previous key",
                                       name_of_table, block_off + start)
                 nxt = off + (s >> 3)
-                key = last[:p] + data[off:nxt]
-                off = nxt
-                u = data[off]
-                if u < 0x80:
-                    off += 1
-                else:
-                    u, off = get_varint(data, off)
-                name = bytes(key)
-                vt = s & 7
-                if vt == 1:
-                    # the common records are built slot by slot: object.__new__ plus
-                    # six slot stores cost about half of a call to the dataclass __init__
-                    nxt = off + hash_size
-                    rec = new(RefRec)
-                    rec.refname = name
-                    rec.update_index = u + min_ui
-                    rec.value_type = 1
-                    rec.value = bytes(data[off:nxt])
-                    rec.target_value = None
-                    rec.target = None
-                elif vt == 2:
-                    nxt = off + h2
-                    rec = new(RefRec)
-                    rec.refname = name
-                    rec.update_index = u + min_ui
-                    rec.value_type = 2
-                    rec.value = bytes(data[off:off + hash_size])
-                    rec.target_value = bytes(data[off + hash_size:nxt])
-                    rec.target = None
-                elif vt == 3:
-                    n, off = get_varint(data, off)
-                    nxt = off + n
-                    rec = RefRec(name, u + min_ui, 3, None, None, bytes(data[off:nxt]))
-                elif vt == 0:
-                    nxt = off
-                    rec = RefRec(name, u + min_ui, 0, None, None, None)
-                else:
-                    raise FormatError(f"unknown ref value type {vt}", name_of_table,
-                                      block_off + start)
-                if nxt > end:       # offsets only grow: this also covers the key suffix
-                    raise FormatError("ref record runs past the block",
-                                      name_of_table, block_off + start)
-                off = nxt
-                last = key
-                yield rec
-        except (IndexError, FormatError) as e:
-            if isinstance(e, FormatError) and e.path is not None:
-                raise
-            raise FormatError("truncated ref record", name_of_table, block_off + off) from None
-        # on to the next block of this section (None: stop here)
-        following = next_block(block) if next_block is not None else None
-        if following is None:
-            return
-        block = following
-        off = block.header_off + 4
-        last = b""
-
-
-def ref_loop__swap_on__alloc_on__mmap_off(
-        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
-        next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
-    """Yield RefRecords from block (at off, after key last), then from the blocks
-    next_block(block) returns (block_key_swap=on, ref_name_alloc=on, mmap=off)."""
-    RefRec = RefRecord
-    new = object.__new__
-    h2 = 2 * hash_size
-    while True:
-        data = block.data
-        end = block.end
-        block_off = block.off
-        name_of_table = block.name
-        last = bytearray(last)
-        try:
-            while off < end:
-                start = off
-                p = data[off]
-                if p < 0x80:
-                    off += 1
-                else:
-                    p, off = get_varint(data, off)
-                s = data[off]
-                if s < 0x80:
-                    off += 1
-                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
-                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
-                    off += 2
-                else:
-                    s, off = get_varint(data, off)
-                if p > len(last):
-                    raise FormatError("prefix length exceeds the previous key",
-                                      name_of_table, block_off + start)
-                nxt = off + (s >> 3)
-                key = last[:p] + data[off:nxt]
+                key = last[:p]
+                key += data[off:nxt]
                 off = nxt
                 u = data[off]
                 if u < 0x80:
@@ -248,18 +163,20 @@ def ref_loop__swap_on__alloc_on__mmap_off(
         last = b""
 
 
-def ref_loop__swap_on__alloc_off__mmap_on(
+def ref_loop__swap_on__alloc_off(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
     """Yield RefRecords from block (at off, after key last), then from the blocks
-    next_block(block) returns (block_key_swap=on, ref_name_alloc=off, mmap=on)."""
+    next_block(block) returns (block_key_swap=on, ref_name_alloc=off)."""
     RefRec = RefRecord
     new = object.__new__
     h2 = 2 * hash_size
     while True:
         data = block.data
-        end = block.end
-        block_off = block.off
+        base = block.base               # data[base + i] is byte i of the block
+        off += base
+        end = base + block.end
+        block_off = block.off - base    # block_off + position: the file offset
         name_of_table = block.name
         last = bytearray(last)
         try:
@@ -282,101 +199,8 @@ def ref_loop__swap_on__alloc_off__mmap_on(
                     raise FormatError("prefix length exceeds the previous key",
                                       name_of_table, block_off + start)
                 nxt = off + (s >> 3)
-                key = last[:p] + data[off:nxt]
-                off = nxt
-                u = data[off]
-                if u < 0x80:
-                    off += 1
-                else:
-                    u, off = get_varint(data, off)
-                name = None                 # reftable_ref_record_release(r): NULL
-                if name is None:            # reftable_realloc(NULL, n) is malloc(n)
-                    name = bytes(key)
-                vt = s & 7
-                if vt == 1:
-                    # the common records are built slot by slot: object.__new__ plus
-                    # six slot stores cost about half of a call to the dataclass __init__
-                    nxt = off + hash_size
-                    rec = new(RefRec)
-                    rec.refname = name
-                    rec.update_index = u + min_ui
-                    rec.value_type = 1
-                    rec.value = bytes(data[off:nxt])
-                    rec.target_value = None
-                    rec.target = None
-                elif vt == 2:
-                    nxt = off + h2
-                    rec = new(RefRec)
-                    rec.refname = name
-                    rec.update_index = u + min_ui
-                    rec.value_type = 2
-                    rec.value = bytes(data[off:off + hash_size])
-                    rec.target_value = bytes(data[off + hash_size:nxt])
-                    rec.target = None
-                elif vt == 3:
-                    n, off = get_varint(data, off)
-                    nxt = off + n
-                    rec = RefRec(name, u + min_ui, 3, None, None, bytes(data[off:nxt]))
-                elif vt == 0:
-                    nxt = off
-                    rec = RefRec(name, u + min_ui, 0, None, None, None)
-                else:
-                    raise FormatError(f"unknown ref value type {vt}", name_of_table,
-                                      block_off + start)
-                if nxt > end:       # offsets only grow: this also covers the key suffix
-                    raise FormatError("ref record runs past the block",
-                                      name_of_table, block_off + start)
-                off = nxt
-                last = key
-                yield rec
-        except (IndexError, FormatError) as e:
-            if isinstance(e, FormatError) and e.path is not None:
-                raise
-            raise FormatError("truncated ref record", name_of_table, block_off + off) from None
-        # on to the next block of this section (None: stop here)
-        following = next_block(block) if next_block is not None else None
-        if following is None:
-            return
-        block = following
-        off = block.header_off + 4
-        last = b""
-
-
-def ref_loop__swap_on__alloc_off__mmap_off(
-        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
-        next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
-    """Yield RefRecords from block (at off, after key last), then from the blocks
-    next_block(block) returns (block_key_swap=on, ref_name_alloc=off, mmap=off)."""
-    RefRec = RefRecord
-    new = object.__new__
-    h2 = 2 * hash_size
-    while True:
-        data = block.data
-        end = block.end
-        block_off = block.off
-        name_of_table = block.name
-        last = bytearray(last)
-        try:
-            while off < end:
-                start = off
-                p = data[off]
-                if p < 0x80:
-                    off += 1
-                else:
-                    p, off = get_varint(data, off)
-                s = data[off]
-                if s < 0x80:
-                    off += 1
-                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
-                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
-                    off += 2
-                else:
-                    s, off = get_varint(data, off)
-                if p > len(last):
-                    raise FormatError("prefix length exceeds the previous key",
-                                      name_of_table, block_off + start)
-                nxt = off + (s >> 3)
-                key = last[:p] + data[off:nxt]
+                key = last[:p]
+                key += data[off:nxt]
                 off = nxt
                 u = data[off]
                 if u < 0x80:
@@ -436,18 +260,20 @@ def ref_loop__swap_on__alloc_off__mmap_off(
         last = b""
 
 
-def ref_loop__swap_off__alloc_on__mmap_on(
+def ref_loop__swap_off__alloc_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
     """Yield RefRecords from block (at off, after key last), then from the blocks
-    next_block(block) returns (block_key_swap=off, ref_name_alloc=on, mmap=on)."""
+    next_block(block) returns (block_key_swap=off, ref_name_alloc=on)."""
     RefRec = RefRecord
     new = object.__new__
     h2 = 2 * hash_size
     while True:
         data = block.data
-        end = block.end
-        block_off = block.off
+        base = block.base               # data[base + i] is byte i of the block
+        off += base
+        end = base + block.end
+        block_off = block.off - base    # block_off + position: the file offset
         name_of_table = block.name
         last = bytearray(last)
         try:
@@ -470,99 +296,8 @@ def ref_loop__swap_off__alloc_on__mmap_on(
                     raise FormatError("prefix length exceeds the previous key",
                                       name_of_table, block_off + start)
                 nxt = off + (s >> 3)
-                key = last[:p] + data[off:nxt]
-                off = nxt
-                u = data[off]
-                if u < 0x80:
-                    off += 1
-                else:
-                    u, off = get_varint(data, off)
-                name = bytes(key)
-                vt = s & 7
-                if vt == 1:
-                    # the common records are built slot by slot: object.__new__ plus
-                    # six slot stores cost about half of a call to the dataclass __init__
-                    nxt = off + hash_size
-                    rec = new(RefRec)
-                    rec.refname = name
-                    rec.update_index = u + min_ui
-                    rec.value_type = 1
-                    rec.value = bytes(data[off:nxt])
-                    rec.target_value = None
-                    rec.target = None
-                elif vt == 2:
-                    nxt = off + h2
-                    rec = new(RefRec)
-                    rec.refname = name
-                    rec.update_index = u + min_ui
-                    rec.value_type = 2
-                    rec.value = bytes(data[off:off + hash_size])
-                    rec.target_value = bytes(data[off + hash_size:nxt])
-                    rec.target = None
-                elif vt == 3:
-                    n, off = get_varint(data, off)
-                    nxt = off + n
-                    rec = RefRec(name, u + min_ui, 3, None, None, bytes(data[off:nxt]))
-                elif vt == 0:
-                    nxt = off
-                    rec = RefRec(name, u + min_ui, 0, None, None, None)
-                else:
-                    raise FormatError(f"unknown ref value type {vt}", name_of_table,
-                                      block_off + start)
-                if nxt > end:       # offsets only grow: this also covers the key suffix
-                    raise FormatError("ref record runs past the block",
-                                      name_of_table, block_off + start)
-                off = nxt
-                last[:] = key
-                yield rec
-        except (IndexError, FormatError) as e:
-            if isinstance(e, FormatError) and e.path is not None:
-                raise
-            raise FormatError("truncated ref record", name_of_table, block_off + off) from None
-        # on to the next block of this section (None: stop here)
-        following = next_block(block) if next_block is not None else None
-        if following is None:
-            return
-        block = following
-        off = block.header_off + 4
-        last = b""
-
-
-def ref_loop__swap_off__alloc_on__mmap_off(
-        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
-        next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
-    """Yield RefRecords from block (at off, after key last), then from the blocks
-    next_block(block) returns (block_key_swap=off, ref_name_alloc=on, mmap=off)."""
-    RefRec = RefRecord
-    new = object.__new__
-    h2 = 2 * hash_size
-    while True:
-        data = block.data
-        end = block.end
-        block_off = block.off
-        name_of_table = block.name
-        last = bytearray(last)
-        try:
-            while off < end:
-                start = off
-                p = data[off]
-                if p < 0x80:
-                    off += 1
-                else:
-                    p, off = get_varint(data, off)
-                s = data[off]
-                if s < 0x80:
-                    off += 1
-                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
-                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
-                    off += 2
-                else:
-                    s, off = get_varint(data, off)
-                if p > len(last):
-                    raise FormatError("prefix length exceeds the previous key",
-                                      name_of_table, block_off + start)
-                nxt = off + (s >> 3)
-                key = last[:p] + data[off:nxt]
+                key = last[:p]
+                key += data[off:nxt]
                 off = nxt
                 u = data[off]
                 if u < 0x80:
@@ -620,18 +355,20 @@ def ref_loop__swap_off__alloc_on__mmap_off(
         last = b""
 
 
-def ref_loop__swap_off__alloc_off__mmap_on(
+def ref_loop__swap_off__alloc_off(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
     """Yield RefRecords from block (at off, after key last), then from the blocks
-    next_block(block) returns (block_key_swap=off, ref_name_alloc=off, mmap=on)."""
+    next_block(block) returns (block_key_swap=off, ref_name_alloc=off)."""
     RefRec = RefRecord
     new = object.__new__
     h2 = 2 * hash_size
     while True:
         data = block.data
-        end = block.end
-        block_off = block.off
+        base = block.base               # data[base + i] is byte i of the block
+        off += base
+        end = base + block.end
+        block_off = block.off - base    # block_off + position: the file offset
         name_of_table = block.name
         last = bytearray(last)
         try:
@@ -654,101 +391,8 @@ def ref_loop__swap_off__alloc_off__mmap_on(
                     raise FormatError("prefix length exceeds the previous key",
                                       name_of_table, block_off + start)
                 nxt = off + (s >> 3)
-                key = last[:p] + data[off:nxt]
-                off = nxt
-                u = data[off]
-                if u < 0x80:
-                    off += 1
-                else:
-                    u, off = get_varint(data, off)
-                name = None                 # reftable_ref_record_release(r): NULL
-                if name is None:            # reftable_realloc(NULL, n) is malloc(n)
-                    name = bytes(key)
-                vt = s & 7
-                if vt == 1:
-                    # the common records are built slot by slot: object.__new__ plus
-                    # six slot stores cost about half of a call to the dataclass __init__
-                    nxt = off + hash_size
-                    rec = new(RefRec)
-                    rec.refname = name
-                    rec.update_index = u + min_ui
-                    rec.value_type = 1
-                    rec.value = bytes(data[off:nxt])
-                    rec.target_value = None
-                    rec.target = None
-                elif vt == 2:
-                    nxt = off + h2
-                    rec = new(RefRec)
-                    rec.refname = name
-                    rec.update_index = u + min_ui
-                    rec.value_type = 2
-                    rec.value = bytes(data[off:off + hash_size])
-                    rec.target_value = bytes(data[off + hash_size:nxt])
-                    rec.target = None
-                elif vt == 3:
-                    n, off = get_varint(data, off)
-                    nxt = off + n
-                    rec = RefRec(name, u + min_ui, 3, None, None, bytes(data[off:nxt]))
-                elif vt == 0:
-                    nxt = off
-                    rec = RefRec(name, u + min_ui, 0, None, None, None)
-                else:
-                    raise FormatError(f"unknown ref value type {vt}", name_of_table,
-                                      block_off + start)
-                if nxt > end:       # offsets only grow: this also covers the key suffix
-                    raise FormatError("ref record runs past the block",
-                                      name_of_table, block_off + start)
-                off = nxt
-                last[:] = key
-                yield rec
-        except (IndexError, FormatError) as e:
-            if isinstance(e, FormatError) and e.path is not None:
-                raise
-            raise FormatError("truncated ref record", name_of_table, block_off + off) from None
-        # on to the next block of this section (None: stop here)
-        following = next_block(block) if next_block is not None else None
-        if following is None:
-            return
-        block = following
-        off = block.header_off + 4
-        last = b""
-
-
-def ref_loop__swap_off__alloc_off__mmap_off(
-        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
-        next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
-    """Yield RefRecords from block (at off, after key last), then from the blocks
-    next_block(block) returns (block_key_swap=off, ref_name_alloc=off, mmap=off)."""
-    RefRec = RefRecord
-    new = object.__new__
-    h2 = 2 * hash_size
-    while True:
-        data = block.data
-        end = block.end
-        block_off = block.off
-        name_of_table = block.name
-        last = bytearray(last)
-        try:
-            while off < end:
-                start = off
-                p = data[off]
-                if p < 0x80:
-                    off += 1
-                else:
-                    p, off = get_varint(data, off)
-                s = data[off]
-                if s < 0x80:
-                    off += 1
-                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
-                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
-                    off += 2
-                else:
-                    s, off = get_varint(data, off)
-                if p > len(last):
-                    raise FormatError("prefix length exceeds the previous key",
-                                      name_of_table, block_off + start)
-                nxt = off + (s >> 3)
-                key = last[:p] + data[off:nxt]
+                key = last[:p]
+                key += data[off:nxt]
                 off = nxt
                 u = data[off]
                 if u < 0x80:
@@ -816,8 +460,10 @@ def log_loop__swap_on(
     h2 = 2 * hash_size
     while True:
         data = block.data
-        end = block.end
-        block_off = block.off
+        base = block.base               # data[base + i] is byte i of the block
+        off += base
+        end = base + block.end
+        block_off = block.off - base    # block_off + position: the file offset
         name_of_table = block.name
         last = bytearray(last)
         try:
@@ -833,7 +479,8 @@ def log_loop__swap_on(
                 if nxt > end or p > len(last):
                     raise FormatError("record key runs past the block or bad prefix length",
                                       name_of_table, block_off + start)
-                key = last[:p] + data[off:nxt]
+                key = last[:p]
+                key += data[off:nxt]
                 off = nxt
                 kl = len(key)
                 if kl <= 9 or key[kl - 9] != 0:
@@ -891,8 +538,10 @@ def log_loop__swap_off(
     h2 = 2 * hash_size
     while True:
         data = block.data
-        end = block.end
-        block_off = block.off
+        base = block.base               # data[base + i] is byte i of the block
+        off += base
+        end = base + block.end
+        block_off = block.off - base    # block_off + position: the file offset
         name_of_table = block.name
         last = bytearray(last)
         try:
@@ -908,7 +557,8 @@ def log_loop__swap_off(
                 if nxt > end or p > len(last):
                     raise FormatError("record key runs past the block or bad prefix length",
                                       name_of_table, block_off + start)
-                key = last[:p] + data[off:nxt]
+                key = last[:p]
+                key += data[off:nxt]
                 off = nxt
                 kl = len(key)
                 if kl <= 9 or key[kl - 9] != 0:
@@ -966,8 +616,10 @@ def obj_loop__swap_on(
     typ = BLOCK_TYPE_OBJ
     while True:
         data = block.data
-        end = block.end
-        block_off = block.off
+        base = block.base               # data[base + i] is byte i of the block
+        off += base
+        end = base + block.end
+        block_off = block.off - base    # block_off + position: the file offset
         name_of_table = block.name
         last = bytearray(last)
         while off < end:
@@ -997,8 +649,10 @@ def obj_loop__swap_off(
     typ = BLOCK_TYPE_OBJ
     while True:
         data = block.data
-        end = block.end
-        block_off = block.off
+        base = block.base               # data[base + i] is byte i of the block
+        off += base
+        end = base + block.end
+        block_off = block.off - base    # block_off + position: the file offset
         name_of_table = block.name
         last = bytearray(last)
         while off < end:
@@ -1028,8 +682,10 @@ def index_loop__swap_on(
     typ = BLOCK_TYPE_INDEX
     while True:
         data = block.data
-        end = block.end
-        block_off = block.off
+        base = block.base               # data[base + i] is byte i of the block
+        off += base
+        end = base + block.end
+        block_off = block.off - base    # block_off + position: the file offset
         name_of_table = block.name
         last = bytearray(last)
         while off < end:
@@ -1059,8 +715,10 @@ def index_loop__swap_off(
     typ = BLOCK_TYPE_INDEX
     while True:
         data = block.data
-        end = block.end
-        block_off = block.off
+        base = block.base               # data[base + i] is byte i of the block
+        off += base
+        end = base + block.end
+        block_off = block.off - base    # block_off + position: the file offset
         name_of_table = block.name
         last = bytearray(last)
         while off < end:
@@ -7259,16 +6917,17 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
 
 
 # (block type, block_key_swap, ref_name_alloc, mmap) -> record loop; ref_name_alloc
-# and mmap act on ref blocks only, the other types list their loop under all values
+# acts on ref blocks only and mmap on none (it picks the block's source), so a
+# loop is listed under every value of the flags it does not depend on
 RECORD_LOOPS: dict[tuple[int, bool, bool, bool], RecordLoop] = {
-    (BLOCK_TYPE_REF, True, True, True): ref_loop__swap_on__alloc_on__mmap_on,
-    (BLOCK_TYPE_REF, True, True, False): ref_loop__swap_on__alloc_on__mmap_off,
-    (BLOCK_TYPE_REF, True, False, True): ref_loop__swap_on__alloc_off__mmap_on,
-    (BLOCK_TYPE_REF, True, False, False): ref_loop__swap_on__alloc_off__mmap_off,
-    (BLOCK_TYPE_REF, False, True, True): ref_loop__swap_off__alloc_on__mmap_on,
-    (BLOCK_TYPE_REF, False, True, False): ref_loop__swap_off__alloc_on__mmap_off,
-    (BLOCK_TYPE_REF, False, False, True): ref_loop__swap_off__alloc_off__mmap_on,
-    (BLOCK_TYPE_REF, False, False, False): ref_loop__swap_off__alloc_off__mmap_off,
+    (BLOCK_TYPE_REF, True, True, True): ref_loop__swap_on__alloc_on,
+    (BLOCK_TYPE_REF, True, True, False): ref_loop__swap_on__alloc_on,
+    (BLOCK_TYPE_REF, True, False, True): ref_loop__swap_on__alloc_off,
+    (BLOCK_TYPE_REF, True, False, False): ref_loop__swap_on__alloc_off,
+    (BLOCK_TYPE_REF, False, True, True): ref_loop__swap_off__alloc_on,
+    (BLOCK_TYPE_REF, False, True, False): ref_loop__swap_off__alloc_on,
+    (BLOCK_TYPE_REF, False, False, True): ref_loop__swap_off__alloc_off,
+    (BLOCK_TYPE_REF, False, False, False): ref_loop__swap_off__alloc_off,
     (BLOCK_TYPE_LOG, True, True, True): log_loop__swap_on,
     (BLOCK_TYPE_LOG, True, True, False): log_loop__swap_on,
     (BLOCK_TYPE_LOG, True, False, True): log_loop__swap_on,

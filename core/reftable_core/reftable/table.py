@@ -247,7 +247,7 @@ class TableReader(Reftable):
                     return None         # key is beyond the last indexed key
                 continue
             try:
-                rec, _, _ = decode_index(block.data, off, last)
+                rec, _, _ = decode_index(block.data, block.base + off, last)
             except FormatError as e:
                 raise FormatError(e.msg, self.path, block.off + off) from None
             child = self.load_block(rec.offset)
