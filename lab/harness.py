@@ -92,6 +92,7 @@ __all__ = [
     "ROUND_KEY",
     "ROUND_VALUES",
     "BenchError",
+    "CountCache",
     "ScenarioResult",
     "VariantResult",
     "compare_files",
@@ -145,6 +146,8 @@ class ScenarioResult:
     elapsed: float = 0.0
     round_order: list[list[str]] = field(default_factory=list)  # interleaved: labels per round
     measures: list[str] = field(default_factory=lambda: ["time"])
+    unreproduced: dict[str, str] = field(default_factory=dict)  # seed figure -> why no row
+    cumulative: list[list[str]] = field(default_factory=list)   # [flag, label] per step
 
     def to_json(self) -> dict[str, Any]:
         """The result file's content (its format: README.md, "The result files"); each
@@ -153,7 +156,8 @@ class ScenarioResult:
             "scenario": self.scenario, "scale": self.scale, "dataset": self.dataset,
             "params": self.params, "published": self.published, "seed": self.seed,
             "started": self.started, "elapsed": self.elapsed, "round_order": self.round_order,
-            "measures": self.measures,
+            "measures": self.measures, "unreproduced": self.unreproduced,
+            "cumulative": self.cumulative,
             "variants": [{"label": v.label, "kind": v.kind, "spec": v.spec,
                           "json": Path(v.json_path).name if v.values else "",
                           "benchmark": v.benchmark, "summary": v.summary(),
@@ -176,7 +180,8 @@ class ScenarioResult:
         (Result files written before the values moved there hold them inline.)"""
         r = cls(d["scenario"], d["scale"], d["dataset"], d["params"], published=d["published"],
                 seed=d.get("seed", ""), started=d.get("started", 0.0), elapsed=d.get("elapsed", 0.0),
-                round_order=d.get("round_order", []), measures=d.get("measures", ["time"]))
+                round_order=d.get("round_order", []), measures=d.get("measures", ["time"]),
+                unreproduced=d.get("unreproduced", {}), cumulative=d.get("cumulative", []))
         for v in d["variants"]:
             path = Path(run_dir) / Path(v["json"]).name if v.get("json") else Path("")
             name = v.get("benchmark", "")
@@ -262,12 +267,33 @@ def _empty_result(scenario: Scenario, variant: Variant, out: Path) -> VariantRes
                          benchmark=_bench_name(scenario, variant))
 
 
+# A cache of counts, shared by the caller across scenarios (run_scenario's `counts`):
+# (workload, gitdir, params, flags, peer) -> its Count. A count is deterministic, so a
+# variant another scenario already counted on the same dataset with the same parameters
+# and flags (iterate-refs-memory's are show-ref-1table's; the odb grids share all-on,
+# all-off and grid points with their walk) is reused: `bench` counts each command once.
+CountCache = dict[tuple[str, str, str, str, bool], counting.Count]
+
+
+def _count_key(gitdir: Path, params: dict[str, Any],
+               variant: Variant) -> tuple[str, str, str, str, bool]:
+    return (variant.workload, str(gitdir), json.dumps(params, sort_keys=True),
+            variant.flags.to_spec(), variant.peer)
+
+
 def count_variant(scenario: Scenario, gitdir: Path, params: dict[str, Any], variant: Variant,
-                  out_dir: Path) -> tuple[float, Path]:
+                  out_dir: Path, counts: CountCache | None = None) -> tuple[float, Path]:
     """The instructions of one run of the variant's timed region (lab.measure.instructions),
-    written to <scenario>.<label>.instructions.json; (count, that file)."""
-    cmd = [*_worker_cmd(scenario, gitdir, params, variant), "--count"]
-    count = counting.count_worker(cmd, children=variant.peer)
+    written to <scenario>.<label>.instructions.json; (count, that file). A command already
+    in `counts` is not counted again; a new count is added to it."""
+    key = _count_key(gitdir, params, variant)
+    if counts is not None and key in counts:
+        count = counts[key]
+    else:
+        cmd = [*_worker_cmd(scenario, gitdir, params, variant), "--count"]
+        count = counting.count_worker(cmd, children=variant.peer)
+        if counts is not None:
+            counts[key] = count
     out = out_dir / f"{scenario.name}.{variant.label}.instructions.json"
     counting.write_count(out, _bench_name(scenario, variant), count,
                          {"lab_workload": variant.workload, "lab_flags": variant.flags.to_spec()})
@@ -321,15 +347,16 @@ def _memory_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
 
 def _count_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
                variants: Sequence[Variant], results: dict[str, VariantResult], out_dir: Path,
-               jobs: int, bar: Any) -> None:
+               jobs: int, bar: Any, counts: CountCache | None) -> None:
     if not counting.available():
         raise BenchError("--measure instructions needs valgrind (apt-get install valgrind)")
     # byte-code and lazy imports once, natively, before the counted workers start
-    counting.run_command([*_worker_cmd(scenario, gitdir, params, variants[0]), "--count"],
-                         env=counting.count_env())
+    if counts is None or any(_count_key(gitdir, params, v) not in counts for v in variants):
+        counting.run_command([*_worker_cmd(scenario, gitdir, params, variants[0]), "--count"],
+                             env=counting.count_env())
 
     def one(v: Variant) -> None:
-        n, path = count_variant(scenario, gitdir, params, v, out_dir)
+        n, path = count_variant(scenario, gitdir, params, v, out_dir, counts)
         results[v.label].instructions, results[v.label].instructions_json = n, str(path)
         if bar:
             bar.set_postfix_str(f"instructions {v.label}")
@@ -373,7 +400,8 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
                  progress: bool = True, rounds: int | None = None,
                  order_seed: int = 0, within_process: bool = False,
                  measures: Sequence[str] | str = ("time",),
-                 jobs: int | None = None, work: bool = True) -> ScenarioResult:
+                 jobs: int | None = None, work: bool = True,
+                 counts: CountCache | None = None) -> ScenarioResult:
     """Measure the scenario's variants (all, or the labels in `only`) and its peers.
 
     measures: any of lab.measure.MEASURES. Time, rounds=None:
@@ -384,7 +412,8 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
     within_process=True (with rounds): all rounds in one lab.interleave
     process, one value per variant and round (mode is then unused).
     Instructions: one callgrind worker per variant, `jobs` at once (default:
-    the CPU count; counts do not depend on the machine's load); allocations
+    the CPU count; counts do not depend on the machine's load; `counts`: a
+    CountCache shared across scenarios, so that a command is counted once); allocations
     the same way, under the alloccount preload; memory one worker at a time. work: the
     untimed work pass of every flags variant (`jobs` at once), last.
     """
@@ -404,7 +433,8 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
     params = scenario.params(scale)
     result = ScenarioResult(scenario.name, scale, str(dataset.path), params,
                             published=scenario.published, seed=scenario.seed, started=time.time(),
-                            measures=list(measures))
+                            measures=list(measures), unreproduced=dict(scenario.unreproduced),
+                            cumulative=[list(step) for step in scenario.cumulative_steps(scale)])
     variants = [v for v in scenario.variants(scale)
                 if (only is None or v.label in only) and (peers or not v.peer)]
     results = {v.label: _empty_result(scenario, v, _variant_json(scenario, v, out_dir))
@@ -419,7 +449,7 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
     try:
         if "instructions" in measures and variants:
             _count_all(scenario, dataset.gitdir, params, variants, results, out_dir,
-                       jobs or os.cpu_count() or 1, bar)
+                       jobs or os.cpu_count() or 1, bar, counts)
         if "allocations" in measures and variants:
             _allocations_all(scenario, dataset.gitdir, params, variants, results, out_dir,
                              jobs or os.cpu_count() or 1, bar)
