@@ -24,16 +24,14 @@ backend is the caller's choice (tests and lab.report use Agg).
 """
 from __future__ import annotations
 
-import math
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
-
-from reftable_core.flags import Flags, fixed_slots, parse_size
+from reftable_core.flags import Flags, fixed_slots
 
 _SECONDS = r"(?:(\d+)m)?(\d+(?:\.\d+)?)\s*(ms|s)\b"
 
@@ -179,8 +177,9 @@ def _flags(v: dict[str, Any]) -> Flags:
 
 
 # the x axes a delta base cache grid can sweep: flag -> its value as a number
-_SWEEP_X = {"delta_cache_index": lambda f: fixed_slots(f),
-            "delta_cache_limit": lambda f: f.delta_cache_limit}
+_SWEEP_X: dict[str, Callable[[Flags], int | None]] = {
+    "delta_cache_index": fixed_slots,
+    "delta_cache_limit": lambda f: f.delta_cache_limit}
 _GRID = ("delta_cache_index", "delta_cache_lru", "delta_cache_limit")
 
 
@@ -208,16 +207,16 @@ def _grid_series(result: dict[str, Any]) -> tuple[str, dict[str, list[tuple[floa
     return (best, lines, unit) if lines else None
 
 
-def _cumulative(result: dict[str, Any]) -> list[tuple[str, float]]:
-    """(step, cost) along the result's cumulative steps (all-off first)."""
+def _cumulative(result: dict[str, Any]) -> tuple[list[tuple[str, float]], str]:
+    """((step, cost) along the result's cumulative steps, all-off first; the unit)."""
     by_label = {v["label"]: v for v in result.get("variants", [])}
-    steps = result.get("cumulative") or []
-    out = []
-    for name, label in steps:
-        cost, _ = _cost(by_label.get(label, {}))
+    out, unit = [], ""
+    for name, label in result.get("cumulative") or []:
+        cost, unit_v = _cost(by_label.get(label, {}))
         if cost is not None:
-            out.append((name, cost))
-    return out
+            out.append((name or "all-off", cost))
+            unit = unit_v
+    return out, unit
 
 
 def series_plot(result: dict | Sequence[dict]) -> Figure | None:
@@ -225,7 +224,7 @@ def series_plot(result: dict | Sequence[dict]) -> Figure | None:
     if not isinstance(result, dict):
         return _size_series(list(result))
     grid = _grid_series(result)
-    steps = _cumulative(result)
+    steps, steps_unit = _cumulative(result)
     if grid is None and len(steps) < 2:
         return None
     panels = (grid is not None) + (len(steps) >= 2)
@@ -252,8 +251,7 @@ def series_plot(result: dict | Sequence[dict]) -> Figure | None:
         ax.plot(range(len(steps)), [c for _, c in steps], marker="o", color="tab:blue")
         ax.set_xticks(range(len(steps)), ["\n".join(textwrap.wrap(s, 14)) for s, _ in steps],
                       fontsize="small")
-        ax.set_ylabel(_cost(next(v for v in result["variants"]
-                                 if v["label"] == result["cumulative"][0][1]))[1])
+        ax.set_ylabel(steps_unit)
         ax.set_ylim(bottom=0)
         ax.set_title(f"{name}: the seed's sequence, each step on top of the previous",
                      fontsize="medium")
@@ -291,7 +289,5 @@ def _size_series(results: list[dict]) -> Figure | None:
     ax.legend(fontsize="x-small")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _p: f"{x:g}"))
     ax.set_xticks(sorted({x for p in lines.values() for x, _ in p}))
-    if not math.isfinite(sum(c for p in lines.values() for _, c in p)):
-        return None
     fig.tight_layout()
     return fig

@@ -89,24 +89,28 @@ def same_direction(published: str | None, lab: float | None) -> str:
 
 
 # Why CPython weighs a flag's saved work differently from C, by the counters it saves
-_PYTHON_COSTS = (
-    (("allocs",), "in CPython an allocation is cheap relative to the interpreted loop "
-                  "around it, while in C it is much of the loop"),
-    (("loop_bytecodes",), "each bytecode of the hot loop costs tens of instructions in "
-                          "CPython, so the loop's own work dominates what the flag saves"),
-    (("source_preads", "source_mmap_slices"), "a pread saved is one syscall, small next to "
-                                              "the interpreted decoding of the block it reads"),
-    (("tables_list_reads", "tables_list_stats"), "a tables.list read or stat saved is one "
-                                                 "syscall, small next to the interpreted "
-                                                 "record writing and lookup around it"),
-    (("blocks_set_up", "blocks_inflated"), "a block set up or inflated costs an interpreted "
-                                           "header parse (or zlib in C) in both"),
+_PYTHON_COSTS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("allocs",),
+     ("in CPython an allocation is cheap relative to the interpreted loop around it, "
+      "while in C it is much of the loop")),
+    (("loop_bytecodes",),
+     ("each bytecode of the hot loop costs tens of instructions in CPython, so the "
+      "loop's own work dominates what the flag saves")),
+    (("source_preads", "source_mmap_slices"),
+     ("a pread saved is one syscall, small next to the interpreted decoding of the "
+      "block it reads")),
+    (("tables_list_reads", "tables_list_stats"),
+     ("a tables.list read or stat saved is one syscall, small next to the interpreted "
+      "record writing and lookup around it")),
+    (("blocks_set_up", "blocks_inflated"),
+     ("a block set up or inflated costs an interpreted header parse (or zlib in C) "
+      "in both")),
     (("packed_getc_locked", "packed_getc_unlocked", "packed_line_copies"),
-     "a per-byte call is an interpreted loop iteration in the lab, so the per-byte "
-     "readers' steps weigh differently than stdio's locking does in C"),
+     ("a per-byte call is an interpreted loop iteration in the lab, so the per-byte "
+      "readers' steps weigh differently than stdio's locking does in C")),
     (("delta_cache_lru_steps", "delta_cache_evictions", "delta_cache_misses"),
-     "a cache miss re-inflates and re-applies deltas in zlib's C in both, while the LRU "
-     "walk is interpreted in the lab"),
+     ("a cache miss re-inflates and re-applies deltas in zlib's C in both, while the "
+      "LRU walk is interpreted in the lab")),
 )
 
 
@@ -197,8 +201,8 @@ def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = N
                 sig = "" if qt is None or same else ("yes" if qt["significant"] else "no")
                 pub = (qi or qt or {}).get("published") or ""
                 lab = (qi or qt or {}).get("ratio")
-                differs = {True: "yes", False: "no"}.get((qi or qt or {}).get("work_differs"),
-                                                         "")
+                wd = (qi or qt or {}).get("work_differs")
+                differs = "" if wd is None else ("yes" if wd else "no")
                 lines.append(f"| {title} | {words} | "
                              f"{'' if qi is None else format(qi['ratio'], '.3f') + 'x'} | "
                              f"{_time_cell(qt)} | {sig} | {pub} | {same_direction(pub, lab)} | "
@@ -221,8 +225,8 @@ def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = N
                            "2.5% of 1x states no direction.")]
             notes = [n for n in (magnitude_note(r, qi, qt) for _, qi, qt in rows) if n]
             if notes:
-                lines += ["", "Where Python's costs change the magnitude (the row's studied "
-                              "work counters, slow side -> fast side):", ""]
+                lines += ["", ("Where Python's costs change the magnitude (the row's "
+                               "studied work counters, slow side -> fast side):"), ""]
                 lines += [f"- {n}" for n in notes]
         if r.unreproduced:
             lines += ["", "Seed figures no row reproduces:", ""]

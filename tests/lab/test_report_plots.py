@@ -10,11 +10,11 @@ import pytest
 
 matplotlib.use("Agg")
 
-from lab.harness import run_scenario  # noqa: E402
-from lab.measure import instructions as counting  # noqa: E402
-from lab.plots import published_ratio, seed_beside_lab, series_plot  # noqa: E402
-from lab.report import load_results, render  # noqa: E402
-from lab.scenarios import SCENARIOS  # noqa: E402
+from lab.harness import run_scenario
+from lab.measure import instructions as counting
+from lab.plots import published_ratio, seed_beside_lab, series_plot
+from lab.report import load_results, render
+from lab.scenarios import SCENARIOS
 
 
 def test_published_ratio_reads_the_seed_wording() -> None:
