@@ -104,6 +104,7 @@ __all__ = [
     "ROUND_KEY",
     "ROUND_VALUES",
     "BenchError",
+    "CountCache",
     "Revisions",
     "ScenarioResult",
     "VariantResult",
@@ -160,6 +161,8 @@ class ScenarioResult:
     round_order: list[list[str]] = field(default_factory=list)  # interleaved: labels per round
     measures: list[str] = field(default_factory=lambda: ["time"])
     revisions: dict[str, Any] = field(default_factory=dict)   # Revisions.to_json()
+    unreproduced: dict[str, str] = field(default_factory=dict)  # seed figure -> why no row
+    cumulative: list[list[str]] = field(default_factory=list)   # [flag, label] per step
 
     def to_json(self) -> dict[str, Any]:
         """The result file's content (its format: README.md, "The result files"); each
@@ -169,6 +172,7 @@ class ScenarioResult:
             "params": self.params, "published": self.published, "seed": self.seed,
             "started": self.started, "elapsed": self.elapsed, "round_order": self.round_order,
             "measures": self.measures, "revisions": self.revisions,
+            "unreproduced": self.unreproduced, "cumulative": self.cumulative,
             "variants": [{"label": v.label, "kind": v.kind, "spec": v.spec,
                           "json": Path(v.json_path).name if v.values else "",
                           "benchmark": v.benchmark, "summary": v.summary(),
@@ -192,7 +196,8 @@ class ScenarioResult:
         r = cls(d["scenario"], d["scale"], d["dataset"], d["params"], published=d["published"],
                 seed=d.get("seed", ""), started=d.get("started", 0.0), elapsed=d.get("elapsed", 0.0),
                 round_order=d.get("round_order", []), measures=d.get("measures", ["time"]),
-                revisions=d.get("revisions", {}))
+                revisions=d.get("revisions", {}),
+                unreproduced=d.get("unreproduced", {}), cumulative=d.get("cumulative", []))
         for v in d["variants"]:
             path = Path(run_dir) / Path(v["json"]).name if v.get("json") else Path("")
             name = v.get("benchmark", "")
@@ -344,13 +349,36 @@ def _empty_result(scenario: Scenario, variant: Variant, out: Path) -> VariantRes
                          benchmark=_bench_name(scenario, variant))
 
 
+# A cache of counts, shared by the caller across scenarios (run_scenario's `counts`):
+# (workload, gitdir, params, flags, peer, worker env) -> its Count. A count is deterministic, so a
+# variant another scenario already counted on the same dataset with the same parameters
+# and flags (iterate-refs-memory's are show-ref-1table's; the odb grids share all-on,
+# all-off and grid points with their walk) is reused: `bench` counts each command once.
+CountCache = dict[tuple[str, str, str, str, bool, str], counting.Count]
+
+
+def _count_key(gitdir: Path, params: dict[str, Any], variant: Variant,
+               env: Mapping[str, str] | None = None) -> tuple[str, str, str, str, bool, str]:
+    """A count's identity: a revision's worker (env) is another command."""
+    return (variant.workload, str(gitdir), json.dumps(params, sort_keys=True),
+            variant.flags.to_spec(), variant.peer, json.dumps(dict(env or {}), sort_keys=True))
+
+
 def count_variant(scenario: Scenario, gitdir: Path, params: dict[str, Any], variant: Variant,
-                  out_dir: Path, env: Mapping[str, str] | None = None) -> tuple[float, Path]:
+                  out_dir: Path, env: Mapping[str, str] | None = None,
+                  counts: CountCache | None = None) -> tuple[float, Path]:
     """The instructions of one run of the variant's timed region (lab.measure.instructions;
     env: extra variables of its worker), written to <scenario>.<label>.instructions.json;
-    (count, that file)."""
-    cmd = [*_worker_cmd(scenario, gitdir, params, variant), "--count"]
-    count = counting.count_worker(cmd, env=_env(env), children=variant.peer)
+    (count, that file). A command already in `counts` (same workload, dataset,
+    parameters, flags and environment) is not counted again; a new count is added to it."""
+    key = _count_key(gitdir, params, variant, env)
+    if counts is not None and key in counts:
+        count = counts[key]
+    else:
+        cmd = [*_worker_cmd(scenario, gitdir, params, variant), "--count"]
+        count = counting.count_worker(cmd, env=_env(env), children=variant.peer)
+        if counts is not None:
+            counts[key] = count
     out = out_dir / f"{scenario.name}.{variant.label}.instructions.json"
     counting.write_count(out, _bench_name(scenario, variant), count,
                          {"lab_workload": variant.workload, "lab_flags": variant.flags.to_spec()})
@@ -405,17 +433,20 @@ def _memory_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
 
 def _count_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
                variants: Sequence[Variant], results: dict[str, VariantResult], out_dir: Path,
-               jobs: int, bar: Any, envs: Mapping[str, Mapping[str, str]]) -> None:
+               jobs: int, bar: Any, envs: Mapping[str, Mapping[str, str]],
+               counts: CountCache | None) -> None:
     if not counting.available():
         raise BenchError("--measure instructions needs valgrind (apt-get install valgrind)")
     # byte-code and lazy imports once per worker environment (revision), natively,
-    # before the counted workers start
-    for v in {tuple(sorted(envs.get(v.label, {}).items())): v for v in variants}.values():
+    # before the counted workers start (not when every count is already in `counts`)
+    todo = [v for v in variants
+            if counts is None or _count_key(gitdir, params, v, envs.get(v.label)) not in counts]
+    for v in {tuple(sorted(envs.get(v.label, {}).items())): v for v in todo}.values():
         counting.run_command([*_worker_cmd(scenario, gitdir, params, v), "--count"],
                              env=counting.count_env(_env(envs.get(v.label))))
 
     def one(v: Variant) -> None:
-        n, path = count_variant(scenario, gitdir, params, v, out_dir, envs.get(v.label))
+        n, path = count_variant(scenario, gitdir, params, v, out_dir, envs.get(v.label), counts)
         results[v.label].instructions, results[v.label].instructions_json = n, str(path)
         if bar:
             bar.set_postfix_str(f"instructions {v.label}")
@@ -462,7 +493,8 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
                  order_seed: int = 0, within_process: bool = False,
                  measures: Sequence[str] | str = ("time",),
                  jobs: int | None = None, work: bool = True,
-                 revisions: Revisions = Revisions()) -> ScenarioResult:
+                 revisions: Revisions = Revisions(),
+                 counts: CountCache | None = None) -> ScenarioResult:
     """Measure the scenario's variants (all, or the labels in `only`) and its peers.
 
     measures: any of lab.measure.MEASURES. Time, rounds=None:
@@ -473,7 +505,8 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
     within_process=True (with rounds): all rounds in one lab.interleave
     process, one value per variant and round (mode is then unused).
     Instructions: one callgrind worker per variant, `jobs` at once (default:
-    the CPU count; counts do not depend on the machine's load); allocations
+    the CPU count; counts do not depend on the machine's load; `counts`: a
+    CountCache shared across scenarios, so that a command is counted once); allocations
     the same way, under the alloccount preload; memory one worker at a time. work: the
     untimed work pass of every flags variant (`jobs` at once), last.
     revisions: git builds as more git peers, core revisions of the flags variants
@@ -499,7 +532,9 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
     params = scenario.params(scale)
     result = ScenarioResult(scenario.name, scale, str(dataset.path), params,
                             published=scenario.published, seed=scenario.seed, started=time.time(),
-                            measures=list(measures), revisions=revisions.to_json())
+                            measures=list(measures), revisions=revisions.to_json(),
+                            unreproduced=dict(scenario.unreproduced),
+                            cumulative=[list(step) for step in scenario.cumulative_steps(scale)])
     expanded, envs, comparisons = expand(scenario, scale, revisions)
     variants = [v for base, v in expanded
                 if (only is None or v.label in only or base in only) and (peers or not v.peer)]
@@ -515,7 +550,7 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
     try:
         if "instructions" in measures and variants:
             _count_all(scenario, dataset.gitdir, params, variants, results, out_dir,
-                       jobs or os.cpu_count() or 1, bar, envs)
+                       jobs or os.cpu_count() or 1, bar, envs, counts)
         if "allocations" in measures and variants:
             _allocations_all(scenario, dataset.gitdir, params, variants, results, out_dir,
                              jobs or os.cpu_count() or 1, bar, envs)

@@ -12,19 +12,30 @@ instruction ratio is exact (a deterministic count, no interval). warnings()
 lists the wall-time variants whose coefficient of variation exceeds 5 %. A row whose two
 variants did identical studied work (work_differs false: lab.harness.work_differs) reads
 "no difference in work" in place of its ratio's words, never as a speed-up (NO_WORK_DIFFERENCE,
-row_words()). Input is ScenarioResult objects or the
+row_words()). Each comparison row shows the seed's figure for it (published) beside the
+lab's instruction and time ratios, whether the lab goes the same way (same_direction()) and
+whether the work differs; where the lab's effect is of another size than the seed's,
+magnitude_note() says so with the row's work counters, and the seed figures no row
+reproduces (Scenario.unreproduced) are listed. Beside each scenario's plot:
+<scenario>.seed.png (lab.plots.seed_beside_lab) and <scenario>.series.png (its sweep or
+sequence, lab.plots.series_plot), and the N sweep of seed 004 across its scenarios.
+Input is ScenarioResult objects or the
 <scenario>.result.json files the harness wrote (their values read from the
 pyperf JSON files beside them, as the harness reads them).
 """
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from reftable_core.flags import FLAG_INFO, by_source
+from matplotlib.figure import Figure
+from reftable_core.flags import FLAG_INFO, Flags, by_source
 
 from .harness import ScenarioResult, per_record
+from .plots import published_ratio, seed_beside_lab, series_plot
+from .scenarios import studied_counters
 from .stats import CV_WARN, cv, format_count, format_seconds, summarize
 
 
@@ -58,6 +69,88 @@ def _time_cell(q: dict | None) -> str:
         return ""
     est = (f"paired, {q.get('rounds', 0)} rounds" if q.get("paired") else "mean")
     return f"{q['ratio']:.3f}x [{q['ci_low']:.3f} .. {q['ci_high']:.3f}] ({est})"
+
+
+NO_CHANGE = 0.025   # a published ratio within 2.5 % of 1x states no direction (the seeds'
+#                     own +- is larger: 1.01 +- 0.04, 1.01 +- 0.09)
+
+
+def same_direction(published: str | None, lab: float | None) -> str:
+    """"yes" when the lab's ratio is on the same side of 1x as the published one, "no"
+    when not, "n/a (...)" when the seed states no ratio or no direction, "" without one."""
+    p = published_ratio(published)
+    if p is None:
+        return "n/a (no ratio published)" if published else ""
+    if lab is None:
+        return ""
+    if abs(p - 1.0) < NO_CHANGE:
+        return "n/a (published: no change)"
+    return "yes" if (p > 1.0) == (lab > 1.0) else "no"
+
+
+# Why CPython weighs a flag's saved work differently from C, by the counters it saves
+_PYTHON_COSTS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("allocs",),
+     ("in CPython an allocation is cheap relative to the interpreted loop around it, "
+      "while in C it is much of the loop")),
+    (("loop_bytecodes",),
+     ("each bytecode of the hot loop costs tens of instructions in CPython, so the "
+      "loop's own work dominates what the flag saves")),
+    (("source_preads", "source_mmap_slices"),
+     ("a pread saved is one syscall, small next to the interpreted decoding of the "
+      "block it reads")),
+    (("tables_list_reads", "tables_list_stats"),
+     ("a tables.list read or stat saved is one syscall, small next to the interpreted "
+      "record writing and lookup around it")),
+    (("blocks_set_up", "blocks_inflated"),
+     ("a block set up or inflated costs an interpreted header parse (or zlib in C) "
+      "in both")),
+    (("packed_getc_locked", "packed_getc_unlocked", "packed_line_copies"),
+     ("a per-byte call is an interpreted loop iteration in the lab, so the per-byte "
+      "readers' steps weigh differently than stdio's locking does in C")),
+    (("delta_cache_lru_steps", "delta_cache_evictions", "delta_cache_misses"),
+     ("a cache miss re-inflates and re-applies deltas in zlib's C in both, while the "
+      "LRU walk is interpreted in the lab")),
+)
+
+
+def _change(a: int, b: int) -> str:
+    """b relative to a, as a signed percent ("-38%"), or "0 -> n"."""
+    if a == 0:
+        return f"0 -> {b}"
+    return f"{(b - a) / a:+.0%}"
+
+
+def magnitude_note(r: ScenarioResult, qi: dict | None, qt: dict | None) -> str:
+    """A sentence where the lab's effect is of another size than the published one
+    (its log less than half or more than twice the published log; the row's direction
+    aside), backed by the row's studied work counters: how the slow side's counters
+    change on the fast side, beside the instructions; "" otherwise."""
+    q = qi or qt
+    if q is None:
+        return ""
+    p = published_ratio(q.get("published"))
+    if p is None or abs(p - 1.0) < NO_CHANGE or q["ratio"] <= 0:
+        return ""
+    lab, pub = math.log(q["ratio"]), math.log(p)
+    if 0.5 * abs(pub) <= abs(lab) <= 2.0 * abs(pub):
+        return ""
+    by = {v.label: v for v in r.variants}
+    slow, fast = by.get(q["slow"]), by.get(q["fast"])
+    if slow is None or fast is None or not slow.work or not fast.work:
+        return ""
+    names = [n for n in studied_counters(Flags().with_spec(slow.spec), Flags().with_spec(fast.spec))
+             if slow.work.get(n, 0) != fast.work.get(n, 0)]
+    if not names:
+        return ""
+    changes = ", ".join(f"{n} {_change(slow.work.get(n, 0), fast.work.get(n, 0))}"
+                        for n in names[:4])
+    measure = "instructions" if qi else "time"
+    why = next((text for keys, text in _PYTHON_COSTS if any(k in names for k in keys)), "")
+    size = "smaller" if abs(lab) < 0.5 * abs(pub) else "larger"
+    return (f"{q['title']}: {changes} but {measure} {1.0 / q['ratio'] - 1.0:+.0%} "
+            f"(lab {q['ratio']:.3g}x, published {p:.3g}x: {size} in the lab)"
+            + (f": {why}" if why else "") + ".")
 
 
 def comparison_rows(r: ScenarioResult) -> list[tuple[str, dict | None, dict | None]]:
@@ -119,7 +212,8 @@ def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = N
         rows = comparison_rows(r)
         if rows:
             lines += ["", ("| comparison | in words | instructions (exact) | time [95% CI] | "
-                           "significant (Holm) | published |"), "|---|---|---|---|---|---|"]
+                           "significant (Holm) | published | same direction as published | "
+                           "work differs |"), "|---|---|---|---|---|---|---|---|"]
             for title, qi, qt in rows:
                 words = row_words(qi or qt or {})
                 if qi and qt and qi.get("work_differs") is not False:
@@ -127,9 +221,13 @@ def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = N
                 same = (qi or qt or {}).get("work_differs") is False
                 sig = "" if qt is None or same else ("yes" if qt["significant"] else "no")
                 pub = (qi or qt or {}).get("published") or ""
+                lab = (qi or qt or {}).get("ratio")
+                wd = (qi or qt or {}).get("work_differs")
+                differs = "" if wd is None else ("yes" if wd else "no")
                 lines.append(f"| {title} | {words} | "
                              f"{'' if qi is None else format(qi['ratio'], '.3f') + 'x'} | "
-                             f"{_time_cell(qt)} | {sig} | {pub} |")
+                             f"{_time_cell(qt)} | {sig} | {pub} | {same_direction(pub, lab)} | "
+                             f"{differs} |")
             lines += ["", ("Ratios are slow/fast (> 1: the second variant is faster). "
                            "*instructions*: callgrind counts of one run of the timed region "
                            "(start-up, build and per-run set-up cancel; a peer process is "
@@ -142,11 +240,28 @@ def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = N
                            "two variants did identical studied work (the work counters of "
                            "the flags they set differently: blocks, reads, tables.list "
                            "reads, cache hits and evictions, hot-loop bytecodes, ...), so "
-                           "the row shows no effect of those flags.")]
+                           "the row shows no effect of those flags. *same direction as "
+                           "published*: the lab's ratio (instructions, else time) on the "
+                           "same side of 1x as the seed's figure; a published ratio within "
+                           "2.5% of 1x states no direction.")]
+            notes = [n for n in (magnitude_note(r, qi, qt) for _, qi, qt in rows) if n]
+            if notes:
+                lines += ["", ("Where Python's costs change the magnitude (the row's "
+                               "studied work counters, slow side -> fast side):"), ""]
+                lines += [f"- {n}" for n in notes]
+        if r.unreproduced:
+            lines += ["", "Seed figures no row reproduces:", ""]
+            lines += [f"- {fig}: {why}" for fig, why in r.unreproduced.items()]
         lines += cost_lines(r)
-        if plots and r.scenario in plots:
-            lines += ["", f"![{r.scenario}]({plots[r.scenario]})"]
+        for key, alt in ((r.scenario, r.scenario), (f"{r.scenario}.seed", "seed beside lab"),
+                         (f"{r.scenario}.series", "series")):
+            if plots and key in plots:
+                lines += ["", f"![{alt}]({plots[key]})"]
         lines.append("")
+    if plots and SERIES_KEY in plots:
+        lines += ["## Series across scenarios", "",
+                  "Cost per ref against N, per variant (seed 004's refcount = 1, 100, 10000).",
+                  "", f"![N sweep]({plots[SERIES_KEY]})", ""]
     lines += flag_source_lines(results)
     return "\n".join(lines)
 
@@ -261,7 +376,20 @@ def plot(result: ScenarioResult, path: Path) -> Path:
     return path
 
 
+SERIES_KEY = "update-ref-create.series"   # the plot of the N sweep across scenarios
+
+
+def _save(fig: Figure | None, path: Path) -> str | None:
+    if fig is None:
+        return None
+    fig.savefig(path, dpi=110)
+    return path.name
+
+
 def render(results: Iterable[ScenarioResult], out_dir: Path | str) -> Path:
+    """report.md in out_dir, with per scenario its plot (plot()), the seed beside the
+    lab (<scenario>.seed.png, lab.plots.seed_beside_lab) and its series if it has one
+    (<scenario>.series.png), and the N sweep of the update-ref-create-N scenarios."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     results = list(results)
@@ -269,6 +397,17 @@ def render(results: Iterable[ScenarioResult], out_dir: Path | str) -> Path:
     for r in results:
         png = plot(r, out / f"{r.scenario}.png")
         plots[r.scenario] = png.name
+        d = r.to_json()
+        for key, fig in ((f"{r.scenario}.seed", seed_beside_lab(d)),
+                         (f"{r.scenario}.series", series_plot(d))):
+            name = _save(fig, out / f"{key}.png")
+            if name:
+                plots[key] = name
+    sweep = [r.to_json() for r in results if r.scenario.startswith("update-ref-create-")
+             and r.seed == "004"]
+    name = _save(series_plot(sweep), out / f"{SERIES_KEY}.png") if len(sweep) >= 2 else None
+    if name:
+        plots[SERIES_KEY] = name
     report = out / "report.md"
     report.write_text(markdown(results, plots))
     return report

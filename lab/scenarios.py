@@ -59,6 +59,14 @@ class Scenario:
     same_work: dict[str, str] = field(default_factory=dict)  # comparison title (may name
     #                                   scale params) -> why both sides do the same work: the
     #                                   row exists to show that (a test checks every other row)
+    extra_comparisons: tuple[tuple[str, str, str], ...] = ()  # (title, slow label, fast
+    #                                   label), any of them may name scale params: rows beside
+    #                                   the generated ones (a seed's step between two variants)
+    unreproduced: dict[str, str] = field(default_factory=dict)  # a seed figure no row
+    #                                   reproduces -> why (printed in the report)
+    extras_at: dict[str, tuple[str, ...]] = field(default_factory=dict)  # scale -> the
+    #                                   extra variants (labels as written) run at that scale;
+    #                                   a scale not named runs them all
 
     # -- parameters --------------------------------------------------------
     def params(self, scale: str) -> dict[str, Any]:
@@ -105,7 +113,7 @@ class Scenario:
                 out.append(Variant(f"{name}=off", base.with_spec(f"{name}=off"), self.workload))
                 out.append(Variant(f"only-{name}", baseline().with_spec(f"{name}=on"),
                                    self.workload))
-        for label, spec in self.extra_variants:
+        for label, spec in self._extras(scale):
             out.append(Variant(self._text(label, scale), Flags().with_spec(self._text(spec, scale)),
                                self.workload))
         known = {v.flags for v in out}
@@ -115,6 +123,13 @@ class Scenario:
                 out.append(Variant(self._base_label(name, scale), base, self.workload))
                 known.add(base)
         return out
+
+    def _extras(self, scale: str) -> tuple[tuple[str, str], ...]:
+        """The extra variants run at `scale` (extras_at, else all of them)."""
+        if scale not in self.extras_at:
+            return self.extra_variants
+        keep = set(self.extras_at[scale])
+        return tuple((label, spec) for label, spec in self.extra_variants if label in keep)
 
     def _steps(self, known: Iterable[Variant]) -> list[Variant]:
         """The cumulative steps; a step whose flags another variant has takes its label."""
@@ -155,18 +170,35 @@ class Scenario:
             else:
                 rows.append((f"{name} alone, others on{on}", f"{name}=off", fast))
                 rows.append((f"{name} alone, others off", "all-off", f"only-{name}"))
-        for label, _ in self.extra_variants:
+        for label, _ in self._extras(scale):
             rows.append((f"{self._text(label, scale)} vs all-on", self._text(label, scale),
                          "all-on"))
+        labels = {v.label for v in variants}
+        for title, slow, fast in self.extra_comparisons:
+            slow, fast = self._text(slow, scale), self._text(fast, scale)
+            if slow in labels and fast in labels:
+                rows.append((self._text(title, scale), slow, fast))
         prev = "all-off"
         pairs = {(slow, fast) for _, slow, fast in rows}
-        for name, step in zip(self.cumulative, self._steps(variants)):
+        steps = self._steps(variants)
+        for name, step in zip(self.cumulative, steps):
             if (prev, step.label) not in pairs:
                 rows.append((f"+{name} on top of {prev}", prev, step.label))
             prev = step.label
+        if len(steps) >= 2:
+            rows.append((f"the whole sequence ({' then '.join(self.cumulative)})",
+                         "all-off", prev))
         for label, _ in self.peer_workloads:
             rows.append((f"{label} over reftable-lab (all-on)", "all-on", label))
         return rows
+
+    def cumulative_steps(self, scale: str = "small") -> list[tuple[str, str]]:
+        """(flag switched on, variant label) along the cumulative sequence, starting
+        from ("", "all-off"); [] without one."""
+        if not self.cumulative:
+            return []
+        steps = self._steps(self._flag_variants(scale))
+        return [("", "all-off")] + [(name, v.label) for name, v in zip(self.cumulative, steps)]
 
     def traces_loops(self, scale: str = "small") -> bool:
         """Does a variant (all-off aside) set a flag whose work is counted in the hot
@@ -176,8 +208,11 @@ class Scenario:
 
     def same_work_rows(self, scale: str = "small") -> dict[str, str]:
         """Comparison title -> why its two variants do the same studied work (rows kept
-        to show exactly that), at `scale`."""
-        return {self._text(title, scale): why for title, why in self.same_work.items()}
+        to show exactly that), at `scale`: those of the rows run there (extras_at)."""
+        titles = {title for title, _, _ in self.comparisons(scale)}
+        return {t: why for t, why in ((self._text(title, scale), why)
+                                      for title, why in self.same_work.items())
+                if t in titles}
 
 
 # The work counters (reftable_core.counters, plus the work pass's loop_bytecodes and the
@@ -249,9 +284,63 @@ _REFTABLE_ITER_FLAGS = ("merged_cmp", "same_subiter_skip", "pq_cmp", "single_sub
 # generator (which inlines the priority queue)
 _HOT_ITER = ("lab.profiling:ref_record_loops()", "reftable_core.reftable.merged:merge_function()")
 _SHOW_REF_PEERS = (("git", "git_show_ref"), ("reftable-lab-cli", "cli_show_ref"))
+# Seed 000 as the series it is: each of 2/7..6/7 switched on on top of the previous ones
+# (from all-off: no bypass, git at the time), each step's row carrying that patch's own
+# hyperfine figure ("show-ref: single matching ref" out of 1M refs; 4/7 over 3 tables,
+# the others over one). pq_cmp is left out of the one-table sequence: its less-than
+# never runs there (one sub-iterator: the queue never holds two entries).
+_SEED_000_STEPS = {
+    "merged_cmp": "180.7 ms -> 162.1 ms (1.11x, 2/7; 1 table)",
+    "same_subiter_skip": "162.6 ms -> 156.8 ms (1.04x, 3/7; 1 table)",
+    "pq_cmp": "224.4 ms -> 172.9 ms (1.30x, 4/7; 3 tables)",
+    "block_key_swap": "155.7 ms -> 150.8 ms (1.03x, 5/7; 1 table)",
+    "ref_name_alloc": "150.1 ms -> 148.9 ms (1.01x, 6/7: 'a tiny bit more efficient'; 1 table)",
+}
+_SEED_000_UNREPRODUCED = {
+    "1/7 reftable_record_cmp()": "introduces the comparison 2/7 and 4/7 use; no figure, "
+                                 "no behaviour of its own",
+    "7/7 table_iter_next() comments": "merges two conditionals ('one branch less'); no "
+                                      "figure, and a branch is below what the lab's Python "
+                                      "models: no flag",
+}
+
+
+def _seed_000_rows(steps: tuple[str, ...], figures: tuple[str, ...]) -> dict[str, str]:
+    """row_published for the cumulative rows of `steps` that carry a figure (`figures`):
+    the first step is the "alone, others off" row, the later ones "+X on top of ..."."""
+    out, prev = {}, "all-off"
+    for i, name in enumerate(steps):
+        label = f"only-{name}" if i == 0 else "all-off+" + "+".join(steps[:i + 1])
+        title = (f"{name} alone, others off" if i == 0 else f"+{name} on top of {prev}")
+        if name in figures:
+            out[title] = _SEED_000_STEPS[name]
+        prev = label
+    return out
+
+
+_SEED_000_1TABLE = ("merged_cmp", "same_subiter_skip", "block_key_swap", "ref_name_alloc")
+_SEED_000_3TABLES = ("merged_cmp", "same_subiter_skip", "pq_cmp", "block_key_swap",
+                     "ref_name_alloc")
+
+
+# Seed 004's figures per refcount N (v1; `git update-ref --stdin` creating N refs in an
+# otherwise empty repository, hyperfine means): 3/4 stat_cache on top of the code before
+# the series, then 4/4 mmap on top of 3/4; the cover letter's ~2.7x is both together.
+_SEED_004 = {
+    1: ("5.6 ms -> 5.7 ms (0.98x: no change, 1.01 +- 0.09; refcount = 1)",
+        "5.6 ms -> 5.5 ms (1.02x: no change, 1.01 +- 0.06; refcount = 1)",
+        "5.6 ms -> 5.5 ms (1.02x; refcount = 1)"),
+    100: ("19.2 ms -> 15.2 ms (1.26x; refcount = 100)",
+          "15.1 ms -> 10.4 ms (1.45x; refcount = 100)",
+          "19.2 ms -> 10.4 ms (1.85x; refcount = 100)"),
+    10_000: ("1.310 s -> 916.1 ms (1.43x; refcount = 10000)",
+             "919.4 ms -> 483.5 ms (1.90x; refcount = 10000)",
+             "1.310 s -> 483.5 ms (2.71x, the cover letter's ~2.7x; refcount = 10000)"),
+}
 
 
 def _update_ref_create(n: int) -> Scenario:
+    stat_cache, mmap, both = _SEED_004[n]
     return Scenario(
         name=f"update-ref-create-{n}", seed="004",
         description=f"update-ref --stdin: create {n} refs in an otherwise empty repository",
@@ -260,11 +349,11 @@ def _update_ref_create(n: int) -> Scenario:
                       "full": {"refs": n, "seed": 0}},
         workload="update_ref_create", studied=("stat_cache", "mmap"),
         cumulative=("stat_cache", "mmap"),
-        published="10k refs: 1.31 s -> 0.92 s (stat_cache) -> 0.48 s (mmap)",
-        row_published={"all optimizations (off -> on)": "1.31 s -> 0.48 s (2.73x, 10k refs)",
-                       "stat_cache alone, others off": "1.31 s -> 0.92 s (1.42x, 10k refs)",
-                       "+mmap on top of only-stat_cache": "0.92 s -> 0.48 s (1.92x, 10k refs)"}
-        if n == 10_000 else {},
+        published=f"refcount = {n}: {stat_cache.split(' (')[0]} (3/4 stat_cache), then "
+                  f"{mmap.split(' (')[0]} (4/4 mmap)",
+        row_published={"stat_cache alone, others off": stat_cache,
+                       "+mmap on top of only-stat_cache": mmap,
+                       "the whole sequence (stat_cache then mmap)": both},
         peer_workloads=(("git", "git_update_ref_create"),),
         dataset_keys=("refs", "seed", "object_format"))
 
@@ -318,6 +407,39 @@ def _p1401(name: str, what: str, formats: dict[str, str]) -> Scenario:
         dataset_keys=("refs", "seed", "object_format"))
 
 
+# Seed 002's own figures (git.git unless said; best-of-3 wall clock, --depth=50, the
+# default 96m limit): 5/7's MAX_DELTA_CACHE tables (blob_first before 5/7, single after),
+# 6/7's hashmap, 7/7's t/perf and the cover letter's limit table (linux.git).
+_SEED_002_SLOTS = {
+    "log-S": {("blob_first", 256, 4096): "12.634 s -> 6.484 s (1.95x; 5/7 table, before)",
+              ("blob_first", 4096, 16384): "6.484 s -> 19.845 s (0.33x: slower, blob_first "
+                                           "walks the whole LRU list; 5/7 table)",
+              ("single", 256, 4096): "12.821 s -> 6.448 s (1.99x; 5/7 table, one LRU)",
+              ("single", 4096, 16384): "6.448 s -> 6.502 s (0.99x: flat; 5/7 table, one LRU)"},
+    "log-raw": {("blob_first", 256, 4096): "2.212 s -> 2.190 s (1.01x: noise; 5/7 table)",
+                ("blob_first", 4096, 16384): "2.190 s -> 2.913 s (0.75x: slower; 5/7 table)",
+                ("single", 256, 4096): "2.227 s -> 2.194 s (1.02x; 5/7 table, one LRU)",
+                ("single", 4096, 16384): "2.194 s -> 2.144 s (1.02x; 5/7 table, one LRU)"},
+}
+_SEED_002_LRU_16384 = {"log-S": "19.845 s -> 6.502 s (3.05x; 5/7 tables at 16384)",
+                       "log-raw": "2.913 s -> 2.144 s (1.36x; 5/7 tables at 16384)"}
+_SEED_002_HASHMAP = {"log-S": "12.821 s -> 6.688 s (1.92x; 256 slots, one LRU, vs 6/7's "
+                              "hashmap)",
+                     "log-raw": "2.227 s -> 2.144 s (1.04x; 256 slots, one LRU, vs 6/7's "
+                                "hashmap)"}
+_SEED_002_PERF = {"log-raw": "43.41 s -> 33.86 s (-22.0%; 7/7 t/perf 0003.1, linux.git)",
+                  "log-S": "313.61 s -> 298.75 s (-4.7%; 7/7 t/perf 0003.2, linux.git)"}
+_SEED_002_UNREPRODUCED = {
+    "linux.git tables (5/7, 6/7)": "the lab's history is one synthetic repository; its "
+                                   "rows carry the git.git tables",
+    "5/7 two LRU lists (blobs, then others)": "a strategy the patch tried and dropped: no "
+                                              "flag models it",
+    "6/7 hashmap vs the best MAX_DELTA_CACHE (6.448 s vs 6.688 s)": "the slot grid runs at "
+        "limits that evict, where no hashmap point is run; delta_cache_index: fixed:256 -> "
+        "hashmap compares at 96m",
+}
+
+
 def _odb_walk(kind: str, workload: str, published: str) -> Scenario:
     return Scenario(
         name=f"odb-{kind}", seed="002",
@@ -338,6 +460,9 @@ def _odb_walk(kind: str, workload: str, published: str) -> Scenario:
                         ("single,fixed:16384,limit={limit_lo}",
                          "delta_cache_index=fixed:16384,delta_cache_limit={limit_lo}")),
         published=published,
+        row_published={"all optimizations (off -> on)": _SEED_002_PERF[kind],
+                       "delta_cache_index: fixed:256 -> hashmap": _SEED_002_HASHMAP[kind]},
+        unreproduced=_SEED_002_UNREPRODUCED,
         peer_workloads=(("git", f"git_{workload[4:]}"),)
         + ((("dulwich", "dulwich_log_raw"),) if kind == "log-raw" else ()),
         dataset_keys=_ODB_KEYS, hot=_ODB_HOT)
@@ -354,6 +479,22 @@ def _odb_slots(kind: str, workload: str) -> Scenario:
                                                 "fixed:16384"),
                              delta_cache_lru=("blob_first", "single"),
                              delta_cache_limit=("{limit_lo}", "{limit_hi}")),
+        # small (make bench): the lower limit only; the full scale runs both
+        extras_at={"small": tuple(f"{index},{lru},{{limit_lo}}"
+                                  for index in ("fixed:256", "fixed:1024", "fixed:4096",
+                                                "fixed:16384")
+                                  for lru in ("blob_first", "single"))},
+        extra_comparisons=tuple(
+            (f"slots {a} -> {b}, {lru} LRU (at limit_lo)",
+             f"fixed:{a},{lru},{{limit_lo}}", f"fixed:{b},{lru},{{limit_lo}}")
+            for lru, a, b in _SEED_002_SLOTS[kind])
+        + (("16384 slots: LRU blob_first -> single (at limit_lo)",
+            "fixed:16384,blob_first,{limit_lo}", "fixed:16384,single,{limit_lo}"),),
+        row_published={f"slots {a} -> {b}, {lru} LRU (at limit_lo)": text
+                       for (lru, a, b), text in _SEED_002_SLOTS[kind].items()}
+        | {"16384 slots: LRU blob_first -> single (at limit_lo)":
+           _SEED_002_LRU_16384[kind]},
+        unreproduced=_SEED_002_UNREPRODUCED,
         published="MAX_DELTA_CACHE 256 -> 4096: log -S 12.6 s -> 6.5 s, worse again from 16384 "
                   "(blob_first walks the whole LRU list); single LRU flat (5/7)",
         dataset_keys=_ODB_KEYS, hot=_ODB_HOT)
@@ -371,9 +512,61 @@ def _odb_cache_size(kind: str, workload: str) -> Scenario:
                              delta_cache_lru=("blob_first", "single")),
         same_work={f"{{limit_{i}}},hashmap,{lru} vs all-on": _PLATEAU
                    for i in (4, 5) for lru in ("single", "blob_first")},
+        # small (make bench): the code before the series and after it, at three limits
+        extras_at={"small": tuple(f"{{limit_{i}}},{pair}" for i in (1, 3, 5)
+                                  for pair in ("fixed:256,blob_first", "hashmap,single"))},
+        extra_comparisons=tuple(
+            (f"{what}: limit_1 -> limit_3 (8x)", f"{{limit_1}},{pair}",
+             f"{{limit_3}},{pair}")
+            for what, pair in (("before the series (fixed:256, blob_first)",
+                                "fixed:256,blob_first"),
+                               ("after it (hashmap, single LRU)", "hashmap,single"))),
+        row_published={
+            "before the series (fixed:256, blob_first): limit_1 -> limit_3 (8x)":
+            "bumping core.deltaBaseCacheLimit 'gets you basically nothing' (cover letter, "
+            "linux.git; no figure)",
+            "after it (hashmap, single LRU): limit_1 -> limit_3 (8x)":
+            "128m -> 1024m: 4m56.486 s -> 3m32.623 s (1.40x; cover letter, linux.git, "
+            "log -Sfoo --raw)"} if kind == "log-S" else {},
+        unreproduced=_SEED_002_UNREPRODUCED,
         published="core.deltaBaseCacheLimit 128m -> 1024m: log -S --raw 4m56 s -> 3m32 s "
                   "(kernel); hashmap lets a bigger limit pay off (6/7)",
         dataset_keys=_ODB_KEYS, hot=_ODB_HOT)
+
+
+# Seed 001's steps ("git rev-parse refs/heads/does-not-exist" with a 1.6 GB packed-refs of
+# ~13M refs: it loads every line, as show-ref --verify does under packed_lookup=parse_all;
+# v2 9/9 unless said). The lab's getc_unlocked reader takes no strbuf_grow per
+# character, so its row spans 1/9 (getc), 3/9 (getc_unlocked) and 6/9 (grow).
+_SEED_001_STEPS = (
+    ("packed_reader: fgetc -> getc_unlocked (packed_lookup=parse_all)",
+     "packed_reader=fgetc", "packed_reader=getc_unlocked"),
+    ("packed_reader: getc_unlocked -> getdelim (packed_lookup=parse_all)",
+     "packed_reader=getc_unlocked", "packed_reader=getdelim"),
+    ("the v2 series (all-off -> packed_reader=getdelim, packed_lookup=parse_all)",
+     "all-off", "packed_reader=getdelim"),
+)
+_SEED_001_READERS = {
+    "packed_reader: fgetc -> getc_unlocked (packed_lookup=parse_all)":
+        "19.383 s -> 8.601 s (2.25x: 1/9 getc 2.5%, 3/9 getc_unlocked 42%, 6/9 no "
+        "strbuf_grow per character 21%)",
+    "packed_reader: getc_unlocked -> getdelim (packed_lookup=parse_all)":
+        "8.601 s -> 6.768 s (1.27x; 7/9 getdelim)",
+    "the v2 series (all-off -> packed_reader=getdelim, packed_lookup=parse_all)":
+        "19.432 s -> 5.703 s (3.41x; the v2 cover letter: readers and 8/9 skip_sane)",
+}
+_SEED_001_REFNAMES = {
+    "refname_safety: normalize -> escape_scan": "8.910 s -> 8.529 s (1.04x; v1 6/6)",
+    "refname_safety: normalize -> skip_sane":
+        "6.768 s -> 5.703 s (1.19x: v2 8/9, from 7/9's figure and the cover letter's final)",
+}
+_SEED_001_UNREPRODUCED = {
+    "1/9 fgetc -> getc alone (2.5%)": "a C macro against a function call: Python has one "
+                                      "call; the lab's fgetc -> getc_unlocked row spans it",
+    "6/9 strbuf_grow per character alone (21%)": "the lab's getc_unlocked reader builds no "
+                                                 "strbuf; its row spans 3/9 and 6/9",
+    "4/9 config reading with getc_unlocked (47%)": "config reading is not a lab workload",
+}
 
 
 SCENARIOS: dict[str, Scenario] = _registry([
@@ -390,7 +583,11 @@ SCENARIOS: dict[str, Scenario] = _registry([
         # with single_subiter_bypass on, one table never reaches the merge loop, so the
         # merge flags are compared "others on" with the bypass off (git at seed 000)
         flag_base={f: "single_subiter_bypass=off" for f in ("merged_cmp", "same_subiter_skip")},
-        published="1.11x (2/7 merged_cmp), 1.04x (3/7), 1.03x (5/7), 1.01x (6/7)",
+        cumulative=_SEED_000_1TABLE,
+        row_published=_seed_000_rows(_SEED_000_1TABLE, _SEED_000_1TABLE),
+        unreproduced=_SEED_000_UNREPRODUCED,
+        published="1.11x (2/7 merged_cmp), 1.04x (3/7), 1.03x (5/7), 1.01x (6/7), each on "
+                  "top of the previous",
         peer_workloads=_SHOW_REF_PEERS, hot=_HOT_ITER),
     Scenario(
         name="show-ref-3tables", seed="000",
@@ -399,7 +596,9 @@ SCENARIOS: dict[str, Scenario] = _registry([
         scale_params={"small": {"refs": 20_000, "tables": 3, "seed": 0},
                       "full": {"refs": 1_000_000, "tables": 3, "seed": 0}},
         workload="show_ref", studied=_REFTABLE_ITER_FLAGS,
-        published="1.30x (4/7 pq_cmp, 3 tables)",
+        cumulative=_SEED_000_3TABLES,
+        row_published=_seed_000_rows(_SEED_000_3TABLES, ("pq_cmp",)),
+        published="1.30x (4/7 pq_cmp, 3 tables, on top of 2/7 and 3/7)",
         peer_workloads=_SHOW_REF_PEERS, hot=_HOT_ITER),
     Scenario(
         name="iterate-refs-memory", seed="000",
@@ -420,6 +619,8 @@ SCENARIOS: dict[str, Scenario] = _registry([
         scale_params={"small": {"refs": 2000, "seed": 0}, "full": {"refs": 100_000, "seed": 0}},
         workload="update_ref_create", studied=("block_type_early_exit",),
         published="1.62x (block_type_early_exit)",
+        row_published={"block_type_early_exit alone, others on":
+                       "1.62x (block_type_early_exit, creating 100k refs)"},
         peer_workloads=(("git", "git_update_ref_create"),),
         dataset_keys=("refs", "seed", "object_format")),
     Scenario(
@@ -437,8 +638,9 @@ SCENARIOS: dict[str, Scenario] = _registry([
         # the readers only run on a full parse (bsearch maps the file): seed 001's
         # reader steps are each measured under packed_lookup=parse_all
         flag_base={"packed_reader": "packed_lookup=parse_all"},
-        row_published={"packed_reader: fgetc -> mmap (packed_lookup=parse_all)":
-                       "19.4 s -> 5.7 s (the reader steps together, 13M refs)"},
+        extra_comparisons=_SEED_001_STEPS,
+        row_published=_SEED_001_READERS,
+        unreproduced=_SEED_001_UNREPRODUCED,
         published="19.4 s -> 5.7 s (readers, 13M refs)",
         peer_workloads=(("git", "git_show_ref"), ("reftable-lab-cli", "cli_show_ref"),
                         ("dulwich", "dulwich_show_ref")),
@@ -474,6 +676,9 @@ SCENARIOS: dict[str, Scenario] = _registry([
         workload="packed_load", studied=("packed_reader", "refname_safety"),
         flag_values={"packed_reader": ("fgetc", "getc_unlocked", "getdelim", "mmap"),
                      "refname_safety": ("normalize", "escape_scan", "skip_sane")},
+        extra_comparisons=(("refname_safety: normalize -> escape_scan",
+                            "refname_safety=normalize", "refname_safety=escape_scan"),),
+        row_published=_SEED_001_REFNAMES,
         published="getc 2.5%, unlocked 42%, grow 21%, getdelim 21% (per step)",
         peer_workloads=(("dulwich", "dulwich_packed_load"),),
         hot=("reftable_core.refs.packed_readers:lines_fgetc", "reftable_core.refs.packed:load_lines")),

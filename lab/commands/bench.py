@@ -143,7 +143,7 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
 
 
 def run_bench(args: argparse.Namespace, flags: Flags) -> int:
-    from lab.harness import BenchError, run_scenario
+    from lab.harness import BenchError, CountCache, run_scenario
     from lab.measure import parse_measures
     from lab.report import render, row_words, warnings
     from lab.scenarios import SCENARIOS as scenarios
@@ -174,6 +174,7 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
     only = args.only.split(",") if args.only else None
     if args.sweep:
         return _run_sweeps(args, names, measures, run_dir, only, revisions)
+    counts: CountCache = {}       # a command shared by two scenarios is counted once
     for name in names:
         try:
             results.append(run_scenario(scenarios[name], args.scale, run_dir, args.mode,
@@ -181,7 +182,7 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
                                         datasets_dir=args.datasets, rounds=args.rounds,
                                         within_process=args.within_process,
                                         measures=measures, jobs=args.jobs,
-                                        revisions=revisions))
+                                        revisions=revisions, counts=counts))
         except (BenchError, KeyError) as e:
             print(f"reftable-lab bench: {name}: {e}", file=sys.stderr)
             return 1
