@@ -2,20 +2,25 @@
 
 Contract: FlagLab is a notebook's control panel: one widget per flag (the picker),
 a benchmark chooser and a Run button. Its quick_look() and bench() cells display
-Output widgets; Run re-runs the quick look and the chosen benchmark with the
-picked flags and replaces those outputs in place. Every run reads the notebook's
-own dataset and results folders (given once, at the top of the notebook).
+a Panel each (a box of HTML and Image widgets); Run re-runs the quick look and
+the chosen benchmark with the picked flags and replaces those panels' contents
+in place. No output is captured into an ipywidgets Output: under nbclient (nbmake)
+the Output mimic sends each captured output to the kernel on the shell socket
+that nbclient is waiting on for the cell's reply, and that reply can then be
+missed for good (the cell hangs). Every run reads the notebook's own dataset and
+results folders (given once, at the top of the notebook).
 bench() adds the picked flags to the scenario as the variant "picker" (compared
 with all-on) and runs the harness, which measures every variant in worker
 processes (pyperf's Runner does not run inside a notebook kernel) and writes
-pyperf JSON under the results folder. quick_time() times in the kernel, for
-exploring: one discarded warm-up round, then rounds that interleave the variants
-(each round in a rotated order), best of the rounds. Tables are HTML (a variant's
+pyperf JSON under the results folder: by default R interleaved rounds in one
+worker process (`bench --rounds R --within-process`: seconds, not minutes, at the
+small scale), or with rounds=None complete pyperf runs in `mode`. quick_time()
+times in the kernel, for exploring: one discarded warm-up round, then rounds that
+interleave the variants (each round in a rotated order), best of the rounds. Tables are HTML (a variant's
 flags in its tooltip), no headings: the notebook owns its heading levels.
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import html
 import io
@@ -26,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import ipywidgets as w
-from IPython.display import HTML, Image, display
+from IPython.display import display
+from matplotlib.figure import Figure
 from reftable_core.flags import (
     FLAG_INFO,
     PACKED_LOOKUPS,
@@ -38,9 +44,9 @@ from reftable_core.flags import (
 
 import data_gen
 
-from .commands.bench import default_measure
 from .harness import ScenarioResult, run_scenario
 from .measure import parse_measures
+from .plots import seed_beside_lab
 from .report import comparison_rows, plot
 from .scenarios import SCENARIOS
 from .stats import format_count, format_seconds, summarize
@@ -88,21 +94,40 @@ def flag_picker(initial: Flags | None = None) -> FlagPicker:
     return FlagPicker(initial)
 
 
+class Panel(w.VBox):  # type: ignore[misc]
+    """A cell's output that Run replaces in place: its children are the shown widgets."""
+
+    def show(self, items: Sequence[w.Widget]) -> None:
+        self.children = tuple(items)
+
+
+def html_widget(value: str) -> w.HTML:
+    return w.HTML(value=value)
+
+
+def image_widget(png: bytes) -> w.Image:
+    """A plot as an image widget (renders as an <img>; Run swaps its bytes)."""
+    return w.Image(value=png, format="png", layout=w.Layout(max_width="100%"))
+
+
 class FlagLab:
     """The picker, a benchmark chooser and a Run button for one notebook.
 
     benchmarks: scenario -> the variant labels to run beside the picker (None: all);
     quick: the scenario the quick look times; variants: quick-look label -> flags spec,
-    timed beside "all on", "all off" and the picker.
+    timed beside "all on", "all off" and the picker; quick_rounds: the quick look's
+    rounds; rounds: the benchmarks' (see run_bench).
     """
 
     def __init__(self, benchmarks: dict[str, Sequence[str] | None], quick: str,
                  variants: dict[str, str], datasets: Path | str, results: Path | str,
-                 scale: str = "small", mode: str = "quick", measure: str | None = None,
-                 rounds: int = 3, initial: Flags | None = None) -> None:
+                 scale: str = "small", mode: str = "quick", measure: str = "time",
+                 quick_rounds: int = 3, rounds: int | None = 5,
+                 initial: Flags | None = None) -> None:
         self.benchmarks, self.quick, self.variants = dict(benchmarks), quick, dict(variants)
         self.datasets, self.results = Path(datasets), Path(results)
-        self.scale, self.mode, self.measure, self.rounds = scale, mode, measure, rounds
+        self.scale, self.mode, self.measure = scale, mode, measure
+        self.quick_rounds, self.rounds = quick_rounds, rounds
         self.picker = FlagPicker(initial)
         self.choice = w.Dropdown(options=list(self.benchmarks), description="benchmark",
                                  style=_STYLE, layout=w.Layout(width="max-content"))
@@ -110,23 +135,24 @@ class FlagLab:
                                tooltip="re-run the quick look and the chosen benchmark "
                                        "with the picked flags")
         self.status = w.HTML(value="")
-        self.log = w.Output()           # a benchmark whose cell has not run shows here
-        self.outputs: dict[str, w.Output] = {}
+        self.log = w.HTML(value="")      # what a failed Run raised
+        self.extra = w.VBox([])          # a chosen benchmark whose cell has not run shows here
+        self.panels: dict[str, Panel] = {}
         self.times: dict[str, dict[str, float]] = {}
         self.last: dict[str, ScenarioResult] = {}
         self.button.on_click(self._on_run)
         self.widget = w.VBox([self.picker, w.HBox([self.choice, self.button, self.status]),
-                              self.log])
+                              self.log, self.extra])
 
     def _repr_mimebundle_(self, **kw: Any) -> Any:
         return self.widget._repr_mimebundle_(**kw)
 
     # -- the cells -----------------------------------------------------------------
-    def quick_look(self) -> w.Output:
+    def quick_look(self) -> Panel:
         """In-kernel timings of the quick-look variants and the picker: a plot and a table."""
         return self._cell("quick", self._quick_items)
 
-    def bench(self, scenario: str) -> w.Output:
+    def bench(self, scenario: str) -> Panel:
         """The scenario's chosen variants and the picker, by the harness: table and plot."""
         return self._cell(scenario, lambda: self._bench_items(scenario))
 
@@ -134,53 +160,52 @@ class FlagLab:
         """What Run does: the quick look and the chosen (or given) benchmark, again."""
         scenario = scenario or self.choice.value
         self._fill("quick", self._quick_items)
-        if scenario not in self.outputs:
-            self.outputs[scenario] = w.Output()
-            with self.log:
-                display(self.outputs[scenario])
+        if scenario not in self.panels:
+            self.extra.children = (*self.extra.children, self._panel(scenario))
         self._fill(scenario, lambda: self._bench_items(scenario))
 
     # -- plumbing ------------------------------------------------------------------
-    def _cell(self, key: str, items: Callable[[], list[Any]]) -> w.Output:
-        self.outputs.setdefault(key, w.Output())
-        self._fill(key, items)       # in a cell an error propagates (nbmake sees it)
-        return self.outputs[key]
+    def _panel(self, key: str) -> Panel:
+        if key not in self.panels:
+            self.panels[key] = Panel([])
+        return self.panels[key]
 
-    def _fill(self, key: str, items: Callable[[], list[Any]]) -> None:
-        shown = items()
-        out = self.outputs.setdefault(key, w.Output())
-        out.clear_output(wait=True)
-        with out:
-            for item in shown:
-                display(item)
+    def _cell(self, key: str, items: Callable[[], list[w.Widget]]) -> Panel:
+        self._fill(key, items)       # in a cell an error propagates (nbmake sees it)
+        return self.panels[key]
+
+    def _fill(self, key: str, items: Callable[[], list[w.Widget]]) -> None:
+        shown = items()              # computed first: a failure leaves the old figures
+        self._panel(key).show(shown)
 
     def _on_run(self, _button: Any) -> None:
         self.button.disabled = True
         self.status.value = f"running {html.escape(self.choice.value)} ..."
+        self.log.value = ""
         t0 = time.perf_counter()
         try:
             self.run()
             self.status.value = f"done in {time.perf_counter() - t0:.1f} s"
         except Exception:  # noqa: BLE001 - shown where the person looks, not in a log
             self.status.value = "failed"
-            with self.log:
-                print(traceback.format_exc())
+            self.log.value = f"<pre>{html.escape(traceback.format_exc())}</pre>"
         finally:
             self.button.disabled = False
 
-    def _quick_items(self) -> list[Any]:
+    def _quick_items(self) -> list[w.Widget]:
         picked = self.picker.flags
         variants = {"all on": Flags(), "all off": baseline(), PICKER: picked,
                     **{k: Flags().with_spec(v) for k, v in self.variants.items()}}
-        self.times = quick_time(self.quick, variants, self.scale, self.rounds, self.datasets)
+        self.times = quick_time(self.quick, variants, self.scale, self.quick_rounds,
+                                self.datasets)
         spec = picked.to_spec(only_changed_from=Flags()) or "all on"
-        return [Image(data=quick_plot(self.quick, self.times, spec)),
-                HTML(times_table(self.times, variants))]
+        return [image_widget(quick_plot(self.quick, self.times, spec)),
+                html_widget(times_table(self.times, variants))]
 
-    def _bench_items(self, scenario: str) -> list[Any]:
+    def _bench_items(self, scenario: str) -> list[w.Widget]:
         result = run_bench(scenario, self.scale, self.mode, self.benchmarks[scenario],
                            self.results, self.datasets, flags=self.picker.flags,
-                           measure=self.measure)
+                           measure=self.measure, rounds=self.rounds)
         self.last[scenario] = result
         return show_items(result)
 
@@ -195,21 +220,25 @@ def dataset(scenario: str, scale: str, datasets: Path | str) -> data_gen.Dataset
 def run_bench(scenario: str, scale: str = "small", mode: str = "quick",
               only: Sequence[str] | None = None, out: Path | str = "results",
               datasets: Path | str = "datasets", peers: bool = True,
-              flags: Flags | None = None, measure: str | None = None) -> ScenarioResult:
+              flags: Flags | None = None, measure: str = "time",
+              rounds: int | None = None) -> ScenarioResult:
     """Measure the scenario's variants (`only`: those labels) and, with `flags`, the variant
     "picker" (those flags; its row: picker vs all-on), on the dataset under `datasets`;
-    results under `out`/<run>/. measure: as `bench --measure` (default: the CLI's)."""
+    results under `out`/<run>/. measure: as `bench --measure`; time by default (the CLI's
+    default, instructions at the small scale, takes minutes). rounds=R: R interleaved
+    rounds, all in one worker process (as `bench --rounds R --within-process`); None:
+    a complete pyperf run per variant in `mode`."""
     sc = SCENARIOS[scenario]
     labels = list(only) if only is not None else None
     if flags is not None:
         sc = dataclasses.replace(sc, extra_variants=(
             *sc.extra_variants, (PICKER, flags.to_spec(only_changed_from=Flags()))))
         labels = None if labels is None else [*labels, PICKER]
-    measures = parse_measures(measure or default_measure(
-        argparse.Namespace(scale=scale, rounds=None, within_process=False)))
+    measures = parse_measures(measure)
     run_dir = Path(out) / time.strftime(f"%Y%m%d-%H%M%S-{scenario}-{scale}")
     return run_scenario(sc, scale, run_dir, mode, peers=peers, only=labels,
-                        datasets_dir=Path(datasets), progress=False, measures=measures)
+                        datasets_dir=Path(datasets), progress=False, measures=measures,
+                        rounds=rounds, within_process=rounds is not None)
 
 
 def _tip(label: str, tooltip: str) -> str:
@@ -218,11 +247,13 @@ def _tip(label: str, tooltip: str) -> str:
             f'{html.escape(label)}</span>')
 
 
-def show_items(result: ScenarioResult) -> list[Any]:
-    """The compact tables and the plot (seed's figures beside the lab's) of one result."""
+def show_items(result: ScenarioResult) -> list[w.Widget]:
+    """The compact tables, the lab's plot and the seed's published ratios beside the lab's
+    (lab.plots.seed_beside_lab, of the result as its result.json has it) of one result."""
     png = Path(result.variants[0].json_path).parent / f"{result.scenario}.nb.png"
     plot(result, png)
-    return [HTML(result_table(result)), Image(filename=str(png))]
+    return [html_widget(result_table(result)), image_widget(png.read_bytes()),
+            image_widget(png_bytes(seed_beside_lab(result.to_json())))]
 
 
 def show(result: ScenarioResult) -> None:
@@ -318,11 +349,9 @@ def print_times(times: dict[str, dict[str, float]]) -> None:
 
 def quick_plot(scenario: str, times: dict[str, dict[str, float]], picked: str) -> bytes:
     """PNG bytes: best and mean per variant, the picked flags in the title."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     labels = list(times)
-    fig, ax = plt.subplots(figsize=(8, 0.5 + 0.4 * len(labels)))
+    fig = Figure(figsize=(8, 0.5 + 0.4 * len(labels)))
+    ax = fig.subplots()
     ax.barh(labels, [times[k]["mean"] * 1e3 for k in labels], color="tab:gray",
             alpha=0.5, label="mean")
     ax.barh(labels, [times[k]["best"] * 1e3 for k in labels],
@@ -332,9 +361,12 @@ def quick_plot(scenario: str, times: dict[str, dict[str, float]], picked: str) -
     ax.set_title(f"{scenario}: quick look; picker = {picked}", fontsize="medium")
     ax.legend(loc="lower right", fontsize="small")
     fig.tight_layout()
+    return png_bytes(fig)
+
+
+def png_bytes(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
-    plt.close(fig)
     return buf.getvalue()
 
 

@@ -7,8 +7,12 @@ a traceback, the flag picker renders as ipywidgets DOM elements (not their text
 repr), every plot is a decoded image, and toggling a flag and pressing Run
 replaces the quick look's and the chosen benchmark's figures with different ones.
 Screenshots go to tests/notebooks/artifacts/<time>/ (git-ignored; the path is
-printed). Needs /usr/bin/chromium (`make browser`) and Playwright's Python
-package; Playwright never downloads a browser here.
+printed), among them each seed notebook's picker after a toggle and Run and its
+seed-beside-lab plot. Needs /usr/bin/chromium (`make browser` installs it with
+apt; when apt cannot, it writes why to .venv/chromium-unavailable and only then
+do these tests skip, with that reason) and Playwright's Python package (the test
+extras); Playwright never downloads a browser here. Under xdist the tests stay on
+one worker (xdist_group, `--dist loadgroup`): one JupyterLab, one chromium.
 """
 from __future__ import annotations
 
@@ -25,14 +29,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import sync_playwright
 
-playwright_sync = pytest.importorskip("playwright.sync_api")
-
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 CHROMIUM = Path("/usr/bin/chromium")
+NO_CHROMIUM = ROOT / ".venv" / "chromium-unavailable"     # written by `make browser`
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
@@ -69,6 +73,8 @@ def artifacts() -> Path:
 @pytest.fixture(scope="module")
 def lab_url(artifacts: Path) -> Iterator[str]:
     if not CHROMIUM.exists():
+        if NO_CHROMIUM.exists():
+            pytest.skip(f"chromium is not installable here: {NO_CHROMIUM.read_text().strip()}")
         pytest.fail(f"{CHROMIUM} is missing: run `make browser` (apt-get install chromium)")
     settings = artifacts / "settings"
     for plugin, values in SETTINGS.items():
@@ -116,7 +122,7 @@ def lab_url(artifacts: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser(artifacts: Path) -> Iterator[object]:
-    with playwright_sync.sync_playwright() as p:
+    with sync_playwright() as p:
         ctx = p.chromium.launch_persistent_context(
             str(artifacts / "chromium-profile"), executable_path=str(CHROMIUM),
             headless=True, args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000})
@@ -198,7 +204,7 @@ def test_notebook_in_browser(name: str, lab_url: str, browser: object, artifacts
         if name not in TOGGLE:
             return
         # the picker is ipywidgets DOM, not a text repr
-        assert "FlagPicker(" not in text and "VBox(children" not in text, text
+        assert not any(r in text for r in ("FlagPicker(", "VBox(children", "Panel(")), text
         assert page.locator(".jp-OutputArea-output .widget-checkbox input").count() >= 8
         run = page.locator(".jupyter-widgets button", has_text="Run")
         assert run.count() == 1
@@ -207,7 +213,8 @@ def test_notebook_in_browser(name: str, lab_url: str, browser: object, artifacts
             ".jp-OutputArea-output img")
         bench = page.locator(".jp-Cell").filter(has_text="lab.bench(").first.locator(
             ".jp-OutputArea-output img")
-        assert quick.count() == 1 and bench.count() >= 1, (quick.count(), bench.count())
+        # the bench cell: the lab's plot and the seed-beside-lab plot
+        assert quick.count() == 1 and bench.count() == 2, (quick.count(), bench.count())
         before_quick, before_bench = _image_sources(quick), _image_sources(bench)
 
         box = page.locator(".widget-checkbox").filter(has_text=TOGGLE[name]).locator("input")
@@ -219,6 +226,7 @@ def test_notebook_in_browser(name: str, lab_url: str, browser: object, artifacts
         panel.screenshot(path=str(shots / f"{stem}-picker-after-run.png"))
         quick.first.screenshot(path=str(shots / f"{stem}-quick-look.png"))
         bench.first.screenshot(path=str(shots / f"{stem}-bench-plot.png"))
+        bench.nth(1).screenshot(path=str(shots / f"{stem}-seed-beside-lab.png"))
         page.locator(".jp-Cell").filter(has_text="lab.bench(").first.locator(
             ".jp-Cell-outputArea").screenshot(path=str(shots / f"{stem}-bench-output.png"))
         assert "Traceback" not in _outputs_text(page)
