@@ -2,9 +2,10 @@
 
 Contract: both backends (reftable stack, files = loose + packed-refs) implement
 RefStore; the CLI (show-ref, update-ref) and the lab only talk to this. Object
-ids are raw bytes (20 for SHA-1, 32 for SHA-256). Refnames are bytes; repr() prints ids in hex. Both
-stores also give their refs as reftable RefRecords (iter_ref_records), the
-one record shape the CLI's hot loops read; ref_from_record turns one into a Ref.
+ids are raw bytes (20 for SHA-1, 32 for SHA-256); repr() prints them in hex.
+Refnames are bytes. Both stores also give their refs as reftable RefRecords
+(iter_ref_records), the one record shape the CLI's hot loops read;
+ref_from_record turns one into a Ref.
 """
 from __future__ import annotations
 
