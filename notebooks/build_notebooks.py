@@ -123,7 +123,8 @@ NOTEBOOKS = {
         "character at a time, reads with `getdelim`, and checks refname safety only when "
         "needed (`refname_safety`); the discussion adds mmap and binary search "
         "(`packed_lookup=bsearch`: 1.649 s -> 0.012 s for one missing ref).",
-        [("packed-verify-missing", ["all-on", "packed_lookup=parse_all", "git"]),
+        [("packed-verify-missing", ["all-on", "packed_lookup=parse_all", "packed_reader=fgetc",
+                                    "git"]),
          ("packed-load", ["all-on", "packed_reader=fgetc", "dulwich"])],
         {"getdelim": "packed_reader=getdelim,packed_lookup=parse_all",
          "parse_all": "packed_lookup=parse_all"},
@@ -173,7 +174,7 @@ NOTEBOOKS = {
         "every up-to-date check (`stat_cache`), and tables are read through one mmap instead "
         "of a pread per block (`mmap`). Workload: `git update-ref --stdin` creating N refs in "
         "an empty repository. Published at 10k refs: 1.31 s -> 0.92 s -> 0.48 s.",
-        [("update-ref-create-10000", ["all-on", "stat_cache=off", "mmap=off", "git"])],
+        [("update-ref-create-10000", ["all-on", "all-off", "stat_cache=off", "git"])],
         {"stat_cache off": "stat_cache=off", "mmap off": "mmap=off"},
         "print(FLAG_INFO['stat_cache'])\nprint(FLAG_INFO['mmap'])"),
 }
