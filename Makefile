@@ -33,10 +33,11 @@ browser: setup
 	  { echo "apt-get install chromium failed: $$(tail -n 3 $(VENV)/chromium-install.log)" \
 	      > $(NO_CHROMIUM); cat $(NO_CHROMIUM); }; }
 
-# everything: the unit tests, the notebooks under nbmake, and the notebooks in JupyterLab
-# in headless chromium (the browser tests stay together on one pytest worker)
+# everything: the unit tests and the notebooks under nbmake ($(JOBS) workers), then the
+# notebooks in JupyterLab in headless chromium (one pytest process: one JupyterLab)
 test: setup browser
-	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -q --nbmake --nbmake-timeout=600 tests notebooks
+	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) -q -m 'not browser' --nbmake --nbmake-timeout=600 tests notebooks
+	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -q -m browser tests/notebooks
 
 # the browser test alone
 test-browser: setup browser

@@ -11,8 +11,8 @@ printed), among them each seed notebook's picker after a toggle and Run and its
 seed-beside-lab plot. Needs /usr/bin/chromium (`make browser` installs it with
 apt; when apt cannot, it writes why to .venv/chromium-unavailable and only then
 do these tests skip, with that reason) and Playwright's Python package (the test
-extras); Playwright never downloads a browser here. Under xdist the tests stay on
-one worker (xdist_group, `--dist loadgroup`): one JupyterLab, one chromium.
+extras); Playwright never downloads a browser here. `make test` runs them in a
+pytest process of their own, after the others (one JupyterLab, one chromium).
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import sync_playwright
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
