@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # pytest workers (2 cores here); override with `make test JOBS=1`
 JOBS   ?= 2
 
-.PHONY: setup git test test-fast git-tests bench lab notebooks clean
+.PHONY: setup git browser test test-browser test-fast git-tests bench lab notebooks clean
 
 setup: $(STAMP)
 
@@ -20,11 +20,31 @@ $(STAMP): pyproject.toml core/pyproject.toml
 git:
 	@bash scripts/provision-git.sh
 
-test: setup
-	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) -q --nbmake --nbmake-timeout=1200 tests notebooks
+# Debian's chromium for the notebooks' browser test (tests/notebooks/test_browser.py);
+# Playwright drives it (its Python package only: never `playwright install`). When apt
+# cannot install it, the reason is kept in $(NO_CHROMIUM) and the browser test skips
+# with it (and only then).
+NO_CHROMIUM := $(VENV)/chromium-unavailable
+browser: setup
+	@rm -f $(NO_CHROMIUM)
+	@test -x /usr/bin/chromium || { \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
+	    > $(VENV)/chromium-install.log 2>&1 || \
+	  { echo "apt-get install chromium failed: $$(tail -n 3 $(VENV)/chromium-install.log)" \
+	      > $(NO_CHROMIUM); cat $(NO_CHROMIUM); }; }
+
+# everything: the unit tests and the notebooks under nbmake ($(JOBS) workers), then the
+# notebooks in JupyterLab in headless chromium (one pytest process: one JupyterLab)
+test: setup browser
+	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) -q -m 'not browser' --nbmake --nbmake-timeout=600 tests notebooks
+	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -q -m browser tests/notebooks
+
+# the browser test alone
+test-browser: setup browser
+	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -q -m browser tests/notebooks
 
 test-fast: setup
-	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -q -x -m 'not slow' tests
+	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -q -x -m 'not slow and not browser' tests
 
 # git's own show-ref / update-ref tests (t1400, t1403, t1404, t1416, t0610) with the
 # lab in place of those two commands; git's source is built once into the cache

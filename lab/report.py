@@ -2,7 +2,8 @@
 
 Contract: render(results, out_dir) writes report.md and one PNG per scenario
 (per variant its time (mean, 95 % t CI) and instructions; per comparison the
-ratios the table shows, the same estimator and interval) and returns the
+ratios the table shows, the same estimator and interval, and the seed's
+published ratio as a marker on its row) and returns the
 report path. When allocations or memory were measured, a second table per
 scenario puts them beside time and instructions: allocations and bytes per
 record (lab.measure.allocations.records), peak RSS above the worker's own
@@ -362,6 +363,12 @@ def plot(result: ScenarioResult, path: Path) -> Path:
         if ii:
             ax2.barh([y - 0.2 for y, _ in ii], [q["ratio"] for _, q in ii], height=0.4,
                      color="tab:purple", label="instructions (exact)")
+        seed = [(y, published_ratio((i or t or {}).get("published")))
+                for y, (_, i, t) in zip(ys, rows)]
+        seed = [(y, q) for y, q in seed if q is not None]
+        if seed:
+            ax2.scatter([q for _, q in seed], [y for y, _ in seed], marker="D", s=50,
+                        color="tab:red", zorder=3, label="published (seed)")
         ax2.set_yticks(ys, [title for title, _, _ in rows])
         ax2.axvline(1.0, color="black", lw=0.8)
         ax2.set_xscale("log")

@@ -2,16 +2,17 @@
 
 Contract: both backends (reftable stack, files = loose + packed-refs) implement
 RefStore; the CLI (show-ref, update-ref) and the lab only talk to this. Object
-ids are raw bytes (20 for SHA-1, 32 for SHA-256). Refnames are bytes. Both
-stores also give their refs as reftable RefRecords (iter_ref_records), the
-one record shape the CLI's hot loops read; ref_from_record turns one into a Ref.
+ids are raw bytes (20 for SHA-1, 32 for SHA-256); repr() prints them in hex.
+Refnames are bytes. Both stores also give their refs as reftable RefRecords
+(iter_ref_records), the one record shape the CLI's hot loops read;
+ref_from_record turns one into a Ref.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Iterator, Protocol, runtime_checkable
 
-from ..reftable.record import HASH_IDS, REF_SYMREF, REF_VAL2, RefRecord
+from ..reftable.record import HASH_IDS, REF_SYMREF, REF_VAL2, RefRecord, repr_hex_ids
 
 HASH_SIZES: dict[str, int] = {name: size for name, (_, size) in HASH_IDS.items()}
 
@@ -22,6 +23,9 @@ class Ref:
     value: bytes | None = None        # object id of a direct ref
     peeled: bytes | None = None       # peeled object id when the store knows it (annotated tag)
     target: bytes | None = None       # symref target refname (value is None then)
+
+    def __repr__(self) -> str:
+        return repr_hex_ids(self, "value", "peeled")
 
     @property
     def is_symref(self) -> bool:
@@ -39,6 +43,9 @@ class LogEntry:
     time: int                         # seconds since the epoch
     tz_offset: int                    # minutes east of UTC, e.g. -420 for -0700
     message: bytes
+
+    def __repr__(self) -> str:
+        return repr_hex_ids(self, "old_id", "new_id")
 
 
 @dataclass(slots=True)

@@ -5,15 +5,18 @@ key; encode_x(rec, prev_key, ...) -> bytes writes the prefix-compressed key
 (varint prefix_len, varint (suffix_len << 3) | value_type, suffix) followed by
 the value; decode_x(buf, off, last_key, ...) -> (record, key, new_off) reads one
 back. Decoders raise FormatError (offset relative to buf) on bad input, never
-IndexError/ValueError. Field-wise comparisons (ref_cmp, log_cmp, obj_cmp,
-index_cmp) order records exactly as their keys do without building the keys.
+IndexError/ValueError. repr() of a record prints its object ids in hex, as git
+does (repr_hex_ids, also used by refs.api). Field-wise comparisons (ref_cmp,
+log_cmp, obj_cmp, index_cmp) order records exactly as their keys do without
+building the keys.
 The hot iteration loops live in block.py; these functions are the reference
 implementation used by the writer, by tests and by cold paths.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from .basics import MAX_U64, Buf, get_varint, put_varint
 from ..errors import FormatError
@@ -44,6 +47,16 @@ def hash_size(hash_id: str) -> int:
     return HASH_IDS[hash_id][1]
 
 
+def repr_hex_ids(obj: Any, *ids: str) -> str:
+    """The dataclass's repr, Type(field=value, ...), with the fields named in `ids` (object
+    ids) in hex, as git prints them; every other field as repr() gives it."""
+    def value(name: str) -> str:
+        v = getattr(obj, name)
+        return bytes(v).hex() if name in ids and v is not None else repr(v)
+    names = (f.name for f in fields(obj))
+    return f"{type(obj).__name__}({', '.join(f'{n}={value(n)}' for n in names)})"
+
+
 @dataclass(slots=True)
 class RefRecord:
     refname: bytes
@@ -52,6 +65,9 @@ class RefRecord:
     value: bytes | None = None          # object id (types 1, 2)
     target_value: bytes | None = None   # peeled object id (type 2)
     target: bytes | None = None         # symref target (type 3)
+
+    def __repr__(self) -> str:
+        return repr_hex_ids(self, "value", "target_value")
 
     def key(self) -> bytes:
         return bytes(self.refname)
@@ -76,6 +92,9 @@ class LogRecord:
     tz_offset: int = 0
     message: bytes = b""
 
+    def __repr__(self) -> str:
+        return repr_hex_ids(self, "old_id", "new_id")
+
     def key(self) -> bytes:
         return log_key(self.refname, self.update_index)
 
@@ -87,6 +106,9 @@ class LogRecord:
 class ObjRecord:
     hash_prefix: bytes
     offsets: list[int] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return repr_hex_ids(self, "hash_prefix")
 
     def key(self) -> bytes:
         return bytes(self.hash_prefix)
