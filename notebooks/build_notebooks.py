@@ -109,7 +109,8 @@ NOTEBOOKS = {
         "never reaches the merge loop, so `merged_cmp`, `same_subiter_skip` and `pq_cmp` "
         "can only show their effect there when measured alone against the baseline "
         "(`only-merged_cmp` vs `all-off`), as the seed measured them.",
-        [("show-ref-3tables", ["all-on", "all-off", "pq_cmp=off", "git"]),
+        [("show-ref-3tables", ["all-on", "all-off+merged_cmp+same_subiter_skip",
+                               "all-off+merged_cmp+same_subiter_skip+pq_cmp", "git"]),
          ("show-ref-1table", ["all-on", "all-off", "only-merged_cmp", "git"])],
         {"pq_cmp off": "pq_cmp=off", "merged_cmp off": "merged_cmp=off"},
         "ds = nb.dataset('show-ref-3tables', SCALE, DATASETS)   # the one measured above\n"
@@ -124,7 +125,7 @@ NOTEBOOKS = {
         "needed (`refname_safety`); the discussion adds mmap and binary search "
         "(`packed_lookup=bsearch`: 1.649 s -> 0.012 s for one missing ref).",
         [("packed-verify-missing", ["all-on", "packed_lookup=parse_all", "packed_reader=fgetc",
-                                    "git"]),
+                                    "packed_reader=getc_unlocked", "git"]),
          ("packed-load", ["all-on", "packed_reader=fgetc", "dulwich"])],
         {"getdelim": "packed_reader=getdelim,packed_lookup=parse_all",
          "parse_all": "packed_lookup=parse_all"},
@@ -174,7 +175,7 @@ NOTEBOOKS = {
         "every up-to-date check (`stat_cache`), and tables are read through one mmap instead "
         "of a pread per block (`mmap`). Workload: `git update-ref --stdin` creating N refs in "
         "an empty repository. Published at 10k refs: 1.31 s -> 0.92 s -> 0.48 s.",
-        [("update-ref-create-10000", ["all-on", "all-off", "stat_cache=off", "git"])],
+        [("update-ref-create-10000", ["all-on", "all-off", "only-stat_cache", "git"])],
         {"stat_cache off": "stat_cache=off", "mmap off": "mmap=off"},
         "print(FLAG_INFO['stat_cache'])\nprint(FLAG_INFO['mmap'])"),
 }
