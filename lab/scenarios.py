@@ -363,10 +363,10 @@ def _update_ref_create(n: int) -> Scenario:
 # measured at the small scale (0.24 MB, 1.8 MB; tests/lab/test_work_counters.py checks
 # it), ~12-40 MB at the full scale. Every limit below its lower end evicts in both walks;
 # limit_4 and limit_5 are above its upper end: the sweep's plateau, where nothing is.
-_ODB_SCALES = {"small": {"commits": 300, "files": 300, "seed": 0,
-                         "working_set": ["235k", "1800k"],
-                         "limit_lo": "32k", "limit_hi": "128k",
-                         "limit_1": "16k", "limit_2": "32k", "limit_3": "128k",
+_ODB_SCALES = {"small": {"commits": 150, "files": 300, "seed": 0,
+                         "working_set": ["115k", "900k"],
+                         "limit_lo": "16k", "limit_hi": "64k",
+                         "limit_1": "8k", "limit_2": "16k", "limit_3": "64k",
                          "limit_4": "4m", "limit_5": "16m"},
                "full": {"commits": 3000, "files": 2000, "seed": 0,
                         "working_set": ["12m", "40m"],
