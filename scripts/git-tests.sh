@@ -13,20 +13,22 @@
 # Runs t1403-show-ref, t1400-update-ref, t1404-update-ref-errors and
 # t1416-ref-transaction-hooks with GIT_TEST_DEFAULT_REF_FORMAT=files and
 # =reftable, and t0610-reftable-basics (reftable only), JOBS at a time (default
-# 2), each under a TIMEOUT (seconds, default 900). Prints the passes per script
+# 2), each under a TIMEOUT (seconds, default 2400). Prints the passes per script
 # and format from the TAP output and the failing tests; exits non-zero when a
 # test fails, a script does not finish, or its plan is not met.
 #
 # Environment: REFTABLE_LAB_BIN (default <project>/.venv/bin/reftable-lab),
 # JOBS, TIMEOUT, GIT_TESTS_OUT (folder for the logs; default a new temporary
 # one, kept), GIT_TESTS (the scripts, default the five above; "t1403 t0610"
-# works too). PYTHONPATH and REFTABLE_LAB_FLAGS, if set, reach reftable-lab.
+# works too), GIT_TESTS_RUN (git's --run=<selection> for every script, e.g.
+# "99,147,173"; a partial run's plan counts the tests not selected as skipped). PYTHONPATH and REFTABLE_LAB_FLAGS, if set, reach reftable-lab.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LAB=${REFTABLE_LAB_BIN:-$ROOT/.venv/bin/reftable-lab}
 JOBS=${JOBS:-2}
-TIMEOUT=${TIMEOUT:-900}
+TIMEOUT=${TIMEOUT:-2400}
+RUN=${GIT_TESTS_RUN:-}
 TESTS=${GIT_TESTS:-t1403-show-ref t1400-update-ref t1404-update-ref-errors t1416-ref-transaction-hooks t0610-reftable-basics}
 MARK="# reftable-lab git-tests router"
 
@@ -85,12 +87,12 @@ run_one() {  # $1 = script name, $2 = ref format; writes $OUT/<name>.<format>.{t
     local name=$1 fmt=$2 dir="$OUT/$1.$2" rc=0
     mkdir -p "$dir"
     (cd "$SRC/t" && GIT_TEST_DEFAULT_REF_FORMAT=$fmt TEST_OUTPUT_DIRECTORY="$dir" \
-        timeout -k 10 "$TIMEOUT" sh "./$name.sh" --verbose-log --root="$dir" \
+        timeout -k 10 "$TIMEOUT" sh "./$name.sh" --verbose-log --root="$dir" ${RUN:+"--run=$RUN"} \
         >"$dir.tap" 2>"$dir.err" </dev/null) || rc=$?
     echo "$rc" >"$dir.status"
 }
 export -f run_one
-export SRC OUT TIMEOUT
+export SRC OUT TIMEOUT RUN
 log "running ${#runs[@]} test scripts from $SRC/t, $JOBS at a time (logs: $OUT)"
 printf '%s\n' "${runs[@]}" | xargs -P "$JOBS" -L 1 bash -c 'run_one "$0" "$1"'
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from reftable_core.errors import NotExistError, ReftableError
+from reftable_core.errors import NotExistError
 from reftable_core.repo import find_gitdir, open_repo
 
 
@@ -32,7 +32,14 @@ def test_bare_worktree_gitfile_and_discovery(make_repo, git, tmp_path: Path) -> 
     git.run(["worktree", "add", "-q", str(tmp_path / "linked")], cwd=wt)
     gd = find_gitdir(tmp_path / "linked")
     assert gd.startswith(str(wt / ".git" / "worktrees"))
-    with pytest.raises(ReftableError, match="linked worktrees"):
-        open_repo(tmp_path / "linked")
+    linked = open_repo(tmp_path / "linked")         # a linked worktree opens, refs routed
+    assert (linked.gitdir, linked.commondir) == (gd, str(wt / ".git"))
+    head = linked.refs.read_ref(b"HEAD")
+    assert head is not None and head.target == b"refs/heads/linked"
+    resolved = linked.refs.resolve(b"HEAD")
+    main_id = bytes.fromhex(git.out(["rev-parse", "main"], cwd=wt).strip().decode())
+    assert resolved is not None and resolved.value == main_id
+    main_head = linked.refs.read_ref(b"main-worktree/HEAD")
+    assert main_head is not None and main_head.target == b"refs/heads/main"
     with pytest.raises(NotExistError):
         open_repo(tmp_path / "nowhere")

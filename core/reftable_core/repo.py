@@ -11,8 +11,15 @@ command_config (git -c's, e.g. reftable_core.config.env_config(os.environ))
 overrides it. Discovery walks up from path like git's, checking <dir>/.git
 before <dir> itself, and never enters a directory in ceiling (git's
 GIT_CEILING_DIRECTORIES: absolute paths) or one above it.
-Linked worktrees are found but not opened (ReftableError): their per-worktree
-refs are not modelled.
+A linked worktree's git dir (one with a "commondir" file) opens with .gitdir
+the worktree's and .commondir the main repository's (.commondir is .gitdir
+elsewhere): the config and the objects come from the common dir, and .refs
+routes names as git does (reftable_core.refs.worktree): the worktree's own refs
+(HEAD, refs/bisect/, refs/worktree/, refs/rewritten/, pseudo-refs) to its own
+store ($GIT_DIR/reftable, or loose refs and logs under $GIT_DIR), shared refs
+to the common dir's, "main-worktree/<ref>" to the main worktree's and
+"worktrees/<w>/<ref>" to worktree w's (<commondir>/worktrees/<w>), from any
+worktree, the main one included.
 """
 from __future__ import annotations
 
@@ -26,6 +33,8 @@ from .odb import ObjectStore, open_object_store
 from .refs.api import HASH_SIZES, RefStore
 from .refs.files_backend import FilesRefStore
 from .refs.reftable_backend import ReftableRefStore
+from .refs.transaction import hooks_dir
+from .refs.worktree import WorktreeRefStore
 
 # -- discovery -------------------------------------------------------------------
 
@@ -103,6 +112,20 @@ def find_gitdir(path: str | os.PathLike[str], discover: bool = False,
     raise NotExistError(f"not a git repository (or any of the parent directories): {os.fspath(path)}")
 
 
+def common_dir(gitdir: str) -> str:
+    """git's get_common_dir: the directory named by <gitdir>/commondir (relative
+    to gitdir), or gitdir itself."""
+    try:
+        with open(os.path.join(gitdir, "commondir"), "r", encoding="utf-8",
+                  errors="surrogateescape") as f:
+            target = f.read().rstrip("\n")
+    except (FileNotFoundError, NotADirectoryError):
+        return gitdir
+    if not os.path.isabs(target):
+        target = os.path.join(gitdir, target)
+    return os.path.normpath(target)
+
+
 # -- the repository ----------------------------------------------------------
 
 class Repo:
@@ -110,12 +133,10 @@ class Repo:
 
     def __init__(self, gitdir: str, flags: Flags | None = None,
                  command_config: Mapping[str, str] | None = None) -> None:
-        if os.path.isfile(os.path.join(gitdir, "commondir")):
-            raise ReftableError(f"{gitdir}: linked worktrees are not supported "
-                                "(open the main repository)")
         self.gitdir = gitdir
+        self.commondir = common_dir(gitdir)
         self.flags = flags or Flags()
-        self.config = read_config(gitdir)
+        self.config = read_config(self.commondir)
         if command_config:
             self.config.update(command_config)
         self.ref_storage = self.config.get("extensions.refstorage", "files").lower()
@@ -129,22 +150,43 @@ class Repo:
         self._refs: RefStore | None = None
         self._objects: ObjectStore | None = None
 
+    def _open_store(self, gitdir: str) -> ReftableRefStore | FilesRefStore:
+        """The ref store of one git dir (the common dir or a worktree's); hooks
+        always come from the common dir, as git's do."""
+        store: ReftableRefStore | FilesRefStore
+        if self.ref_storage == "reftable":
+            store = ReftableRefStore(gitdir, self.flags, self.object_format, self.config,
+                                     objects=self._object_store)
+        else:
+            store = FilesRefStore(gitdir, self.hash_size, self.flags, self.config,
+                                  objects=self._object_store)
+        store.hooks = hooks_dir(self.commondir, self.config)
+        return store
+
+    def _open_worktree_store(self, name: bytes) -> ReftableRefStore | FilesRefStore:
+        return self._open_store(os.path.join(self.commondir, "worktrees",
+                                             os.fsdecode(name)))
+
     @property
     def refs(self) -> RefStore:
+        """The ref store: the common dir's alone in a repository without linked
+        worktrees, else a WorktreeRefStore routing names as git does."""
         if self._refs is None:
-            if self.ref_storage == "reftable":
-                self._refs = ReftableRefStore(self.gitdir, self.flags, self.object_format,
-                                              self.config, objects=self._object_store)
+            main = self._open_store(self.commondir)
+            linked = self.commondir != self.gitdir
+            if linked or os.path.isdir(os.path.join(self.commondir, "worktrees")):
+                self._refs = WorktreeRefStore(
+                    main, self._open_store(self.gitdir) if linked else None,
+                    self._open_worktree_store)
             else:
-                self._refs = FilesRefStore(self.gitdir, self.hash_size, self.flags, self.config,
-                                           objects=self._object_store)
+                self._refs = main
         return self._refs
 
     @property
     def objects(self) -> ObjectStore:
         """The ObjectStore (opened on first use)."""
         if self._objects is None:
-            self._objects = open_object_store(self.gitdir, self.object_format, self.flags)
+            self._objects = open_object_store(self.commondir, self.object_format, self.flags)
         return self._objects
 
     def _object_store(self) -> ObjectStore:

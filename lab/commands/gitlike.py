@@ -15,17 +15,29 @@ Contract:
       a git repository" message otherwise. The config from the environment (git
       -c, reftable_core.config.env_config) overrides the repository's.
   ref_resolver(refs)   name -> oid or None through a RefStore's resolve().
+  write_trace2_counters()   under $GIT_TRACE2_EVENT, git's trace2 "counter"
+      events for the fsyncs the command made (reftable_core.lockfile.FSYNC_COUNTS,
+      the non-zero ones, category "fsync"), in git's JSON event format; only these
+      events, none of git's others (version, start, exit...). The target as git
+      takes it: an absolute file path (appended), an existing directory (a file
+      named by the session id), 1 or "true" (stderr) or a file descriptor 2-9.
+      run_git_command writes them when the command ends.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import socket
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
 from reftable_core.config import env_config, push_config_parameter
 from reftable_core.errors import ConfigError, ReftableError
 from reftable_core.flags import Flags
+from reftable_core.lockfile import FSYNC_COUNTS
 from reftable_core.odb.revision import RefResolver
 from reftable_core.refs.api import RefStore
 from reftable_core.repo import Repo, open_repo
@@ -83,6 +95,47 @@ def run_git_command(command: Callable[[list[str], Flags, Any], int], argv: list[
             out.flush()
         except BrokenPipeError:
             pass
+        write_trace2_counters()
+
+
+def _trace2_sid(now: float) -> str:
+    """git's tr2_sid_compute: <UTC time>-H<hostname hash>-P<pid>."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
+    host = hashlib.sha1(socket.gethostname().encode()).hexdigest()[:8]
+    return f"{stamp}-H{host}-P{os.getpid():08x}"
+
+
+def write_trace2_counters() -> None:
+    """The fsync counter events under $GIT_TRACE2_EVENT (see the module contract)."""
+    target = os.environ.get("GIT_TRACE2_EVENT", "")
+    counts = [(name, n) for name, n in FSYNC_COUNTS.items() if n]
+    if not target or target.lower() in ("0", "false") or not counts:
+        return
+    now = time.time()
+    sid = _trace2_sid(now)
+    when = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
+    lines = "".join(json.dumps({
+        "event": "counter", "sid": sid, "thread": "main", "time": when,
+        "file": "trace2/tr2_tgt_event.c", "line": 675, "category": "fsync", "name": name,
+        "count": n}, separators=(",", ":")) + "\n" for name, n in counts).encode()
+    try:
+        if target.lower() in ("1", "true"):
+            fd = 2
+        elif target.isdigit() and 2 <= int(target) <= 9:
+            fd = int(target)
+        elif os.path.isabs(target):
+            path = os.path.join(target, sid) if os.path.isdir(target) else target
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            try:
+                os.write(fd, lines)
+            finally:
+                os.close(fd)
+            return
+        else:
+            return
+        os.write(fd, lines)
+    except OSError:
+        pass
 
 
 _DIR_OPTIONS = {"--git-dir": "GIT_DIR", "--work-tree": "GIT_WORK_TREE"}

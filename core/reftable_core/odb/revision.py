@@ -5,8 +5,11 @@ Contract:
       git's repo_get_oid for: a full hex id; a ref name by git's dwim rules
       (DWIM_RULES, first hit wins); a unique abbreviated hex id (4 or more
       digits, looked up in the object store); any of these followed by revision
-      suffixes (see apply_suffixes). None when nothing matches or a suffix
-      cannot be applied. objects is a getter of the ObjectStore (or None), called
+      suffixes (see apply_suffixes); "<rev>:<path>", the entry at path in the
+      tree of rev (git's get_tree_entry; "<rev>:" is the tree itself; the colon
+      is the first one outside "{...}"). None when nothing matches, a suffix
+      cannot be applied or the path is not in the tree; index names (":path",
+      ":N:path", ":/text") name nothing here. objects is a getter of the ObjectStore (or None), called
       only when the revision needs objects (suffixes, abbreviated ids): naming a
       ref or a full id opens no object store.
   apply_suffixes(objects, oid, suffix) -> oid
@@ -30,6 +33,7 @@ from collections.abc import Callable
 
 from ..errors import FormatError, NotExistError, ReftableError
 from .store import ObjectStore
+from .tree import tree_entry
 
 RefResolver = Callable[[bytes], bytes | None]
 ObjectsGetter = Callable[[], ObjectStore | None]
@@ -190,9 +194,47 @@ def _resolve_basic(text: bytes, resolve_ref: RefResolver, objects: ObjectsGetter
     return None
 
 
+def _tree_colon(text: bytes) -> int:
+    """The index of the first ":" outside "{...}" (git's get_oid_with_context), or -1."""
+    depth = 0
+    for i, c in enumerate(text):
+        if c == 0x7B:                       # {
+            depth += 1
+        elif depth and c == 0x7D:           # }
+            depth -= 1
+        elif not depth and c == 0x3A:       # :
+            return i
+    return -1
+
+
+def _resolve_path(rev: bytes, path: bytes, resolve_ref: RefResolver, objects: ObjectsGetter,
+                  hash_size: int) -> bytes | None:
+    """The id of path in the tree rev names (commits and tags peeled), or None."""
+    base = resolve_revision(rev, resolve_ref, objects, hash_size)
+    store = objects() if base is not None else None
+    if store is None or base is None:
+        return None
+    try:
+        oid = store.peel(base)
+        typ = store.read_header(oid)[0]
+        if typ == "commit":
+            oid = _commit(store, oid)[0]
+        elif typ != "tree":
+            return None
+        hit = tree_entry(store, oid, path)
+    except ReftableError:
+        return None
+    return hit[0] if hit is not None else None
+
+
 def resolve_revision(text: bytes, resolve_ref: RefResolver, objects: ObjectsGetter,
                      hash_size: int) -> bytes | None:
     """The object id text names (see the module contract), or None."""
+    colon = _tree_colon(text)
+    if colon == 0:
+        return None                         # the index: not modelled
+    if colon > 0:
+        return _resolve_path(text[:colon], text[colon + 1:], resolve_ref, objects, hash_size)
     m = _REV_SUFFIX.search(text)
     if m is not None and m.start() > 0:
         base = _resolve_basic(text[:m.start()], resolve_ref, objects, hash_size)

@@ -37,11 +37,7 @@ from typing import NamedTuple
 from ..errors import FormatError, NotExistError
 from .revision import RefResolver, commit_date, parse_commit, resolve_revision
 from .store import ObjectStore
-
-S_IFMT = 0o170000
-S_IFDIR = 0o040000
-S_IFLNK = 0o120000
-S_IFGITLINK = 0o160000
+from .tree import S_IFGITLINK, S_IFMT, parse_tree
 
 
 class Change(NamedTuple):
@@ -51,37 +47,6 @@ class Change(NamedTuple):
     new_id: bytes | None
     status: str          # A, D, M, T
     path: bytes
-
-
-def canon_mode(mode: int) -> int:
-    t = mode & S_IFMT
-    if t == 0o100000:
-        return 0o100755 if mode & 0o100 else 0o100644
-    if t in (S_IFDIR, S_IFLNK, S_IFGITLINK):
-        return t
-    return S_IFGITLINK if mode == S_IFGITLINK else mode
-
-
-def parse_tree(data: bytes, hash_len: int) -> list[tuple[bytes, int, bytes, bool]]:
-    """[(sort_key, mode, oid, is_dir)] in tree order; the key is name (+ b'/' for trees)."""
-    out = []
-    pos = 0
-    n = len(data)
-    find = data.find
-    while pos < n:
-        sp = find(b" ", pos)
-        nul = find(b"\0", sp + 1)
-        if sp < 0 or nul < 0 or nul + 1 + hash_len > n:
-            raise FormatError("malformed tree entry", offset=pos)
-        try:
-            mode = int(data[pos:sp], 8)
-        except ValueError:
-            raise FormatError("bad tree entry mode", offset=pos) from None
-        name = data[sp + 1:nul]
-        pos = nul + 1 + hash_len
-        isdir = mode & S_IFMT == S_IFDIR
-        out.append((name + b"/" if isdir else name, canon_mode(mode), data[nul + 1:pos], isdir))
-    return out
 
 
 MAX_TREE_DEPTH = 2048        # git's core.maxTreeDepth default (not Windows)

@@ -60,7 +60,7 @@ from .reflog import (append_reflog, committer_ident, delete_reflog, format_reflo
 from .refname import path_safe_refname, unsafe_refname_error
 from .transaction import (AffectedNames, HookAbortedError, QueuedUpdate, check_new_object,
                           check_old_regular, check_old_target, check_old_value, deref_symref,
-                          head_log_update, hooks_dir, refname_text, reject_duplicates,
+                          fsync_references, head_log_update, hooks_dir, refname_text, reject_duplicates,
                           run_transaction_hook, unresolvable, verify_refname_available)
 
 
@@ -401,6 +401,7 @@ class FilesTransaction:
         work = sorted((u for u in self.updates if u.write), key=lambda x: x.refname)
         ident: tuple[bytes, bytes, int, int] | None = None
         deletes: list[_Upd] = []
+        fsync = fsync_references(store.config)
         for u in work:
             is_delete = u.new_target is None and u.new_value == zero
             if is_delete and not u.log_only:
@@ -428,7 +429,7 @@ class FilesTransaction:
             if u.log_only:
                 continue
             assert u.lock is not None
-            u.lock.write(format_loose(u.new_value, u.new_target))
+            u.lock.write(format_loose(u.new_value, u.new_target), fsync)
             try:
                 u.lock.commit()
             except OSError:                   # a non-empty directory where the ref goes

@@ -226,11 +226,14 @@ class LooseLock:
     def lock_path(self) -> str:
         return self._lock.lock_path
 
-    def write(self, data: bytes) -> None:
-        """The new contents, written through a descriptor open only while writing."""
+    def write(self, data: bytes, fsync: bool = False) -> None:
+        """The new contents, written through a descriptor open only while writing
+        (and fsynced with fsync, git's fsync_component for a reference)."""
         self._lock.reopen()
         try:
             self._lock.write(data)
+            if fsync:
+                self._lock.fsync()
         finally:
             self._lock.close_fd()
 

@@ -56,8 +56,8 @@ from ..reftable.stack import Stack, StackOptions
 from .api import HASH_SIZES, LogEntry, Ref, RefStoreBase, RefUpdate, ref_from_record
 from .reflog import (committer_ident, hhmm_to_minutes, log_mode, minutes_to_hhmm,
                      normalize_reflog_message, should_autocreate_reflog)
-from .transaction import (HookAbortedError, QueuedUpdate, check_new_object, hooks_dir,
-                          run_transaction_hook, check_old_regular, check_old_target,
+from .transaction import (HookAbortedError, QueuedUpdate, check_new_object, fsync_references,
+                          hooks_dir, run_transaction_hook, check_old_regular, check_old_target,
                           check_old_value, deref_symref, head_log_update, object_type,
                           reject_duplicates, unresolvable)
 
@@ -94,7 +94,6 @@ def stack_options_from_config(config: dict[str, str], object_format: str) -> Sta
     $GIT_TEST_REFTABLE_AUTOCOMPACTION=false disables auto-compaction as in git;
     default_permissions from core.sharedRepository (None under the umask: the
     files are created 0666 & ~umask anyway)."""
-    fsync_cfg = config.get("core.fsync", "")
     auto = config_bool(config, "reftable.autocompaction", True)
     env = os.environ.get(AUTOCOMPACTION_ENV)
     if env is not None:                      # git_env_bool(name, 1)
@@ -112,7 +111,7 @@ def stack_options_from_config(config: dict[str, str], object_format: str) -> Sta
         auto_compact=auto,
         compaction_factor=config_int(config, "reftable.geometricfactor", 2),
         lock_timeout_ms=config_int(config, "reftable.locktimeout", 100),
-        fsync="reference" in fsync_cfg or "all" in fsync_cfg,
+        fsync=fsync_references(config),
         default_permissions=perms,
     )
 

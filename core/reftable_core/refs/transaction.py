@@ -264,6 +264,13 @@ class HookAbortedError(TransactionError):
         super().__init__("ref updates aborted by hook")
 
 
+def fsync_references(config: Mapping[str, str]) -> bool:
+    """core.fsync names the references (component "reference", or "all"): both
+    backends then fsync what they write for refs, as git's fsync_component does."""
+    value = config.get("core.fsync", "")
+    return "reference" in value or "all" in value
+
+
 def hooks_dir(gitdir: str, config: Mapping[str, str]) -> str:
     """Where git looks for hooks: core.hooksPath (~ expanded), else <gitdir>/hooks."""
     configured = config.get("core.hookspath")

@@ -48,7 +48,7 @@ from ..counters import WORK
 from ..errors import (APIError, FormatError, LockError, NotExistError, OutdatedError,
                       ReftableError)
 from ..flags import Flags
-from ..lockfile import LOCK_SUFFIX, LockFile
+from ..lockfile import LOCK_SUFFIX, LockFile, fsync_fd
 from .blocksource import open_file_source, open_regular_file
 from .compact import (DEFAULT_GEOMETRIC_FACTOR, compaction_sizes, merge_tables,
                       suggest_compaction_segment)
@@ -397,7 +397,7 @@ class Stack:
                     return None
                 if self.opts.fsync:
                     f.flush()
-                    os.fsync(f.fileno())
+                    fsync_fd(f.fileno())
         except BaseException:
             if fd >= 0:
                 os.close(fd)

@@ -1,0 +1,77 @@
+"""Tree objects: git's tree entry format and the path lookup under <rev>:<path>.
+
+Contract:
+  parse_tree(data, hash_len) -> [(sort_key, mode, oid, is_dir)] in tree order;
+      the key is the name (+ b"/" for trees); FormatError on a malformed entry.
+  canon_mode(mode) -> git's canonical mode (100644/100755, 040000, 120000, 160000).
+  tree_entry(objects, tree, path) -> (oid, mode) of the entry at path below the
+      tree id tree (git's get_tree_entry: "/"-separated names, one trailing "/"
+      allowed after a tree, no empty name; an empty path is the tree itself), or None when a component is
+      missing or not a tree. NotExistError when an object is missing.
+"""
+from __future__ import annotations
+
+from ..errors import FormatError
+from .store import ObjectStore
+
+S_IFMT = 0o170000
+S_IFDIR = 0o040000
+S_IFLNK = 0o120000
+S_IFGITLINK = 0o160000
+
+
+def canon_mode(mode: int) -> int:
+    t = mode & S_IFMT
+    if t == 0o100000:
+        return 0o100755 if mode & 0o100 else 0o100644
+    if t in (S_IFDIR, S_IFLNK, S_IFGITLINK):
+        return t
+    return S_IFGITLINK if mode == S_IFGITLINK else mode
+
+
+def parse_tree(data: bytes, hash_len: int) -> list[tuple[bytes, int, bytes, bool]]:
+    """[(sort_key, mode, oid, is_dir)] in tree order; the key is name (+ b'/' for trees)."""
+    out = []
+    pos = 0
+    n = len(data)
+    find = data.find
+    while pos < n:
+        sp = find(b" ", pos)
+        nul = find(b"\0", sp + 1)
+        if sp < 0 or nul < 0 or nul + 1 + hash_len > n:
+            raise FormatError("malformed tree entry", offset=pos)
+        try:
+            mode = int(data[pos:sp], 8)
+        except ValueError:
+            raise FormatError("bad tree entry mode", offset=pos) from None
+        name = data[sp + 1:nul]
+        pos = nul + 1 + hash_len
+        isdir = mode & S_IFMT == S_IFDIR
+        out.append((name + b"/" if isdir else name, canon_mode(mode), data[nul + 1:pos], isdir))
+    return out
+
+
+def tree_entry(objects: ObjectStore, tree: bytes, path: bytes) -> tuple[bytes, int] | None:
+    """The (oid, mode) at path below tree, or None (see the module contract)."""
+    oid, mode = tree, S_IFDIR
+    if not path:
+        return oid, mode
+    names = path.split(b"/")
+    must_be_dir = not names[-1]
+    if must_be_dir:
+        names.pop()
+    for name in names:
+        if not name or mode & S_IFMT != S_IFDIR:
+            return None
+        typ, data = objects.read(oid)
+        if typ != "tree":
+            raise FormatError(f"{oid.hex()} is not a tree")
+        for key, m, entry, isdir in parse_tree(data, len(oid)):
+            if (key[:-1] if isdir else key) == name:
+                oid, mode = entry, m
+                break
+        else:
+            return None
+    if must_be_dir and mode & S_IFMT != S_IFDIR:
+        return None
+    return oid, mode

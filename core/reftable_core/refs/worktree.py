@@ -1,0 +1,182 @@
+"""Refs across linked worktrees: git's parse_worktree_ref and a routing RefStore.
+
+Contract:
+  parse_worktree_ref(name) -> (kind, worktree, bare name), git's refs.c:
+      "worktrees/<w>/<ref>" with <ref> a current-worktree name -> ("other", w, ref);
+      "main-worktree/<ref>" likewise -> ("main", None, ref); a current-worktree
+      name (root-ref syntax: only A-Z, "-", "_"; or refs/worktree/, refs/bisect/,
+      refs/rewritten/) -> ("current", None, name); anything else -> ("shared",
+      None, name). "worktrees/<w>" with no "/" after it is ("other", w, b"").
+  is_current_worktree_ref(name) -> bool, git's is_current_worktree_ref.
+  WorktreeRefStore(main, current, open_other) is a RefStore over several stores:
+      main holds the shared refs and the main worktree's own (the common dir's
+      store), current the current linked worktree's own refs (None in the main
+      worktree: main holds them), open_other(w) opens worktree w's store (cached).
+      read_ref, resolve, iter_log, reflog_exists, should_write_log go to the store
+      git's routing picks, under the bare name; iter_ref_records merges the main
+      store's shared refs with the current worktree's own (git's
+      merge_ref_iterator over both stacks); transaction() queues each update in
+      its store's transaction, prepares them all, then commits them all (one
+      table, or one set of loose refs, per store; each runs its own hooks). A
+      reftable store is written under the full name (git's reftable backend
+      writes "worktrees/<w>/<ref>" as given, and reads the bare name); a symref
+      whose target lives in another store is followed before queueing, and
+      then its own reflog gets no entry (not modelled).
+"""
+from __future__ import annotations
+
+import heapq
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+from ..errors import TransactionError
+from ..reftable.record import RefRecord
+from .api import LogEntry, Ref, RefStoreBase, RefUpdate, SeekableRefStore, Transaction
+
+_ROOT_SYNTAX = re.compile(rb"[A-Z_-]*")
+PER_WORKTREE_PREFIXES = (b"refs/worktree/", b"refs/bisect/", b"refs/rewritten/")
+
+
+def is_current_worktree_ref(name: bytes) -> bool:
+    """git's is_current_worktree_ref: root-ref syntax or a per-worktree prefix."""
+    return _ROOT_SYNTAX.fullmatch(name) is not None or name.startswith(PER_WORKTREE_PREFIXES)
+
+
+def parse_worktree_ref(name: bytes) -> tuple[str, bytes | None, bytes]:
+    """(kind, worktree name or None, bare refname); see the module contract."""
+    if name.startswith(b"worktrees/"):
+        rest = name[len(b"worktrees/"):]
+        wt, slash, bare = rest.partition(b"/")
+        if not slash:
+            return "other", wt, b""
+        if is_current_worktree_ref(bare):
+            return "other", wt, bare
+    if name.startswith(b"main-worktree/"):
+        bare = name[len(b"main-worktree/"):]
+        if is_current_worktree_ref(bare):
+            return "main", None, bare
+    if is_current_worktree_ref(name):
+        return "current", None, name
+    return "shared", None, name
+
+
+class WorktreeRefStore(RefStoreBase):
+    """A RefStore routing each name to the main, current or another worktree's store."""
+
+    def __init__(self, main: Any, current: Any | None,
+                 open_other: Callable[[bytes], Any]) -> None:
+        self.main = main
+        self.current = current
+        self._open_other = open_other
+        self._others: dict[bytes, Any] = {}
+        self.hash_size: int = main.hash_size
+
+    def store_for(self, name: bytes) -> tuple[Any, bytes]:
+        """(the store holding name, its name there), git's backend_for."""
+        kind, wt, bare = parse_worktree_ref(name)
+        if kind == "other" and wt is not None:
+            store = self._others.get(wt)
+            if store is None:
+                store = self._others[wt] = self._open_other(wt)
+            return store, bare
+        if kind == "current" and self.current is not None:
+            return self.current, bare
+        return self.main, bare
+
+    def read_ref(self, name: bytes) -> Ref | None:
+        store, bare = self.store_for(name)
+        ref = store.read_ref(bare) if bare else None
+        return None if ref is None else replace(ref, name=name)
+
+    def iter_ref_records(self, prefix: bytes = b"", **kw: Any) -> Iterator[RefRecord]:
+        """The merged records; keywords (the files store's include_broken) reach
+        stores that take them: a reftable store (SeekableRefStore) holds no broken refs."""
+        def records(store: Any) -> Iterator[RefRecord]:
+            if isinstance(store, SeekableRefStore):
+                return store.iter_ref_records(prefix)
+            return store.iter_ref_records(prefix, **kw)
+        if self.current is None:
+            return records(self.main)
+        shared = (r for r in records(self.main) if not is_current_worktree_ref(r.refname))
+        own = (r for r in records(self.current) if is_current_worktree_ref(r.refname))
+        return heapq.merge(shared, own, key=lambda r: r.refname)
+
+    def iter_log(self, name: bytes) -> Iterator[LogEntry]:
+        store, bare = self.store_for(name)
+        return store.iter_log(bare)
+
+    def reflog_exists(self, name: bytes) -> bool:
+        store, bare = self.store_for(name)
+        return bool(store.reflog_exists(bare))
+
+    def should_write_log(self, name: bytes) -> bool:
+        store, bare = self.store_for(name)
+        return bool(store.should_write_log(bare))
+
+    def transaction(self) -> WorktreeTransaction:
+        return WorktreeTransaction(self)
+
+    def close(self) -> None:
+        for store in (self.main, self.current, *self._others.values()):
+            if store is not None:
+                store.close()
+        self._others.clear()
+
+
+class WorktreeTransaction:
+    """One transaction per store an update routes to, prepared and committed together."""
+
+    def __init__(self, store: WorktreeRefStore) -> None:
+        self.store = store
+        self.parts: dict[int, Transaction] = {}
+        self.prepared = False
+
+    def queue(self, update: RefUpdate) -> None:
+        """Queue update in its store's transaction. A symref (HEAD) whose target
+        lives in another store is followed here, the update going to the
+        target's store (the backends follow symrefs within one store only).
+        A reftable store gets the name as given (git's reftable backend writes
+        u->refname, "worktrees/<w>/..." included), a files store the bare name."""
+        store, bare = self.store.store_for(update.refname)
+        if not bare:
+            raise TransactionError(f"refusing to update ref with bad name "
+                                   f"'{update.refname.decode('utf-8', 'replace')}'")
+        if "no-deref" not in update.flags and update.new_target is None:
+            ref = store.read_ref(bare)
+            if ref is not None and ref.target is not None:
+                target_store, _ = self.store.store_for(ref.target)
+                if target_store is not store:
+                    self.queue(replace(update, refname=ref.target))
+                    return
+        part = self.parts.get(id(store))
+        if part is None:
+            part = self.parts[id(store)] = store.transaction()
+        name = update.refname if isinstance(store, SeekableRefStore) else bare
+        part.queue(replace(update, refname=name))
+
+    def prepare(self) -> None:
+        if self.prepared:
+            return
+        try:
+            for part in self.parts.values():
+                part.prepare()
+        except BaseException:
+            self.release()
+            raise
+        self.prepared = True
+
+    def commit(self) -> None:
+        self.prepare()
+        for part in self.parts.values():
+            part.commit()
+
+    def abort(self) -> None:
+        for part in self.parts.values():
+            part.abort()
+
+    def release(self) -> None:
+        for part in self.parts.values():
+            part.release()
+

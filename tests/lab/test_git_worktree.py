@@ -1,0 +1,96 @@
+"""Linked worktrees in `reftable-lab show-ref|update-ref`, both ref formats.
+
+Inside a linked worktree (and from the main one) the lab routes names as git's
+parse_worktree_ref does: HEAD and refs/bisect/... to the worktree's own store,
+shared refs to the main repository's, main-worktree/... and worktrees/<w>/...
+to the named worktree's. Each command runs once with the lab and once with git
+on a copy of the same repositories; status, stdout, stderr and every
+worktree's view of the refs (git for-each-ref) must be the same.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lab.gitbin import GitRunner
+from tests.helpers.labrun import run_lab
+
+FORMATS = ["files", "reftable"]
+
+
+@pytest.fixture(params=FORMATS)
+def top(request: pytest.FixtureRequest, git: GitRunner, tmp_path: Path) -> Path:
+    """<top>/repo with linked worktrees <top>/wt1 and <top>/wt2."""
+    top = tmp_path / "lab"
+    top.mkdir()
+    git.run(["init", "-q", f"--ref-format={request.param}", "-b", "main", str(top / "repo")])
+    git.run(["commit", "-q", "--allow-empty", "-m", "one"], cwd=top / "repo")
+    git.run(["worktree", "add", "-q", "../wt1"], cwd=top / "repo")
+    git.run(["worktree", "add", "-q", "--detach", "../wt2"], cwd=top / "repo")
+    git.run(["commit", "-q", "--allow-empty", "-m", "two"], cwd=top / "wt1")
+    return top
+
+
+def _views(git: GitRunner, top: Path) -> list[bytes]:
+    return [git.out(["for-each-ref", "--format=%(refname) %(objectname)"], cwd=top / d)
+            + git.out(["rev-parse", "HEAD"], cwd=top / d) for d in ("repo", "wt1", "wt2")]
+
+
+def _same(git: GitRunner, top: Path, where: str, args: list[str], stdin: bytes = b"") -> None:
+    twin = top.with_name("git")
+    shutil.rmtree(twin, ignore_errors=True)
+    shutil.copytree(top, twin, symlinks=True)
+    for gitfile in (twin / "wt1" / ".git", twin / "wt2" / ".git"):      # repoint the copy
+        gitfile.write_text(gitfile.read_text().replace(str(top), str(twin)))
+    for wt in ("wt1", "wt2"):
+        back = twin / "repo" / ".git" / "worktrees" / wt / "gitdir"
+        back.write_text(back.read_text().replace(str(top), str(twin)))
+    got = run_lab(args, cwd=top / where, stdin=stdin)
+    p = git.run(args, cwd=twin / where, input=stdin, check=False)
+    want = (p.returncode, p.stdout, p.stderr.replace(os.fsencode(twin), os.fsencode(top)))
+    assert got == want, (where, args)
+    assert _views(git, top) == _views(git, twin), (where, args)
+
+
+@pytest.mark.parametrize("where,args", [
+    ("wt1", ["update-ref", "refs/bisect/one", "HEAD"]),
+    ("wt1", ["update-ref", "refs/heads/shared", "HEAD"]),
+    ("wt1", ["update-ref", "refs/worktree/own", "HEAD~"]),
+    ("wt1", ["update-ref", "HEAD", "HEAD~"]),
+    ("wt2", ["update-ref", "--no-deref", "HEAD", "main"]),
+    ("repo", ["update-ref", "worktrees/wt1/refs/bisect/from-main", "HEAD"]),
+    ("wt1", ["update-ref", "worktrees/wt2/refs/bisect/from-wt1", "HEAD"]),
+    ("wt2", ["update-ref", "main-worktree/refs/bisect/to-main", "HEAD"]),
+    ("wt2", ["update-ref", "main-worktree/HEAD", "HEAD"]),
+    ("wt1", ["show-ref"]),
+    ("wt1", ["show-ref", "--head"]),
+    ("wt2", ["show-ref", "--verify", "HEAD"]),
+    ("wt1", ["show-ref", "--exists", "refs/heads/wt1"]),
+    ("repo", ["show-ref", "--verify", "worktrees/wt1/HEAD"]),
+])
+def test_worktree_commands_like_git(git: GitRunner, top: Path, where: str,
+                                    args: list[str]) -> None:
+    git.run(["update-ref", "refs/bisect/own-wt1", "HEAD"], cwd=top / "wt1")
+    _same(git, top, where, args)
+
+
+def test_one_transaction_over_two_stores(git: GitRunner, top: Path) -> None:
+    stdin = (b"create worktrees/wt1/refs/bisect/per-worktree HEAD\n"
+             b"create refs/branches/shared HEAD\n")
+    _same(git, top, "repo", ["update-ref", "--stdin"], stdin)
+    _same(git, top, "wt2", ["update-ref", "--stdin"],
+          b"create refs/bisect/a HEAD\ncreate main-worktree/refs/bisect/b HEAD\n"
+          b"update refs/heads/main HEAD\n")
+
+
+def test_bisect_refs_stay_in_their_worktree(git: GitRunner, top: Path) -> None:
+    """t1400's 'handle per-worktree refs in refs/bisect'."""
+    assert run_lab(["update-ref", "refs/bisect/something", "HEAD"], cwd=top / "wt1")[0] == 0
+    assert b"refs/bisect" not in run_lab(["show-ref"], cwd=top / "repo")[1]
+    assert run_lab(["update-ref", "refs/bisect/something", "HEAD"], cwd=top / "repo")[0] == 0
+    mine = git.out(["rev-parse", "refs/bisect/something"], cwd=top / "repo")
+    theirs = git.out(["rev-parse", "refs/bisect/something"], cwd=top / "wt1")
+    assert mine != theirs
