@@ -160,6 +160,23 @@ class ReftableRefStore(RefStoreBase):
         WORK.ref_iterators_built += 1
         return self.stack.merged.refs(self._suppress)
 
+    def live_records_under(self, start: bytes) -> Iterator[RefRecord]:
+        """The live ref records whose names start with `start`, from a fresh iterator
+        sought to it: a deletion (returned only under tombstone_suppression=on) is
+        skipped after the bound check, so the walk stops at the first name past
+        the prefix, live or not (git 146a946321's callers)."""
+        it = self.fresh_ref_iter()
+        it.seek(start)
+        for rec in it:
+            if not rec.refname.startswith(start):
+                if rec.value_type == 0:
+                    WORK.deletions_returned += 1
+                break
+            if rec.value_type == 0:
+                WORK.deletions_returned += 1
+                continue
+            yield rec
+
     def _reused_ref_iter(self) -> MergedIter:
         """The ref iterator kept across reads (iterator_reuse=on; git's be->it)."""
         it = self._cached_ref_iter
@@ -196,17 +213,7 @@ class ReftableRefStore(RefStoreBase):
         start = prefix if prefix.startswith(b"refs/") else b"refs/"
         if not start.startswith(prefix) and not prefix.startswith(b"refs/"):
             return
-        it = self.fresh_ref_iter()
-        it.seek(start)
-        for rec in it:
-            if rec.value_type == 0:         # returned only under tombstone_suppression=on
-                WORK.deletions_returned += 1
-                if not rec.refname.startswith(start):
-                    break
-                continue
-            if not rec.refname.startswith(start):
-                break
-            yield rec
+        yield from self.live_records_under(start)
 
     def ref_record_iter(self, start: bytes) -> Iterator[Any]:
         """The merged ref iterator positioned at start (after the up-to-date check):
@@ -286,16 +293,7 @@ class ReftableTransaction:
                 raise TransactionError(f"cannot process '{refname.decode()}' and "
                                        f"'{dirname.decode()}' at the same time")
         sub = refname + b"/"
-        it = store.fresh_ref_iter()
-        it.seek(sub)
-        for rec in it:
-            if rec.value_type == 0:         # returned only under tombstone_suppression=on
-                WORK.deletions_returned += 1
-                if not rec.refname.startswith(sub):
-                    break
-                continue
-            if not rec.refname.startswith(sub):
-                break
+        for rec in store.live_records_under(sub):
             raise TransactionError(f"'{rec.refname.decode()}' exists; "
                                    f"cannot create '{refname.decode()}'")
         j = bisect.bisect_left(affected_sorted, sub)
