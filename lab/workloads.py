@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import weakref
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -66,12 +67,14 @@ def _time_subprocess(argv: list[str], loops: int, cwd: Path | None = None,
 
 
 class ScratchCopies:
-    """Fresh copies of a template repository, one per loop, made outside the timing."""
+    """Fresh copies of a template repository, one per loop, made outside the timing;
+    their temporary root is removed when the object is collected or at exit."""
 
     def __init__(self, template: Path) -> None:
         self.template = template
         self.root = Path(tempfile.mkdtemp(prefix="reftable-lab-scratch-"))
         self.count = 0
+        weakref.finalize(self, shutil.rmtree, self.root, ignore_errors=True)
 
     def next(self) -> Path:
         if self.count:
