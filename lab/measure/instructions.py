@@ -31,8 +31,11 @@ time measures, and nothing else:
   of the process (the Python parent's subprocess.run) is the harness's cost,
   not the peer's, and is left out (it is kept in the metadata).
 
-Counts are deterministic with PYTHONHASHSEED=0 (set here): the same command
-gives the same count twice, whatever else the machine does. write_count()
+Counts do not depend on the machine's load. With PYTHONHASHSEED=0 (set here) the
+spin self-test gives the same count twice; a real workload's count still varies
+by a few thousand instructions between runs (C-level type-cache and allocator
+paths whose state differs from start-up on; the Python-level call profile of the
+counted region is identical): README.md, "make bench". write_count()
 stores one as a pyperf benchmark (unit "integer", one value, metadata
 lab_measure="instructions" plus the raw parts), load_count() reads it back.
 """
