@@ -39,7 +39,7 @@ from reftable_core.repo import Repo
 
 from .gitlike import Die, open_git_repo, run_git_command, write_err
 from .parseopt import OptSpec, parse_git_options, split_lab_options
-from .show_ref import _Objects as Objects
+from .show_ref import Objects
 from .wildmatch import wildmatch
 
 DEFAULT_FORMAT = "%(objectname) %(objecttype)\t%(refname)"

@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
     p.set_defaults(func=run_show_ref)
 
 
-class _Objects:
+class Objects:
     """Object checks for show-ref: existence (cached), peeling, unique abbreviation."""
 
     def __init__(self, repo: Repo) -> None:
@@ -224,7 +224,7 @@ def _show_ref_in(repo: Repo, o: dict[str, Any], pending: list[tuple[str, str | N
     if len(chosen) == 3:
         raise Die(f"options '{chosen[0]}', '{chosen[1]}', and '{chosen[2]}' cannot be used together")
     store = repo.refs
-    objs = _Objects(repo)
+    objs = Objects(repo)
     if o["ee"]:
         return _exclude_existing(store, o["exclude_existing"], out)
     if o["verify"]:
@@ -234,7 +234,7 @@ def _show_ref_in(repo: Repo, o: dict[str, Any], pending: list[tuple[str, str | N
     return _show_patterns(store, objs, o, patterns, out)
 
 
-def _show_one(objs: _Objects, o: dict[str, Any], name: bytes, oid: bytes,
+def _show_one(objs: Objects, o: dict[str, Any], name: bytes, oid: bytes,
               peeled: bytes | None, out: Any) -> None:
     if not objs.has(oid):
         raise Die(f"git show-ref: bad ref {name.decode('utf-8', 'replace')} ({oid.hex()})")
@@ -298,7 +298,7 @@ def _broken_ref(name: bytes) -> None:
     write_err("error: ", f"{name.decode('utf-8', 'replace')} does not point to a valid object!")
 
 
-def _show_patterns(store: Any, objs: _Objects, o: dict[str, Any], patterns: list[str],
+def _show_patterns(store: Any, objs: Objects, o: dict[str, Any], patterns: list[str],
                    out: Any) -> int:
     pats = [(p.encode("utf-8", "surrogateescape"), len(p.encode("utf-8", "surrogateescape")))
             for p in patterns]
@@ -341,7 +341,7 @@ def _prefix_end(prefix: bytes) -> bytes:
     return p[:-1] + bytes((p[-1] + 1,))
 
 
-def _show_records(store: Any, objs: _Objects, o: dict[str, Any],
+def _show_records(store: Any, objs: Objects, o: dict[str, Any],
                   pats: list[tuple[bytes, int]], prefixes: list[bytes], found: int,
                   out: Any) -> int:
     """show-ref's loop straight over the reftable merged iterator (no per-ref
@@ -391,7 +391,7 @@ def _show_records(store: Any, objs: _Objects, o: dict[str, Any],
     return 0 if found else 1
 
 
-def _show_verify(store: Any, objs: _Objects, o: dict[str, Any], refs: list[str], out: Any) -> int:
+def _show_verify(store: Any, objs: Objects, o: dict[str, Any], refs: list[str], out: Any) -> int:
     if not refs:
         raise Die("--verify requires a reference")
     for r in refs:
