@@ -310,7 +310,7 @@ def test_flag_base_builds_the_variants_on_it() -> None:
         ("merged_cmp=off", "single_subiter_bypass=off")
     assert not any(title.startswith("pq_cmp") for title in rows)     # 3 tables only
     s = SCENARIOS["odb-log-raw"]
-    for scale, limit in (("small", 32 << 10), ("full", 4 << 20)):
+    for scale, limit in (("small", 16 << 10), ("full", 4 << 20)):
         by = {v.label: v.flags for v in s.variants(scale)}
         assert by["delta_cache_lru=blob_first"] == Flags().replace(
             delta_cache_lru="blob_first", delta_cache_limit=limit)
