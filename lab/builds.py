@@ -128,13 +128,16 @@ def resolve(src: Path | str, rev: str, options: tuple[str, str] = ("--git-src", 
     return proc.stdout.decode().strip()
 
 
-def _base(cc: str) -> tuple[Path, str | None] | None:
-    """The tree a new build starts from: (folder, its commit or None)."""
+def _base(src: Path, cc: str) -> tuple[Path, str | None] | None:
+    """The tree a new build starts from: (folder, its commit or None). A cached build
+    is a base only when its commit is in src (builds from another clone, e.g. the
+    tests' small repository, cannot be diffed against)."""
     done = [(d.joinpath(BUILD_INFO).stat().st_mtime, d) for d in builds_root().glob("*")
             if d.joinpath(BUILD_INFO).is_file()]
     for _, d in sorted(done, reverse=True):
         info = json.loads(d.joinpath(BUILD_INFO).read_text())
-        if info.get("cc") == cc:
+        if info.get("cc") == cc and _git(src, ["cat-file", "-e",
+                                               f"{info['commit']}^{{commit}}"]).returncode == 0:
             return d, info["commit"]
     tree = provisioned_source()
     return (tree, None) if tree is not None and cc == "cc" else None
@@ -191,7 +194,7 @@ def build(src: Path | str, rev: str, jobs: int | None = None,
     if (target / BUILD_INFO).is_file() and os.access(target / "git", os.X_OK):
         return GitBuild(rev, commit, target)
     cc = compiler()
-    base = _base(cc)
+    base = _base(src, cc)
     tmp = builds_root() / f"{commit}.tmp.{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.parent.mkdir(parents=True, exist_ok=True)

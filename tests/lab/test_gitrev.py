@@ -8,6 +8,8 @@ first: make recompiles only the one file the second commit changed.
 """
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import tarfile
 from pathlib import Path
@@ -116,3 +118,28 @@ def test_two_builds_measured_beside_git(git_src: tuple[Path, str, str], tmp_path
         == ["git: " + first + " -> " + second]
     assert r.to_json()["revisions"]["git"][1] == {"label": b.label, "rev": second,
                                                   "commit": second}
+
+
+def test_a_cached_build_from_another_clone_is_not_a_base(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build cached from another repository (its commit unknown here) cannot be
+    diffed against: the next build of this repository starts elsewhere."""
+    from lab import builds
+    monkeypatch.setenv("REFTABLE_LAB_CACHE", str(tmp_path / "cache"))
+    here, other = tmp_path / "here", tmp_path / "other"
+    for repo in (here, other):
+        repo.mkdir()
+        _git(repo, "init", "-q")
+        (repo / "f").write_text(repo.name)
+        _git(repo, "add", "f")
+        _git(repo, "commit", "-q", "-m", repo.name)
+    for repo in (here, other):
+        commit = _git(repo, "rev-parse", "HEAD")
+        (builds.builds_root() / commit).mkdir(parents=True)
+        (builds.builds_root() / commit / builds.BUILD_INFO).write_text(
+            json.dumps({"commit": commit, "cc": "cc"}))
+    newest = builds.builds_root() / _git(other, "rev-parse", "HEAD") / builds.BUILD_INFO
+    os.utime(newest, (2_000_000_000, 2_000_000_000))
+    assert builds._base(here, "cc") == (builds.builds_root() / _git(here, "rev-parse", "HEAD"),
+                                         _git(here, "rev-parse", "HEAD"))
+    assert builds._base(other, "cc") == (newest.parent, _git(other, "rev-parse", "HEAD"))
