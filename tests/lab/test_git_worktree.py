@@ -34,9 +34,20 @@ def top(request: pytest.FixtureRequest, git: GitRunner, tmp_path: Path) -> Path:
     return top
 
 
+def _reflog(git: GitRunner, where: Path, name: str) -> bytes:
+    """name's reflog as git reads it from where: new id, old id, message."""
+    p = git.run(["reflog", "show", "--format=%H %gs", name, "--"], cwd=where, check=False)
+    return b"%s: %d %s" % (name.encode(), p.returncode, p.stdout)
+
+
 def _views(git: GitRunner, top: Path) -> list[bytes]:
+    """Every worktree's refs, HEAD and HEAD's reflog (git writes the current
+    worktree's HEAD log when its branch moves), and the branches' reflogs."""
     return [git.out(["for-each-ref", "--format=%(refname) %(objectname)"], cwd=top / d)
-            + git.out(["rev-parse", "HEAD"], cwd=top / d) for d in ("repo", "wt1", "wt2")]
+            + git.run(["rev-parse", "-q", "--verify", "HEAD"], cwd=top / d, check=False).stdout
+            + _reflog(git, top / d, "HEAD")
+            for d in ("repo", "wt1", "wt2")] + [
+                _reflog(git, top / "repo", b) for b in ("refs/heads/main", "refs/heads/wt1")]
 
 
 def _same(git: GitRunner, top: Path, where: str, args: list[str], stdin: bytes = b"") -> None:
@@ -60,6 +71,11 @@ def _same(git: GitRunner, top: Path, where: str, args: list[str], stdin: bytes =
     ("wt1", ["update-ref", "refs/heads/shared", "HEAD"]),
     ("wt1", ["update-ref", "refs/worktree/own", "HEAD~"]),
     ("wt1", ["update-ref", "HEAD", "HEAD~"]),
+    ("wt1", ["update-ref", "-m", "moved", "refs/heads/wt1", "HEAD~"]),
+    ("wt1", ["update-ref", "-m", "moved", "refs/heads/main", "HEAD"]),
+    ("wt1", ["update-ref", "-d", "refs/heads/wt1"]),
+    ("repo", ["update-ref", "-m", "from main", "worktrees/wt1/HEAD", "HEAD"]),
+    ("wt2", ["update-ref", "-m", "to main", "main-worktree/HEAD", "refs/heads/wt1"]),
     ("wt2", ["update-ref", "--no-deref", "HEAD", "main"]),
     ("repo", ["update-ref", "worktrees/wt1/refs/bisect/from-main", "HEAD"]),
     ("wt1", ["update-ref", "worktrees/wt2/refs/bisect/from-wt1", "HEAD"]),

@@ -85,9 +85,11 @@ class QueuedUpdate:
     @classmethod
     def of(cls: type[U], update: RefUpdate, msg: bytes) -> U:
         """The queued form of a RefUpdate, its message already normalized."""
+        flags = update.flags
         return cls(update.refname, update.new_value, update.old_value, update.new_target,
-                   msg, no_deref="no-deref" in update.flags, old_target=update.old_target,
-                   force_reflog="create-reflog" in update.flags)
+                   msg, no_deref="no-deref" in flags, log_only="log-only" in flags,
+                   via_head="via-head" in flags, old_target=update.old_target,
+                   force_reflog="create-reflog" in flags)
 
     def expects_existing(self, zero: bytes) -> bool:
         """git's ref_update_expects_existing_old_ref: a non-null old id or an old target."""

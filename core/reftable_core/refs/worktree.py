@@ -19,9 +19,18 @@ Contract:
       its store's transaction, prepares them all, then commits them all (one
       table, or one set of loose refs, per store; each runs its own hooks). A
       reftable store is written under the full name (git's reftable backend
-      writes "worktrees/<w>/<ref>" as given, and reads the bare name); a symref
-      whose target lives in another store is followed before queueing, and
-      then its own reflog gets no entry (not modelled).
+      writes "worktrees/<w>/<ref>" as given, and reads the bare name: a symref
+      read so is followed here too, its log-only update keeping the full
+      name, with the zero id as its old value where git has the target's). What git
+      does in one store is spread here over two: a symref whose target lives
+      in another store is followed before queueing (the target gets the update,
+      the symref a log-only one in its own store: its reflog entry), and a
+      shared ref updated in a linked worktree adds no log to the main
+      worktree's HEAD but, when the current worktree's HEAD points at it, a
+      log-only update of that HEAD (git's split_head_update, whose HEAD is the
+      current worktree's). The worktrees' stores read their symrefs' targets
+      through this routing (RefStoreBase.read_target), so an old value in
+      their reflogs is the shared ref's.
 """
 from __future__ import annotations
 
@@ -72,6 +81,15 @@ class WorktreeRefStore(RefStoreBase):
         self._open_other = open_other
         self._others: dict[bytes, Any] = {}
         self.hash_size: int = main.hash_size
+        if current is not None:
+            current.read_target = self._target_reader(current)
+
+    def _target_reader(self, store: Any) -> Callable[[bytes], Ref | None]:
+        """How a worktree's store reads its symrefs' targets: its own names in
+        itself, the others through the routing."""
+        def read(name: bytes) -> Ref | None:
+            return store.read_ref(name) if is_current_worktree_ref(name) else self.read_ref(name)
+        return read
 
     def store_for(self, name: bytes) -> tuple[Any, bytes]:
         """(the store holding name, its name there), git's backend_for."""
@@ -80,6 +98,7 @@ class WorktreeRefStore(RefStoreBase):
             store = self._others.get(wt)
             if store is None:
                 store = self._others[wt] = self._open_other(wt)
+                store.read_target = self._target_reader(store)
             return store, bare
         if kind == "current" and self.current is not None:
             return self.current, bare
@@ -143,13 +162,33 @@ class WorktreeTransaction:
         if not bare:
             raise TransactionError(f"refusing to update ref with bad name "
                                    f"'{update.refname.decode('utf-8', 'replace')}'")
-        if "no-deref" not in update.flags and update.new_target is None:
+        flags = update.flags
+        if "no-deref" not in flags and "log-only" not in flags and update.new_target is None:
             ref = store.read_ref(bare)
             if ref is not None and ref.target is not None:
                 target_store, _ = self.store.store_for(ref.target)
-                if target_store is not store:
-                    self.queue(replace(update, refname=ref.target))
+                # a reftable store reads the bare name and writes the full one:
+                # git splits the update there too, the log under the full name
+                written_as = isinstance(store, SeekableRefStore) and bare != update.refname
+                if target_store is not store or written_as:
+                    self.queue(replace(update, refname=ref.target, flags=flags | {"via-head"}))
+                    self._queue_in(store, bare, replace(
+                        update, old_value=None, old_target=None,
+                        flags=flags | {"log-only", "no-deref"}))
                     return
+        current = self.store.current
+        if (current is not None and store is self.store.main and "log-only" not in flags
+                and "via-head" not in flags):
+            head = current.read_ref(b"HEAD")
+            update = replace(update, flags=flags | {"via-head"})   # not the main HEAD's log
+            if head is not None and head.target == update.refname:
+                self._queue_in(current, b"HEAD", replace(
+                    update, refname=b"HEAD", new_target=None, old_target=None,
+                    flags=flags | {"log-only", "no-deref"}))
+        self._queue_in(store, bare, update)
+
+    def _queue_in(self, store: Any, bare: bytes, update: RefUpdate) -> None:
+        """update in store's transaction (opened on first use), under its name there."""
         part = self.parts.get(id(store))
         if part is None:
             part = self.parts[id(store)] = store.transaction()
