@@ -139,7 +139,7 @@ class RefStoreBase:
         raise NotImplementedError
 
     def resolve(self, name: bytes, depth: int = 5) -> Ref | None:
-        read = self.read_ref
+        read: Callable[[bytes], Ref | None] = self.read_ref
         for _ in range(depth + 1):
             ref = read(name)
             if ref is None:
