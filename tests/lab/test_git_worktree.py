@@ -110,3 +110,16 @@ def test_bisect_refs_stay_in_their_worktree(git: GitRunner, top: Path) -> None:
     mine = git.out(["rev-parse", "refs/bisect/something"], cwd=top / "repo")
     theirs = git.out(["rev-parse", "refs/bisect/something"], cwd=top / "wt1")
     assert mine != theirs
+
+
+@pytest.mark.parametrize("stdin", [
+    b"update HEAD HEAD~\nupdate refs/heads/wt1 HEAD~\n",
+    b"update refs/heads/wt1 HEAD~\nupdate HEAD HEAD~\n",
+    b"update HEAD HEAD~ main\n",
+    b"update HEAD HEAD~ HEAD\n",
+])
+def test_head_split_over_two_stores_like_git(git: GitRunner, top: Path, stdin: bytes) -> None:
+    """A linked worktree's HEAD and its branch live in two stores: git's checks on
+    the split (the branch or HEAD queued twice) and its messages naming the
+    symref still hold."""
+    _same(git, top, "wt1", ["update-ref", "--stdin"], stdin)

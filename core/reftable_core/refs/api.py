@@ -61,6 +61,8 @@ class RefUpdate:
     #   REF_LOG_ONLY: only a reflog entry is written), "via-head" (git's
     #   REF_UPDATE_VIA_HEAD: no log-only HEAD update is added for it)}
     old_target: bytes | None = None   # must be a symref to this (old_value None then)
+    original: bytes | None = None     # the name queued, when this came through a symref
+    #   (git's messages name it: "cannot lock ref 'HEAD': ...")
 
 
 @runtime_checkable

@@ -30,7 +30,10 @@ Contract:
       log-only update of that HEAD (git's split_head_update, whose HEAD is the
       current worktree's). The worktrees' stores read their symrefs' targets
       through this routing (RefStoreBase.read_target), so an old value in
-      their reflogs is the shared ref's.
+      their reflogs is the shared ref's. prepare() first makes git's checks on
+      the names as queued: duplicates, then a name such a split adds that is
+      queued already (git's messages); a followed update's messages name the
+      symref (RefUpdate.original).
 """
 from __future__ import annotations
 
@@ -43,6 +46,7 @@ from typing import Any
 from ..errors import TransactionError
 from ..reftable.record import RefRecord
 from .api import LogEntry, Ref, RefStoreBase, RefUpdate, SeekableRefStore, Transaction
+from .transaction import reject_duplicates, via_referent_conflict, via_symref_conflict
 
 _ROOT_SYNTAX = re.compile(rb"[A-Z_-]*")
 PER_WORKTREE_PREFIXES = (b"refs/worktree/", b"refs/bisect/", b"refs/rewritten/")
@@ -151,8 +155,15 @@ class WorktreeTransaction:
         self.store = store
         self.parts: dict[int, Transaction] = {}
         self.prepared = False
+        self.names: list[bytes] = []          # the names queued, as given
+        # the names the splits add: (name, the update's name, via a symref?)
+        self.splits: list[tuple[bytes, bytes, bool]] = []
 
     def queue(self, update: RefUpdate) -> None:
+        self.names.append(update.refname)
+        self._route(update)
+
+    def _route(self, update: RefUpdate) -> None:
         """Queue update in its store's transaction. A symref (HEAD) whose target
         lives in another store is followed here, the update going to the
         target's store (the backends follow symrefs within one store only).
@@ -171,7 +182,10 @@ class WorktreeTransaction:
                 # git splits the update there too, the log under the full name
                 written_as = isinstance(store, SeekableRefStore) and bare != update.refname
                 if target_store is not store or written_as:
-                    self.queue(replace(update, refname=ref.target, flags=flags | {"via-head"}))
+                    self.splits.append((ref.target, update.refname, True))
+                    self._route(replace(update, refname=ref.target,
+                                        original=update.original or update.refname,
+                                        flags=flags | {"via-head"}))
                     self._queue_in(store, bare, replace(
                         update, old_value=None, old_target=None,
                         flags=flags | {"log-only", "no-deref"}))
@@ -182,6 +196,7 @@ class WorktreeTransaction:
             head = current.read_ref(b"HEAD")
             update = replace(update, flags=flags | {"via-head"})   # not the main HEAD's log
             if head is not None and head.target == update.refname:
+                self.splits.append((b"HEAD", update.refname, False))
                 self._queue_in(current, b"HEAD", replace(
                     update, refname=b"HEAD", new_target=None, old_target=None,
                     flags=flags | {"log-only", "no-deref"}))
@@ -199,12 +214,23 @@ class WorktreeTransaction:
         if self.prepared:
             return
         try:
+            self._check_names()
             for part in self.parts.values():
                 part.prepare()
         except BaseException:
             self.release()
             raise
         self.prepared = True
+
+    def _check_names(self) -> None:
+        """git's checks before any ref is locked: duplicate names, then a name a
+        split adds (a symref's target, the current HEAD) that is queued too."""
+        reject_duplicates(self.names)
+        affected = set(self.names)
+        for name, via, symref in self.splits:
+            if name in affected:
+                raise via_symref_conflict(name, via) if symref else via_referent_conflict(via)
+            affected.add(name)
 
     def commit(self) -> None:
         self.prepare()
