@@ -13,9 +13,14 @@
 # Runs t1403-show-ref, t1400-update-ref, t1404-update-ref-errors and
 # t1416-ref-transaction-hooks with GIT_TEST_DEFAULT_REF_FORMAT=files and
 # =reftable, and t0610-reftable-basics (reftable only), JOBS at a time (default
-# 2), each under a TIMEOUT (seconds, default 2400). Prints the passes per script
-# and format from the TAP output and the failing tests; exits non-zero when a
-# test fails, a script does not finish, or its plan is not met.
+# 2, the longest scripts first), each under a TIMEOUT (seconds, default 2400).
+# The lab's modules are byte-compiled first (each of the ~2000 calls would
+# otherwise compile them again when PYTHONDONTWRITEBYTECODE is set). Prints one
+# line per script and format from the TAP output (passed, failed, skipped,
+# plan), the failing tests, the tests skipped by git's own prerequisites and
+# those left out by GIT_TESTS_RUN, each by name, and a total with the run time;
+# exits non-zero when a test fails, a script does not finish, or its plan is
+# not met.
 #
 # Environment: REFTABLE_LAB_BIN (default <project>/.venv/bin/reftable-lab),
 # JOBS, TIMEOUT, GIT_TESTS_OUT (folder for the logs; default a new temporary
@@ -29,12 +34,24 @@ LAB=${REFTABLE_LAB_BIN:-$ROOT/.venv/bin/reftable-lab}
 JOBS=${JOBS:-2}
 TIMEOUT=${TIMEOUT:-2400}
 RUN=${GIT_TESTS_RUN:-}
-TESTS=${GIT_TESTS:-t1403-show-ref t1400-update-ref t1404-update-ref-errors t1416-ref-transaction-hooks t0610-reftable-basics}
+TESTS=${GIT_TESTS:-t1400-update-ref t0610-reftable-basics t1404-update-ref-errors t1403-show-ref t1416-ref-transaction-hooks}
 MARK="# reftable-lab git-tests router"
 
 log() { echo "git-tests: $*" >&2; }
 
 [[ -x "$LAB" ]] || { log "error: no reftable-lab at $LAB (make setup, or set REFTABLE_LAB_BIN)"; exit 2; }
+START=$SECONDS
+
+# --- byte-compile the modules the lab imports (the interpreter beside it) ---
+PY=$(dirname "$LAB")/python
+[[ -x "$PY" ]] || PY=$(sed -n '1s/^#![[:space:]]*//p' "$LAB")
+if ! "$PY" - <<'EOF' >/dev/null; then log "warning: could not byte-compile the lab's modules"; fi
+import compileall, os, sys
+import lab, reftable_core
+ok = all([compileall.compile_dir(os.path.dirname(m.__file__), quiet=1)
+          for m in (lab, reftable_core)])
+sys.exit(0 if ok else 1)
+EOF
 SRC=$(bash "$ROOT/scripts/provision-git.sh" --source | tail -n 1)
 WRAPPER="$SRC/bin-wrappers/git"
 PRISTINE="$SRC/../bin-wrappers-git.orig"   # the build's own wrapper, saved once
@@ -115,16 +132,29 @@ for r in "${runs[@]}"; do
     [[ $result == ok ]] || status=1
     printf '%-32s %-9s %5s %5s %5s %5s  %s\n' "$1" "$2" "$pass" "$fail" "$skip" "${plan:--}" "$result"
 done
+total_pass=0 total_fail=0 total_skip=0
 for r in "${runs[@]}"; do
     set -- $r
-    if grep -qE '^not ok [0-9]+' "$OUT/$1.$2.tap"; then
+    tap="$OUT/$1.$2.tap"
+    total_pass=$(( total_pass + $(grep -E '^ok [0-9]+( |$)' "$tap" | grep -vc '# skip' || true) ))
+    total_fail=$(( total_fail + $(grep -E '^not ok [0-9]+' "$tap" | grep -vc '# TODO' || true) ))
+    total_skip=$(( total_skip + $(grep -cE '^ok [0-9]+ # skip' "$tap" || true) ))
+    if grep -E '^not ok [0-9]+' "$tap" | grep -qv '# TODO'; then
         echo "--- $1 ($2): failing tests"
-        grep -E '^not ok [0-9]+' "$OUT/$1.$2.tap" | grep -v '# TODO' || true
+        grep -E '^not ok [0-9]+' "$tap" | grep -v '# TODO' || true
     fi
-    if grep -qE '^ok [0-9]+ # skip' "$OUT/$1.$2.tap"; then
+    # git's test-lib names the reason: "(missing PREREQ)", or "(--run)" /
+    # "(GIT_SKIP_TESTS)" for a test left out by the selection
+    if grep -E '^ok [0-9]+ # skip' "$tap" | grep -q '(missing '; then
         echo "--- $1 ($2): skipped by git's prerequisites"
-        grep -E '^ok [0-9]+ # skip' "$OUT/$1.$2.tap"
+        grep -E '^ok [0-9]+ # skip' "$tap" | grep '(missing '
+    fi
+    n=$(grep -E '^ok [0-9]+ # skip' "$tap" | grep -vc '(missing ' || true)
+    if [[ $n -ne 0 ]]; then
+        echo "--- $1 ($2): $n tests not selected (GIT_TESTS_RUN / GIT_SKIP_TESTS)"
     fi
 done
+echo "total: $total_pass passed, $total_fail failed, $total_skip skipped in" \
+     "${#runs[@]} runs, $(( SECONDS - START ))s, JOBS=$JOBS: $([[ $status -eq 0 ]] && echo ok || echo FAIL)"
 log "logs and verbose output: $OUT"
 exit $status

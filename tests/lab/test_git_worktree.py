@@ -34,9 +34,20 @@ def top(request: pytest.FixtureRequest, git: GitRunner, tmp_path: Path) -> Path:
     return top
 
 
+def _reflog(git: GitRunner, where: Path, name: str) -> bytes:
+    """name's reflog as git reads it from where: new id, old id, message."""
+    p = git.run(["reflog", "show", "--format=%H %gs", name, "--"], cwd=where, check=False)
+    return b"%s: %d %s" % (name.encode(), p.returncode, p.stdout)
+
+
 def _views(git: GitRunner, top: Path) -> list[bytes]:
+    """Every worktree's refs, HEAD and HEAD's reflog (git writes the current
+    worktree's HEAD log when its branch moves), and the branches' reflogs."""
     return [git.out(["for-each-ref", "--format=%(refname) %(objectname)"], cwd=top / d)
-            + git.out(["rev-parse", "HEAD"], cwd=top / d) for d in ("repo", "wt1", "wt2")]
+            + git.run(["rev-parse", "-q", "--verify", "HEAD"], cwd=top / d, check=False).stdout
+            + _reflog(git, top / d, "HEAD")
+            for d in ("repo", "wt1", "wt2")] + [
+                _reflog(git, top / "repo", b) for b in ("refs/heads/main", "refs/heads/wt1")]
 
 
 def _same(git: GitRunner, top: Path, where: str, args: list[str], stdin: bytes = b"") -> None:
@@ -60,6 +71,11 @@ def _same(git: GitRunner, top: Path, where: str, args: list[str], stdin: bytes =
     ("wt1", ["update-ref", "refs/heads/shared", "HEAD"]),
     ("wt1", ["update-ref", "refs/worktree/own", "HEAD~"]),
     ("wt1", ["update-ref", "HEAD", "HEAD~"]),
+    ("wt1", ["update-ref", "-m", "moved", "refs/heads/wt1", "HEAD~"]),
+    ("wt1", ["update-ref", "-m", "moved", "refs/heads/main", "HEAD"]),
+    ("wt1", ["update-ref", "-d", "refs/heads/wt1"]),
+    ("repo", ["update-ref", "-m", "from main", "worktrees/wt1/HEAD", "HEAD"]),
+    ("wt2", ["update-ref", "-m", "to main", "main-worktree/HEAD", "refs/heads/wt1"]),
     ("wt2", ["update-ref", "--no-deref", "HEAD", "main"]),
     ("repo", ["update-ref", "worktrees/wt1/refs/bisect/from-main", "HEAD"]),
     ("wt1", ["update-ref", "worktrees/wt2/refs/bisect/from-wt1", "HEAD"]),
@@ -94,3 +110,16 @@ def test_bisect_refs_stay_in_their_worktree(git: GitRunner, top: Path) -> None:
     mine = git.out(["rev-parse", "refs/bisect/something"], cwd=top / "repo")
     theirs = git.out(["rev-parse", "refs/bisect/something"], cwd=top / "wt1")
     assert mine != theirs
+
+
+@pytest.mark.parametrize("stdin", [
+    b"update HEAD HEAD~\nupdate refs/heads/wt1 HEAD~\n",
+    b"update refs/heads/wt1 HEAD~\nupdate HEAD HEAD~\n",
+    b"update HEAD HEAD~ main\n",
+    b"update HEAD HEAD~ HEAD\n",
+])
+def test_head_split_over_two_stores_like_git(git: GitRunner, top: Path, stdin: bytes) -> None:
+    """A linked worktree's HEAD and its branch live in two stores: git's checks on
+    the split (the branch or HEAD queued twice) and its messages naming the
+    symref still hold."""
+    _same(git, top, "wt1", ["update-ref", "--stdin"], stdin)

@@ -10,7 +10,7 @@ ref_from_record turns one into a Ref.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Protocol, runtime_checkable
+from typing import Callable, Iterator, Protocol, runtime_checkable
 
 from ..reftable.record import HASH_IDS, REF_SYMREF, REF_VAL2, RefRecord, repr_hex_ids
 
@@ -57,8 +57,12 @@ class RefUpdate:
     new_target: bytes | None = None   # symref update
     message: bytes = b""
     flags: set[str] = field(default_factory=set)   # {"create", "update", "delete", "verify",
-    #   "no-deref", "create-reflog" (git's REF_FORCE_CREATE_REFLOG)}
+    #   "no-deref", "create-reflog" (git's REF_FORCE_CREATE_REFLOG), "log-only" (git's
+    #   REF_LOG_ONLY: only a reflog entry is written), "via-head" (git's
+    #   REF_UPDATE_VIA_HEAD: no log-only HEAD update is added for it)}
     old_target: bytes | None = None   # must be a symref to this (old_value None then)
+    original: bytes | None = None     # the name queued, when this came through a symref
+    #   (git's messages name it: "cannot lock ref 'HEAD': ...")
 
 
 @runtime_checkable
@@ -123,7 +127,12 @@ def ref_from_record(rec: RefRecord) -> Ref:
 class RefStoreBase:
     """What both backends derive from their own read_ref and iter_ref_records:
     resolve (follow symrefs, at most depth levels, like git's
-    refs_resolve_ref_unsafe) and iter_refs (the records as Refs)."""
+    refs_resolve_ref_unsafe) and iter_refs (the records as Refs). A symref's
+    target is read with read_target when set (a linked worktree's store: its
+    shared targets live in the main store, as git's worktree ref store sees
+    them both), else with read_ref."""
+
+    read_target: Callable[[bytes], Ref | None] | None = None
 
     def read_ref(self, name: bytes) -> Ref | None:
         raise NotImplementedError
@@ -132,13 +141,15 @@ class RefStoreBase:
         raise NotImplementedError
 
     def resolve(self, name: bytes, depth: int = 5) -> Ref | None:
+        read: Callable[[bytes], Ref | None] = self.read_ref
         for _ in range(depth + 1):
-            ref = self.read_ref(name)
+            ref = read(name)
             if ref is None:
                 return None
             if ref.target is None:
                 return ref
             name = ref.target
+            read = self.read_target or self.read_ref
         return None
 
     def iter_refs(self, prefix: bytes = b"") -> Iterator[Ref]:

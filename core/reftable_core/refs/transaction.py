@@ -14,10 +14,11 @@ raise TransactionError with git's text:
       the message ("'A' exists; cannot create 'B'", "cannot process 'A' and 'B'
       at the same time") or None. O(depth * lookup + log n) per name;
   head_log_update(u, affected)     the log-only HEAD update git adds when HEAD
-      points at u's ref ("multiple updates for 'HEAD' ..." when HEAD is updated too);
+      points at u's ref (via_referent_conflict, "multiple updates for 'HEAD' ...",
+      when HEAD is updated too);
   deref_symref(u, target, affected) the update of the symref's target, u turned
-      into a log-only update of the symref ("multiple updates for '%s' (including
-      one via symref '%s') ...");
+      into a log-only update of the symref (via_symref_conflict, "multiple
+      updates for '%s' (including one via symref '%s') ...");
   check_old_value(u, current, zero) old_value_mismatch's text when u.old_value is
       set and differs; check_old_target(u, referent) git's "verifying symref
       target: ..." when u.old_target is set and the symref points elsewhere;
@@ -85,9 +86,11 @@ class QueuedUpdate:
     @classmethod
     def of(cls: type[U], update: RefUpdate, msg: bytes) -> U:
         """The queued form of a RefUpdate, its message already normalized."""
+        flags = update.flags
         return cls(update.refname, update.new_value, update.old_value, update.new_target,
-                   msg, no_deref="no-deref" in update.flags, old_target=update.old_target,
-                   force_reflog="create-reflog" in update.flags)
+                   msg, no_deref="no-deref" in flags, log_only="log-only" in flags,
+                   via_head="via-head" in flags, original=update.original,
+                   old_target=update.old_target, force_reflog="create-reflog" in flags)
 
     def expects_existing(self, zero: bytes) -> bool:
         """git's ref_update_expects_existing_old_ref: a non-null old id or an old target."""
@@ -195,11 +198,21 @@ def check_old_regular(u: QueuedUpdate, current: bytes, zero: bytes) -> None:
     check_old_value(u, current, zero)
 
 
+def via_referent_conflict(referent: bytes) -> TransactionError:
+    """git's split_head_update refusal: HEAD is in the transaction already."""
+    return TransactionError(f"multiple updates for 'HEAD' (including one via its referent "
+                            f"'{refname_text(referent)}') are not allowed")
+
+
+def via_symref_conflict(target: bytes, symref: bytes) -> TransactionError:
+    """git's split_symref_update refusal: the symref's target is in the transaction already."""
+    return TransactionError(f"multiple updates for '{refname_text(target)}' (including one "
+                            f"via symref '{refname_text(symref)}') are not allowed")
+
+
 def head_log_update(u: U, affected: NameSet) -> U:
     if b"HEAD" in affected:
-        raise TransactionError(
-            f"multiple updates for 'HEAD' (including one via its referent "
-            f"'{refname_text(u.refname)}') are not allowed")
+        raise via_referent_conflict(u.refname)
     affected.add(b"HEAD")
     return type(u)(b"HEAD", u.new_value, u.old_value, None, u.msg, no_deref=True,
                    log_only=True, force_reflog=u.force_reflog)
@@ -207,9 +220,7 @@ def head_log_update(u: U, affected: NameSet) -> U:
 
 def deref_symref(u: U, target: bytes, affected: NameSet) -> U:
     if target in affected:
-        raise TransactionError(
-            f"multiple updates for '{refname_text(target)}' (including one via "
-            f"symref '{refname_text(u.refname)}') are not allowed")
+        raise via_symref_conflict(target, u.refname)
     affected.add(target)
     new = type(u)(target, u.new_value, u.old_value, u.new_target, u.msg,
                   via_head=u.refname == b"HEAD" or u.via_head, original=u.original,

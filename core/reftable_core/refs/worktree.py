@@ -19,9 +19,21 @@ Contract:
       its store's transaction, prepares them all, then commits them all (one
       table, or one set of loose refs, per store; each runs its own hooks). A
       reftable store is written under the full name (git's reftable backend
-      writes "worktrees/<w>/<ref>" as given, and reads the bare name); a symref
-      whose target lives in another store is followed before queueing, and
-      then its own reflog gets no entry (not modelled).
+      writes "worktrees/<w>/<ref>" as given, and reads the bare name: a symref
+      read so is followed here too, its log-only update keeping the full
+      name, with the zero id as its old value where git has the target's). What git
+      does in one store is spread here over two: a symref whose target lives
+      in another store is followed before queueing (the target gets the update,
+      the symref a log-only one in its own store: its reflog entry), and a
+      shared ref updated in a linked worktree adds no log to the main
+      worktree's HEAD but, when the current worktree's HEAD points at it, a
+      log-only update of that HEAD (git's split_head_update, whose HEAD is the
+      current worktree's). The worktrees' stores read their symrefs' targets
+      through this routing (RefStoreBase.read_target), so an old value in
+      their reflogs is the shared ref's. prepare() first makes git's checks on
+      the names as queued: duplicates, then a name such a split adds that is
+      queued already (git's messages); a followed update's messages name the
+      symref (RefUpdate.original).
 """
 from __future__ import annotations
 
@@ -34,6 +46,7 @@ from typing import Any
 from ..errors import TransactionError
 from ..reftable.record import RefRecord
 from .api import LogEntry, Ref, RefStoreBase, RefUpdate, SeekableRefStore, Transaction
+from .transaction import reject_duplicates, via_referent_conflict, via_symref_conflict
 
 _ROOT_SYNTAX = re.compile(rb"[A-Z_-]*")
 PER_WORKTREE_PREFIXES = (b"refs/worktree/", b"refs/bisect/", b"refs/rewritten/")
@@ -72,6 +85,15 @@ class WorktreeRefStore(RefStoreBase):
         self._open_other = open_other
         self._others: dict[bytes, Any] = {}
         self.hash_size: int = main.hash_size
+        if current is not None:
+            current.read_target = self._target_reader(current)
+
+    def _target_reader(self, store: Any) -> Callable[[bytes], Ref | None]:
+        """How a worktree's store reads its symrefs' targets: its own names in
+        itself, the others through the routing."""
+        def read(name: bytes) -> Ref | None:
+            return store.read_ref(name) if is_current_worktree_ref(name) else self.read_ref(name)
+        return read
 
     def store_for(self, name: bytes) -> tuple[Any, bytes]:
         """(the store holding name, its name there), git's backend_for."""
@@ -80,6 +102,7 @@ class WorktreeRefStore(RefStoreBase):
             store = self._others.get(wt)
             if store is None:
                 store = self._others[wt] = self._open_other(wt)
+                store.read_target = self._target_reader(store)
             return store, bare
         if kind == "current" and self.current is not None:
             return self.current, bare
@@ -132,8 +155,15 @@ class WorktreeTransaction:
         self.store = store
         self.parts: dict[int, Transaction] = {}
         self.prepared = False
+        self.names: list[bytes] = []          # the names queued, as given
+        # the names the splits add: (name, the update's name, via a symref?)
+        self.splits: list[tuple[bytes, bytes, bool]] = []
 
     def queue(self, update: RefUpdate) -> None:
+        self.names.append(update.refname)
+        self._route(update)
+
+    def _route(self, update: RefUpdate) -> None:
         """Queue update in its store's transaction. A symref (HEAD) whose target
         lives in another store is followed here, the update going to the
         target's store (the backends follow symrefs within one store only).
@@ -143,13 +173,37 @@ class WorktreeTransaction:
         if not bare:
             raise TransactionError(f"refusing to update ref with bad name "
                                    f"'{update.refname.decode('utf-8', 'replace')}'")
-        if "no-deref" not in update.flags and update.new_target is None:
+        flags = update.flags
+        if "no-deref" not in flags and "log-only" not in flags and update.new_target is None:
             ref = store.read_ref(bare)
             if ref is not None and ref.target is not None:
                 target_store, _ = self.store.store_for(ref.target)
-                if target_store is not store:
-                    self.queue(replace(update, refname=ref.target))
+                # a reftable store reads the bare name and writes the full one:
+                # git splits the update there too, the log under the full name
+                written_as = isinstance(store, SeekableRefStore) and bare != update.refname
+                if target_store is not store or written_as:
+                    self.splits.append((ref.target, update.refname, True))
+                    self._route(replace(update, refname=ref.target,
+                                        original=update.original or update.refname,
+                                        flags=flags | {"via-head"}))
+                    self._queue_in(store, bare, replace(
+                        update, old_value=None, old_target=None,
+                        flags=flags | {"log-only", "no-deref"}))
                     return
+        current = self.store.current
+        if (current is not None and store is self.store.main and "log-only" not in flags
+                and "via-head" not in flags):
+            head = current.read_ref(b"HEAD")
+            update = replace(update, flags=flags | {"via-head"})   # not the main HEAD's log
+            if head is not None and head.target == update.refname:
+                self.splits.append((b"HEAD", update.refname, False))
+                self._queue_in(current, b"HEAD", replace(
+                    update, refname=b"HEAD", new_target=None, old_target=None,
+                    flags=flags | {"log-only", "no-deref"}))
+        self._queue_in(store, bare, update)
+
+    def _queue_in(self, store: Any, bare: bytes, update: RefUpdate) -> None:
+        """update in store's transaction (opened on first use), under its name there."""
         part = self.parts.get(id(store))
         if part is None:
             part = self.parts[id(store)] = store.transaction()
@@ -160,12 +214,23 @@ class WorktreeTransaction:
         if self.prepared:
             return
         try:
+            self._check_names()
             for part in self.parts.values():
                 part.prepare()
         except BaseException:
             self.release()
             raise
         self.prepared = True
+
+    def _check_names(self) -> None:
+        """git's checks before any ref is locked: duplicate names, then a name a
+        split adds (a symref's target, the current HEAD) that is queued too."""
+        reject_duplicates(self.names)
+        affected = set(self.names)
+        for name, via, symref in self.splits:
+            if name in affected:
+                raise via_symref_conflict(name, via) if symref else via_referent_conflict(via)
+            affected.add(name)
 
     def commit(self) -> None:
         self.prepare()
