@@ -34,10 +34,13 @@ browser: setup
 	      > $(NO_CHROMIUM); cat $(NO_CHROMIUM); }; }
 
 # everything: the unit tests and the notebooks under nbmake ($(JOBS) workers), then the
-# notebooks in JupyterLab in headless chromium (one pytest process: one JupyterLab)
+# notebooks in JupyterLab in headless chromium (one pytest process: one JupyterLab),
+# then git's own ref tests with the lab in place (scripts/git-tests.sh; a failing git
+# test fails make test)
 test: setup browser
 	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) -q -m 'not browser' --nbmake --nbmake-timeout=600 tests notebooks
 	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -q -m browser tests/notebooks
+	bash scripts/git-tests.sh
 
 # the browser test alone
 test-browser: setup browser
