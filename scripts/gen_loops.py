@@ -41,14 +41,14 @@ hash_size, min_update_index, next_block) yields the records of block from block
 offset off (after a record whose key is last), then those of next_block(block) until
 it returns None (next_block None: this block only); corrupt input raises FormatError
 with the table name and absolute offset. The key and last_key are bytearrays (git's
-two strbufs); every field of a record is its own bytes object. Variants (each
-models the seed lines quoted in scripts/gen_loops.py): block_key_swap (seed 000 5/7;
-on: the buffers swap; off: the key is copied into last_key), for ref blocks
-ref_name_alloc (seed 000 6/7; on: malloc'd name; off: realloc of the always-NULL
-name, the same allocation by a longer path), for ref and log blocks
-decode_key_in_place (upstream daf4f43d0d; on: the key is decoded into last itself,
-cut to the prefix and the suffix appended, so block_key_swap has nothing to swap;
-off: it is assembled in a new bytearray). mmap (seed 004 4/4) is no loop
+two strbufs; one, last, under decode_key_in_place); every field of a record is its
+own bytes object. Variants (each models the lines quoted in scripts/gen_loops.py):
+block_key_swap (seed 000 5/7; on: the buffers swap; off: the key is copied into
+last_key), for ref blocks ref_name_alloc (seed 000 6/7; on: malloc'd name; off:
+realloc of the always-NULL name, the same allocation by a longer path), for ref and
+log blocks decode_key_in_place (upstream daf4f43d0d; on: the key is decoded into
+last itself, cut to the prefix and the suffix appended, so block_key_swap has
+nothing to swap; off: it is assembled in a new bytearray). mmap (seed 004 4/4) is no loop
 variant: block.data is the table's map (mmap=on) or the block's own bytes
 (mmap=off), byte i of the block at data[block.base + i], and each field sliced out
 of either is a fresh bytes. Merge loops (merged.merge_function picks one):

@@ -23,13 +23,10 @@ from reftable_core import counters
 from reftable_core.errors import FormatError
 from reftable_core.flags import Flags, baseline
 from reftable_core.reftable import loops
-from reftable_core.reftable.block import (record_loop, seek_in_block,
-                                          seek_in_block_copying)
-from reftable_core.reftable.record import (BLOCK_TYPE_LOG, BLOCK_TYPE_REF, LogRecord,
-                                           RefRecord)
+from reftable_core.reftable.block import record_loop, seek_in_block, seek_in_block_copying
+from reftable_core.reftable.record import BLOCK_TYPE_LOG, BLOCK_TYPE_REF, LogRecord, RefRecord
 from reftable_core.reftable.table import TableReader
 from reftable_core.reftable.writer import WriterOptions, write_table
-
 
 DECODE_FLAGS = ("decode_key_in_place", "next_block_in_place", "seek_in_place")
 DECODE_COMBOS = [dict(zip(DECODE_FLAGS, bits))
