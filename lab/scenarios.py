@@ -229,6 +229,9 @@ WORK_OF_FLAG: dict[str, tuple[str, ...]] = {
     "single_subiter_bypass": _LOOP_WORK,
     "block_key_swap": _LOOP_WORK,
     "ref_name_alloc": _LOOP_WORK,
+    "decode_key_in_place": _LOOP_WORK,
+    "next_block_in_place": ("block_iters_built", *_LOOP_WORK),
+    "seek_in_place": ("seek_iter_copies", "allocs"),
     "block_type_early_exit": ("blocks_read", "blocks_set_up", "blocks_inflated"),
     "stat_cache": ("tables_list_reads", "tables_list_stats"),
     "tombstone_suppression": ("deletions_suppressed", "deletions_returned"),
@@ -318,6 +321,10 @@ def _seed_000_rows(steps: tuple[str, ...], figures: tuple[str, ...]) -> dict[str
     return out
 
 
+# keys decoded in place (decode_key_in_place, upstream daf4f43d0d) leave block_key_swap
+# no buffer to swap: it is compared "others on" with keys assembled in a second buffer,
+# as git did at seed 000
+_KEY_SWAP_BASE = {"block_key_swap": "decode_key_in_place=off"}
 _SEED_000_1TABLE = ("merged_cmp", "same_subiter_skip", "block_key_swap", "ref_name_alloc")
 _SEED_000_3TABLES = ("merged_cmp", "same_subiter_skip", "pq_cmp", "block_key_swap",
                      "ref_name_alloc")
@@ -569,6 +576,53 @@ _SEED_001_UNREPRODUCED = {
 }
 
 
+# The 2024-03/04 decoding series (upstream, Patrick Steinhardt; issue 14 item 4). git just
+# before it had the seeds' patches but neither iterator_reuse (2024-11),
+# block_type_early_exit (2025-05) nor tombstone_suppression (2026-07): each flag's
+# "others on" base has those off, and the series' later flags too (daf4f43d0d 2024-03-04,
+# then b00bcb7c49 and 9da5c992dd on 2024-04-08, in that order).
+_BEFORE_LATER = "block_type_early_exit=off,iterator_reuse=off,tombstone_suppression=off"
+_DECODING_BASE = {
+    "decode_key_in_place": f"{_BEFORE_LATER},next_block_in_place=off,seek_in_place=off",
+    "next_block_in_place": f"{_BEFORE_LATER},seek_in_place=off",
+    "seek_in_place": _BEFORE_LATER,
+}
+
+
+def _decoding_row(flag: str) -> str:
+    return f"{flag} alone, others on ({_DECODING_BASE[flag]})"
+
+
+_DECODING_SCALES = {"small": {"refs": 20_000, "seed": 0}, "full": {"refs": 1_000_000, "seed": 0}}
+# The series' log commits, measured over reflog iteration, and why no flag models them
+# (their heap summaries are the published figures; core/reftable_core/flags.py names them).
+_DECODING_UNREPRODUCED = {
+    "193fcb3ff8 (2024-03-05) reuse refnames when decoding log records: heap 4,068,487 -> "
+    "3,068,488 allocs (332.0 MB -> 307.1 MB), 1M reflog entries":
+        "git refills the caller's one reftable_log_record, growing its refname array "
+        "(REFTABLE_ALLOC_GROW); here every record is a new object with its own immutable "
+        "refname (callers keep records: the merge queue, lists), so no buffer outlives a "
+        "record to be reused",
+    "e0bd13beea (2024-03-05) reuse message when decoding log records: heap 3,068,488 -> "
+    "2,068,487 allocs":
+        "the same for the message: each record's message is a fresh bytes sliced out of "
+        "the block, the one allocation it needs; nothing is reallocated per record",
+    "7b8abc4d8c (2024-03-05) scratch buffer when decoding records: heap 2,068,487 -> "
+    "1,068,485 allocs (305.1 MB -> 281.1 MB)":
+        "git decoded name, email and message into a local strbuf, then copied them out; "
+        "the model slices each string straight from the block into the record: there is "
+        "no intermediate buffer to keep",
+    "dd347bbce6 (2024-04-08) reuse uncompressed blocks: heap 45,755 -> 23,028 allocs "
+    "(254.8 MB -> 162.8 MB), git reflog list over 100k reflogs":
+        "Python's zlib returns each inflation as a new bytes (it cannot inflate into a "
+        "caller's buffer): a kept buffer would add a copy and save no allocation",
+    "ce1f213cc9 (2024-04-08) reuse the zstream on inflation: heap 23,028 -> 302 allocs "
+    "(162.8 MB -> 88 KB), 1M reflog entries":
+        "Python's zlib has no inflateReset: a Decompress object cannot start a new stream "
+        "once its stream ended, so each log block needs its own zlib.decompressobj()",
+}
+
+
 SCENARIOS: dict[str, Scenario] = _registry([
     Scenario(
         name="show-ref-1table", seed="000",
@@ -582,7 +636,8 @@ SCENARIOS: dict[str, Scenario] = _registry([
         studied=tuple(f for f in _REFTABLE_ITER_FLAGS if f != "pq_cmp") + ("mmap",),
         # with single_subiter_bypass on, one table never reaches the merge loop, so the
         # merge flags are compared "others on" with the bypass off (git at seed 000)
-        flag_base={f: "single_subiter_bypass=off" for f in ("merged_cmp", "same_subiter_skip")},
+        flag_base={**{f: "single_subiter_bypass=off" for f in ("merged_cmp", "same_subiter_skip")},
+                   **_KEY_SWAP_BASE},
         cumulative=_SEED_000_1TABLE,
         row_published=_seed_000_rows(_SEED_000_1TABLE, _SEED_000_1TABLE),
         unreproduced=_SEED_000_UNREPRODUCED,
@@ -595,7 +650,7 @@ SCENARIOS: dict[str, Scenario] = _registry([
         preset="refs-1m-3tables",
         scale_params={"small": {"refs": 20_000, "tables": 3, "seed": 0},
                       "full": {"refs": 1_000_000, "tables": 3, "seed": 0}},
-        workload="show_ref", studied=_REFTABLE_ITER_FLAGS,
+        workload="show_ref", studied=_REFTABLE_ITER_FLAGS, flag_base=_KEY_SWAP_BASE,
         cumulative=_SEED_000_3TABLES,
         row_published=_seed_000_rows(_SEED_000_3TABLES, ("pq_cmp",)),
         published="1.30x (4/7 pq_cmp, 3 tables, on top of 2/7 and 3/7)",
@@ -610,6 +665,50 @@ SCENARIOS: dict[str, Scenario] = _registry([
         workload="show_ref", studied=("mmap", "ref_name_alloc"),
         published="(no seed figure: the lab's peak-memory scenario)",
         peer_workloads=(("git", "git_show_ref"),), hot=_HOT_ITER),
+    Scenario(
+        name="show-ref-decoding", seed="daf4f43d0d",
+        description="show-ref: single matching ref over N refs in 1 table; the record "
+                    "loops decode keys in place (or not) and step into each next block "
+                    "themselves (or start anew per block)",
+        preset="refs-1m-1table", scale_params=_DECODING_SCALES,
+        workload="show_ref", studied=("decode_key_in_place", "next_block_in_place"),
+        flag_base={f: _DECODING_BASE[f] for f in ("decode_key_in_place",
+                                                  "next_block_in_place")},
+        published="112.2 ms -> 106.0 ms (1.06x, daf4f43d0d); heap 7,235 -> 315 allocs "
+                  "(b00bcb7c49); show-ref: single matching ref out of 1M refs",
+        row_published={
+            _decoding_row("decode_key_in_place"):
+                "112.2 ms -> 106.0 ms (1.06x; show-ref: single matching ref, 1M refs)",
+            _decoding_row("next_block_in_place"):
+                "heap 7,235 -> 315 allocs (301,481 -> 107,027 bytes; show-ref: single "
+                "matching ref out of 1M refs)"},
+        peer_workloads=(("git", "git_show_ref"),), hot=_HOT_ITER),
+    Scenario(
+        name="log-iterate", seed="daf4f43d0d",
+        description="reflog iteration: every one of N log records (one per ref) of a "
+                    "table, through the stack's log iterator",
+        preset="refs-1m-1table", scale_params=_DECODING_SCALES,
+        workload="log_iterate", studied=("decode_key_in_place", "next_block_in_place"),
+        flag_base={f: _DECODING_BASE[f] for f in ("decode_key_in_place",
+                                                  "next_block_in_place")},
+        published="heap summaries, 1M reflog entries: 4,068,487 -> 3,068,488 (193fcb3ff8) "
+                  "-> 2,068,487 (e0bd13beea) -> 1,068,485 allocs (7b8abc4d8c); 45,755 -> "
+                  "23,028 (dd347bbce6) -> 302 allocs (ce1f213cc9): no flag, see unreproduced",
+        unreproduced=_DECODING_UNREPRODUCED,
+        peer_workloads=(("git", "git_reflog_list"),)),
+    Scenario(
+        name="rev-list-many-refs", seed="9da5c992dd",
+        description="rev-list --no-walk's ref reads: every 10th of N refs in 1 table read "
+                    "by name, one seek each",
+        preset="refs-1m-1table",
+        scale_params={"small": {"refs": 20_000, "seed": 0, "every": 10},
+                      "full": {"refs": 100_000, "seed": 0, "every": 10}},
+        workload="read_refs", studied=("seek_in_place",),
+        flag_base={"seek_in_place": _DECODING_BASE["seek_in_place"]},
+        published="170.2 ms -> 161.6 ms (1.05x, 9da5c992dd; rev-list --no-walk printing "
+                  "10k of 100k refs)",
+        row_published={_decoding_row("seek_in_place"):
+                       "170.2 ms -> 161.6 ms (1.05x; rev-list: print 10k of 100k refs)"}),
     *(_update_ref_create(n) for n in (1, 100, 10_000)),
     Scenario(
         name="update-ref-create-100k", seed="003",

@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping
 from reftable_core.flags import Flags
 from reftable_core.refs.api import RefUpdate
 from reftable_core.refs.packed import PackedRefs
+from reftable_core.refs.reftable_backend import ReftableRefStore
 from reftable_core.repo import open_repo
 
 from .commands.for_each_ref import for_each_ref
@@ -344,6 +345,53 @@ def git_p1401_recreate(gitdir: Path, params: dict[str, Any], flags: Flags) -> Ti
 
 # -- seed 001: packed-refs ---------------------------------------------------------
 
+# -- upstream 2024-03/04 decoding series: reflog iteration, many ref reads --------------
+
+def log_iterate_inprocess(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
+    """Iterate every reflog record of a reftable repository: open it and run one log
+    iterator over its stack to the end (git's iteration over many reflog entries)."""
+    def run() -> None:
+        repo = open_repo(gitdir, flags)
+        try:
+            store = repo.refs
+            if not isinstance(store, ReftableRefStore):
+                raise RuntimeError(f"{gitdir}: log_iterate needs a reftable repository")
+            n = sum(1 for _ in store.stack.merged.logs())
+        finally:
+            repo.close()
+        if not n:
+            raise RuntimeError(f"{gitdir}: no reflog records to iterate")
+    return _in_process(run)
+
+
+def git_reflog_list(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
+    """`git reflog list`: git iterates every log record to list the refs with reflogs."""
+    argv = [find_git(), "--git-dir", str(gitdir), "reflog", "list"]
+    env = _git_env()
+    return lambda loops: _time_subprocess(argv, loops, env=env)
+
+
+def read_refs_inprocess(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
+    """The ref reads of `rev-list --no-walk <refs>`: open the repository and read every
+    params["every"]-th ref by name (the names listed once, untimed), one seek each."""
+    every = int(params.get("every", 10))
+    repo = open_repo(gitdir, Flags())
+    try:
+        names = [r.name for r in repo.refs.iter_refs(b"refs/")][::every]
+    finally:
+        repo.close()
+
+    def run() -> None:
+        repo = open_repo(gitdir, flags)
+        try:
+            missing = [n for n in names if repo.refs.read_ref(n) is None]
+        finally:
+            repo.close()
+        if missing:
+            raise RuntimeError(f"{gitdir}: {len(missing)} refs not found, e.g. {missing[0]!r}")
+    return _in_process(run)
+
+
 def packed_load(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
     """Load every record of packed-refs with the chosen reader (packed_lookup forced to parse_all)."""
     path = gitdir / "packed-refs"
@@ -482,6 +530,9 @@ WORKLOADS: dict[str, Factory] = {
     "cli_update_ref_create": cli_update_ref_create,
     "p1401_recreate": p1401_recreate,
     "git_p1401_recreate": git_p1401_recreate,
+    "log_iterate": log_iterate_inprocess,
+    "git_reflog_list": git_reflog_list,
+    "read_refs": read_refs_inprocess,
     "packed_load": packed_load,
     "for_each_ref": for_each_ref_inprocess,
     "git_for_each_ref": git_for_each_ref,

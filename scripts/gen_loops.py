@@ -41,11 +41,14 @@ hash_size, min_update_index, next_block) yields the records of block from block
 offset off (after a record whose key is last), then those of next_block(block) until
 it returns None (next_block None: this block only); corrupt input raises FormatError
 with the table name and absolute offset. The key and last_key are bytearrays (git's
-two strbufs); every field of a record is its own bytes object. Variants (each
-models the seed lines quoted in scripts/gen_loops.py): block_key_swap (seed 000 5/7;
-on: the buffers swap; off: the key is copied into last_key), for ref blocks
-ref_name_alloc (seed 000 6/7; on: malloc'd name; off: realloc of the always-NULL
-name, the same allocation by a longer path). mmap (seed 004 4/4) is no loop
+two strbufs; one, last, under decode_key_in_place); every field of a record is its
+own bytes object. Variants (each models the lines quoted in scripts/gen_loops.py):
+block_key_swap (seed 000 5/7; on: the buffers swap; off: the key is copied into
+last_key), for ref blocks ref_name_alloc (seed 000 6/7; on: malloc'd name; off:
+realloc of the always-NULL name, the same allocation by a longer path), for ref and
+log blocks decode_key_in_place (upstream daf4f43d0d; on: the key is decoded into
+last itself, cut to the prefix and the suffix appended, so block_key_swap has
+nothing to swap; off: it is assembled in a new bytearray). mmap (seed 004 4/4) is no loop
 variant: block.data is the table's map (mmap=on) or the block's own bytes
 (mmap=off), byte i of the block at data[block.base + i], and each field sliced out
 of either is a fresh bytes. Merge loops (merged.merge_function picks one):
@@ -150,8 +153,7 @@ def FUNC(
                     raise FormatError("prefix length exceeds the previous key",
                                       name_of_table, block_off + start)
                 nxt = off + (s >> 3)
-                key = last[:p]
-                key += data[off:nxt]
+                KEY_DECODE
                 off = nxt
                 u = data[off]
                 if u < 0x80:
@@ -230,8 +232,7 @@ def FUNC(
                 if nxt > end or p > len(last):
                     raise FormatError("record key runs past the block or bad prefix length",
                                       name_of_table, block_off + start)
-                key = last[:p]
-                key += data[off:nxt]
+                KEY_DECODE
                 off = nxt
                 kl = len(key)
                 if kl <= 9 or key[kl - 9] != 0:
@@ -316,6 +317,30 @@ def FUNC(
 KEY = {
     True: {"KEY_STORE": "last = key"},
     False: {"KEY_STORE": "last[:] = key"},
+}
+# decode_key_in_place (upstream daf4f43d0d, 2024-03-04, "reftable/record: decode keys in
+# place"; reftable_decode_key and block_iter_next in reftable/{record,block}.c), keyed by
+# the flag: KEY_DECODE builds the record's key, KEY_STORE (the block_key_swap lines
+# above) then keeps it as last_key only when off.
+#   off:  - int reftable_decode_key(struct strbuf *key, uint8_t *extra,
+#         -                         struct strbuf last_key, struct string_view in)
+#         -	strbuf_reset(key);
+#         -	strbuf_add(key, last_key.buf, prefix_len);
+#         -	strbuf_add(key, in.buf, suffix_len);
+#         the key is assembled in a second buffer (last[:p]: a new bytearray holding
+#         the prefix, then the suffix added), which becomes last_key per block_key_swap
+#   on:   + int reftable_decode_key(struct strbuf *last_key, uint8_t *extra,
+#         +                         struct string_view in)
+#         +	strbuf_setlen(last_key, prefix_len);
+#         +	strbuf_add(last_key, in.buf, suffix_len);
+#         -	strbuf_swap(&it->last_key, &it->key);
+#         last_key is cut to the prefix and the suffix appended: one buffer, no key
+#         buffer, nothing to swap or copy (block_key_swap has no line left to act on)
+KEY_DECODE = {
+    False: "key = last[:p]\nkey += data[off:nxt]",
+    True: "del last[p:]                # strbuf_setlen(last_key, prefix_len)\n"
+          "last += data[off:nxt]       # strbuf_add(last_key, suffix)\n"
+          "key = last",
 }
 # ref_name_alloc (seed 000 6/7, reftable_ref_record_decode in reftable/record.c).
 # Both versions first call reftable_ref_record_release(r), which frees r->refname
@@ -589,21 +614,43 @@ def record_loops() -> tuple[list[str], list[tuple[str, str]]]:
     rows: list[tuple[str, str]] = []
     for swap, alloc in product((True, False), repeat=2):
         name = f"ref_loop__swap_{onoff(swap)}__alloc_{onoff(alloc)}"
-        funcs.append(expand(REF_LOOP, {**KEY[swap], **NAME[alloc]},
+        funcs.append(expand(REF_LOOP, {**KEY[swap], **NAME[alloc],
+                                       "KEY_DECODE": KEY_DECODE[False]},
                             {"FUNC": name,
-                             "VARIANT": f"block_key_swap={onoff(swap)}, "
+                             "VARIANT": f"decode_key_in_place=off, block_key_swap={onoff(swap)}, "
                                         f"ref_name_alloc={onoff(alloc)}"}))
-        rows += [(f"(BLOCK_TYPE_REF, {swap}, {alloc}, {views})", name) for views in (True, False)]
-    for const, prefix, template in (("BLOCK_TYPE_LOG", "log", LOG_LOOP),
-                                    *((c, p, GENERIC_LOOP) for c, p in GENERIC_TYPES)):
+        rows += [(f"(BLOCK_TYPE_REF, {swap}, {alloc}, {views}, False)", name)
+                 for views in (True, False)]
+    for alloc in (True, False):
+        # decode_key_in_place=on leaves block_key_swap no line to act on
+        name = f"ref_loop__in_place__alloc_{onoff(alloc)}"
+        funcs.append(expand(REF_LOOP, {"KEY_STORE": "", **NAME[alloc],
+                                       "KEY_DECODE": KEY_DECODE[True]},
+                            {"FUNC": name,
+                             "VARIANT": f"decode_key_in_place=on, ref_name_alloc={onoff(alloc)}"}))
+        rows += [(f"(BLOCK_TYPE_REF, {swap}, {alloc}, {views}, True)", name)
+                 for swap, views in product((True, False), repeat=2)]
+    for swap in (True, False, None):        # None: decode_key_in_place=on
+        name = f"log_loop__swap_{onoff(swap)}" if swap is not None else "log_loop__in_place"
+        variant = ("decode_key_in_place=on" if swap is None else
+                   f"decode_key_in_place=off, block_key_swap={onoff(swap)}")
+        funcs.append(expand(LOG_LOOP, {**(KEY[swap] if swap is not None else {"KEY_STORE": ""}),
+                                       "KEY_DECODE": KEY_DECODE[swap is None]},
+                            {"FUNC": name, "VARIANT": variant}))
+        # ref_name_alloc acts on ref blocks only (mmap on no loop, see above)
+        rows += [(f"(BLOCK_TYPE_LOG, {s}, {alloc}, {views}, {swap is None})", name)
+                 for s, alloc, views in product((True, False), repeat=3)
+                 if swap is None or s == swap]
+    for const, prefix in GENERIC_TYPES:
         for swap in (True, False):
             name = f"{prefix}_loop__swap_{onoff(swap)}"
-            funcs.append(expand(template, KEY[swap],
+            funcs.append(expand(GENERIC_LOOP, KEY[swap],
                                 {"FUNC": name, "TYPE": const,
                                  "VARIANT": f"block_key_swap={onoff(swap)}"}))
-            # ref_name_alloc acts on ref blocks only (mmap on no loop, see above)
-            rows += [(f"({const}, {swap}, {alloc}, {views})", name)
-                     for alloc, views in product((True, False), repeat=2)]
+            # the cold path decodes its keys in record.decode_record: decode_key_in_place
+            # acts on the ref and log loops only
+            rows += [(f"({const}, {swap}, {alloc}, {views}, {in_place})", name)
+                     for alloc, views, in_place in product((True, False), repeat=3)]
     return funcs, rows
 
 
@@ -644,10 +691,11 @@ def render() -> str:
     parts = [HEADER]
     parts += ["\n" + f for f in rfuncs + mfuncs]
     parts.append(_registry(
-        "RECORD_LOOPS", "dict[tuple[int, bool, bool, bool], RecordLoop]",
-        "# (block type, block_key_swap, ref_name_alloc, mmap) -> record loop; ref_name_alloc\n"
-        "# acts on ref blocks only and mmap on none (it picks the block's source), so a\n"
-        "# loop is listed under every value of the flags it does not depend on\n",
+        "RECORD_LOOPS", "dict[tuple[int, bool, bool, bool, bool], RecordLoop]",
+        "# (block type, block_key_swap, ref_name_alloc, mmap, decode_key_in_place) -> record\n"
+        "# loop; ref_name_alloc acts on ref blocks only, decode_key_in_place on ref and log\n"
+        "# blocks (block_key_swap then on none), mmap on none (it picks the block's\n"
+        "# source), so a loop is listed under every value of the flags it does not depend on\n",
         rrows))
     parts.append(_registry(
         "MERGE_LOOPS", "dict[tuple[str, bool, bool, bool, bool, bool], MergeLoop]",

@@ -7,7 +7,9 @@ and bytes, per reader), per object read from a pack -- and NEVER per record in
 the loops the flags study (reftable/loops.py, the packed-refs parse loops, the
 record decoders stay untouched; the one exception, deletions_suppressed, is
 counted in the merge loops' deletion branch, which a live record never reaches,
-so a workload without tombstones runs the same bytecodes). An increment is one attribute add on a global
+so a workload without tombstones runs the same bytecodes; likewise
+seek_iter_copies, counted beside each iterator copy of a block seek's scan, which
+only seek_in_place=off makes). An increment is one attribute add on a global
 (LOAD_GLOBAL, LOAD_ATTR, BINARY_OP, STORE_ATTR: four bytecodes), always on: a
 switch to turn counting off would cost as much as the increment it saves. Its
 cost, bounded by bytecodes: show-ref over 20k refs in one table makes about 600
@@ -26,6 +28,12 @@ COUNTER_NAMES (zeros included) plus the delta_cache_* sums. The names:
   blocks_read          reftable blocks whose header the block loader read
   blocks_set_up        blocks set up past their type byte (length, restarts)
   blocks_inflated      log blocks inflated (zlib)
+  block_iters_built    record loops (git's block iterators) a table iterator started:
+                       one per seek or section start (next_block_in_place=on), one per
+                       block it reads records of (off)
+  seek_iter_copies     iterator copies (offset and last key) a block seek's linear scan
+                       made: two per record it passed, one for the record it stopped at
+                       (seek_in_place=off; on: none)
   source_preads        BlockSource reads served by os.pread into fresh bytes (mmap=off)
   source_pread_bytes   bytes those reads asked for
   source_mmap_slices   BlockSource reads served as slices of a map (mmap=on)
@@ -71,6 +79,8 @@ COUNTER_NAMES = (
     "blocks_read",
     "blocks_set_up",
     "blocks_inflated",
+    "block_iters_built",
+    "seek_iter_copies",
     "source_preads",
     "source_pread_bytes",
     "source_mmap_slices",

@@ -135,6 +135,50 @@ class Flags:
         " work as a fresh allocation, by a longer path",
         "allocates the name directly (reftable_malloc; published 1.01x: the patch is"
         " mostly clarity)", "000 6/7", "record")
+    # -- the 2024-03/04 decoding series (Patrick Steinhardt; issue 14 item 4), as far as
+    # the Python model has the patch's choice to make. Not flags, because the choice does
+    # not exist here (each record is a fresh object a caller may keep; Python's zlib has
+    # neither inflateReset nor inflate into a caller's buffer): 193fcb3ff8 and e0bd13beea
+    # (log refname / message buffers reused across records), 7b8abc4d8c (scratch buffer
+    # for decode_string), dd347bbce6 (uncompressed log block buffer reused), ce1f213cc9
+    # (one z_stream for all inflations); lab.scenarios' log-iterate scenario lists them,
+    # with their heap summaries, as unreproduced and says why for each.
+    # git daf4f43d0d (2024-03-04, "reftable/record: decode keys in place"):
+    #   -	n = reftable_decode_key(&it->key, &extra, it->last_key, in);
+    #   +	n = reftable_decode_key(&it->last_key, &extra, in);
+    #   -	strbuf_swap(&it->last_key, &it->key);
+    decode_key_in_place: bool = _switch(
+        "each key is assembled in a second buffer (reftable_decode_key: strbuf_reset, then"
+        " strbuf_add of last_key's prefix and of the suffix: a new bytearray here), which"
+        " then becomes last_key (block_key_swap)",
+        "last_key is cut to the prefix length and the suffix appended to it (strbuf_setlen,"
+        " strbuf_add): one buffer, one copy, no key buffer to swap",
+        "upstream (no seed)", "block", upstream="daf4f43d0d 2024-03-04")
+    # git b00bcb7c49 (2024-04-08, "reftable/reader: iterate to next block in place"):
+    #   -	err = table_iter_next_block(&next, ti);
+    #   -	table_iter_close(ti);
+    #   -	*ti = next;
+    #   +	err = table_iter_next_block(ti);
+    next_block_in_place: bool = _switch(
+        "at the end of each block the table iterator builds a new block iterator for the"
+        " next block and drops the old one (struct table_iter next = TABLE_ITER_INIT;"
+        " table_iter_close(ti); *ti = next)",
+        "the one record loop advances into the next block itself (table_iter_next_block(ti))",
+        "upstream (no seed)", "table", upstream="b00bcb7c49 2024-04-08")
+    # git 9da5c992dd (2024-04-08, "reftable/block: avoid copying block iterators on seek"):
+    #   -		block_iter_copy_from(&next, it);
+    #   -		err = block_iter_next(&next, &rec);
+    #   -		block_iter_copy_from(it, &next);
+    #   +		size_t prev_off = it->next_off;
+    #   +		err = block_iter_next(it, &rec);
+    #   +			it->next_off = prev_off;
+    seek_in_place: bool = _switch(
+        "a block seek's linear scan decodes each record in a copy of the iterator"
+        " (block_iter_copy_from(&next, it): offset and last_key copied), and copies it"
+        " back after each record below the wanted key",
+        "one iterator: the scan remembers the record's offset and restores it when the"
+        " record is >= the wanted key (last_key then holds that record's own key)",
+        "upstream (no seed)", "block", upstream="9da5c992dd 2024-04-08")
     block_type_early_exit: bool = _switch(
         "a block of an unwanted type is fully set up before it is rejected",
         "rejected after its type byte", "003", "block/table")

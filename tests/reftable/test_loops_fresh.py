@@ -44,13 +44,14 @@ def test_every_generated_function_is_in_a_registry_and_picked_by_flags() -> None
     registered = {fn.__name__ for fn in [*loops.RECORD_LOOPS.values(),
                                          *loops.MERGE_LOOPS.values()]}
     assert generated == registered
-    assert len(set(loops.RECORD_LOOPS.values())) == 10      # 4 ref, 2 log, 2 obj, 2 index
+    assert len(set(loops.RECORD_LOOPS.values())) == 13      # 6 ref, 3 log, 2 obj, 2 index
     assert len(set(loops.MERGE_LOOPS.values())) == 64      # 32 flag variants x suppress
     picked = set()
-    for values in itertools.product((False, True), repeat=7):
+    for values in itertools.product((False, True), repeat=8):
         flags = Flags(block_key_swap=values[0], ref_name_alloc=values[1],
                       merged_cmp=values[2], same_subiter_skip=values[3],
-                      single_subiter_bypass=values[4], pq_cmp=values[5], mmap=values[6])
+                      single_subiter_bypass=values[4], pq_cmp=values[5], mmap=values[6],
+                      decode_key_in_place=values[7])
         picked |= {record_loop(t, flags).__name__ for t in BLOCK_TYPES}
         picked |= {merge_function(flags, kind, suppress).__name__
                    for kind in ("ref", "log") for suppress in (False, True)}

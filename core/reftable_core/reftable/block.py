@@ -4,9 +4,11 @@ Contract.
 Reader: a BlockLoader (chosen from flags.block_type_early_exit and flags.mmap)
 turns (source, offset) into a parsed Block -- header, inflated log data, restart
 table -- or None when past the end / of an unwanted type. seek_in_block()
-binary-searches the restart points and scans linearly; record_loop(typ, flags)
+binary-searches the restart points and scans linearly (seek_in_block_copying:
+the same, flag seek_in_place=off); record_loop(typ, flags)
 returns the generator function that decodes a block's records sequentially
-(loops.py's variant for flags.block_key_swap and flags.ref_name_alloc).
+(loops.py's variant for flags.block_key_swap, flags.ref_name_alloc and
+flags.decode_key_in_place).
 All offsets in a Block are relative to the block start (which, for the block
 at file offset 0, includes the file header); byte rel of the block is
 data[base + rel]. Under mmap=on (views) a block of an in-place source uses its
@@ -286,14 +288,10 @@ def block_loader(flags: Flags) -> BlockLoader:
 
 
 # -------------------------------------------------------------- seek
-def seek_in_block(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes]:
-    """Position before the first record with key >= want.
-
-    Binary search for the first restart point whose key is > want (restart
-    records store their whole key), then a linear scan from the restart point
-    before it. Returns (offset of that record or block.end, key of the record
-    before it), ready to start a record loop there.
-    """
+def _restart_scan_start(block: Block, want: bytes) -> int:
+    """Binary search for the first restart point whose key is > want (restart records
+    store their whole key); the index in block.data of the restart point before it
+    (or of the first record), where the linear scan starts."""
     data = block.data
     base = block.base           # positions below are indexes into data (base + rel)
     end = base + block.end
@@ -320,63 +318,134 @@ def seek_in_block(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes
                 lo = mid + 1
     except IndexError:
         raise block.error("restart table points outside the block", rs - base) from None
-    off = base + (block.restart_offset(lo - 1) if lo > 0 else block.header_off + 4)
-    # linear scan from that restart point: decode keys, skip values
-    last = b""
-    typ = block.typ
+    return base + (block.restart_offset(lo - 1) if lo > 0 else block.header_off + 4)
+
+
+def _record_extent(block: Block, data: Buf, off: int, end: int, last_len: int,
+                   hash_size: int) -> tuple[int, int, int, int]:
+    """(prefix length, suffix start, suffix end, record end) of the record at index off
+    of block.data, its value skipped undecoded (IndexError when it is truncated)."""
     start = off
+    p = data[off]
+    if p < 0x80:
+        off += 1
+    else:
+        p, off = get_varint(data, off)
+    s = data[off]
+    if s < 0x80:
+        off += 1
+    elif data[off + 1] < 0x80:      # two-byte varint, inline
+        s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+        off += 2
+    else:
+        s, off = get_varint(data, off)
+    lo = off
+    off += s >> 3
+    if off > end or p > last_len:
+        raise block.error("record key runs past the block or bad prefix length",
+                          start - block.base)
+    hi = off
+    typ = block.typ
+    if typ == BLOCK_TYPE_REF:
+        while data[off] >= 0x80:        # skip the update index varint
+            off += 1
+        off += 1
+        vt = s & 7
+        if vt == 1:
+            off += hash_size
+        elif vt == 2:
+            off += 2 * hash_size
+        elif vt == 3:
+            n, off = get_varint(data, off)
+            off += n
+        elif vt:
+            raise block.error(f"unknown ref value type {vt}", start - block.base)
+    elif typ == BLOCK_TYPE_INDEX:
+        while data[off] >= 0x80:        # skip the block offset varint
+            off += 1
+        off += 1
+    else:
+        off = skip_value(typ, data, off, s & 7, hash_size)
+    if off > end:
+        raise block.error("record runs past the block", start - block.base)
+    return p, lo, hi, off
+
+
+def _truncated(block: Block, e: Exception, start: int) -> FormatError:
+    """A scan's error: a FormatError that names its table as it is, else "truncated"."""
+    if isinstance(e, FormatError) and e.path is not None:
+        return e
+    return block.error("truncated record", start - block.base)
+
+
+def seek_in_block(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes]:
+    """Position before the first record with key >= want.
+
+    Binary search over the restart points, then a linear scan from the restart
+    point before the first one greater than want: keys decoded, values skipped.
+    Returns (offset of that record or block.end, key of the record before it),
+    ready to start a record loop there.
+
+    Flag seek_in_place=on (upstream 9da5c992dd, block_iter_seek_key in
+    reftable/block.c): the scan has one state, the record's offset and the last
+    key; it remembers the offset and returns it once a key is >= want
+
+        +		size_t prev_off = it->next_off;
+        +		err = block_iter_next(it, &rec);
+        +			it->next_off = prev_off;
+    """
+    data = block.data
+    base = block.base
+    end = base + block.end
+    off = start = _restart_scan_start(block, want)
+    last = b""
     try:
         while off < end:
             start = off
-            p = data[off]
-            if p < 0x80:
-                off += 1
-            else:
-                p, off = get_varint(data, off)
-            s = data[off]
-            if s < 0x80:
-                off += 1
-            elif data[off + 1] < 0x80:      # two-byte varint, inline
-                s = (((s & 0x7F) + 1) << 7) | data[off + 1]
-                off += 2
-            else:
-                s, off = get_varint(data, off)
-            nxt = off + (s >> 3)
-            if nxt > end or p > len(last):
-                raise block.error("record key runs past the block or bad prefix length",
-                                  start - base)
-            key = last[:p] + data[off:nxt]
+            p, lo, hi, off = _record_extent(block, data, off, end, len(last), hash_size)
+            key = last[:p] + data[lo:hi]
             if key >= want:
                 return start - base, last
-            off = nxt
-            if typ == BLOCK_TYPE_REF:
-                while data[off] >= 0x80:        # skip the update index varint
-                    off += 1
-                off += 1
-                vt = s & 7
-                if vt == 1:
-                    off += hash_size
-                elif vt == 2:
-                    off += 2 * hash_size
-                elif vt == 3:
-                    n, off = get_varint(data, off)
-                    off += n
-                elif vt:
-                    raise block.error(f"unknown ref value type {vt}", start - base)
-            elif typ == BLOCK_TYPE_INDEX:
-                while data[off] >= 0x80:        # skip the block offset varint
-                    off += 1
-                off += 1
-            else:
-                off = skip_value(typ, data, off, s & 7, hash_size)
-            if off > end:
-                raise block.error("record runs past the block", start - base)
             last = key
     except (IndexError, FormatError) as e:
-        if isinstance(e, FormatError) and e.path is not None:
-            raise
-        raise block.error("truncated record", start - base) from None
+        raise _truncated(block, e, start) from None
     return block.end, last
+
+
+def seek_in_block_copying(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes]:
+    """seek_in_block, flag seek_in_place=off (git before 9da5c992dd): the scan steps a
+    copy of the iterator and copies it back after each record below want
+
+        -	struct block_iter next = BLOCK_ITER_INIT;
+        -		block_iter_copy_from(&next, it);
+        -		err = block_iter_next(&next, &rec);
+        -		block_iter_copy_from(it, &next);
+
+    block_iter_copy_from copies the offset and the last key (strbuf_reset +
+    strbuf_addbuf): here the two states' keys are bytearrays, each copy a slice
+    assignment (counted in WORK.seek_iter_copies); the keys are decoded as
+    seek_in_block decodes them.
+    """
+    data = block.data
+    base = block.base
+    end = base + block.end
+    off = start = _restart_scan_start(block, want)
+    it_last = bytearray()           # it->last_key
+    next_last = bytearray()         # next.last_key
+    try:
+        while off < end:
+            start = off
+            next_last[:] = it_last      # block_iter_copy_from(&next, it)
+            WORK.seek_iter_copies += 1
+            p, lo, hi, off = _record_extent(block, data, off, end, len(next_last), hash_size)
+            next_last = next_last[:p] + data[lo:hi]
+            if next_last >= want:
+                return start - base, bytes(it_last)
+            it_last[:] = next_last      # block_iter_copy_from(it, &next)
+            WORK.seek_iter_copies += 1
+    except (IndexError, FormatError) as e:
+        raise _truncated(block, e, start) from None
+    return block.end, bytes(it_last)
 
 
 # -------------------------------------------------------------- loops
@@ -389,7 +458,8 @@ def record_loop(typ: int, flags: Flags) -> RecordLoop:
     that returns None (next_block None: this block only).
     """
     try:
-        return RECORD_LOOPS[(typ, flags.block_key_swap, flags.ref_name_alloc, flags.mmap)]
+        return RECORD_LOOPS[(typ, flags.block_key_swap, flags.ref_name_alloc, flags.mmap,
+                             flags.decode_key_in_place)]
     except KeyError:
         raise ValueError(f"no record loop for block type {typ!r}") from None
 

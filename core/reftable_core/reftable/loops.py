@@ -8,11 +8,14 @@ hash_size, min_update_index, next_block) yields the records of block from block
 offset off (after a record whose key is last), then those of next_block(block) until
 it returns None (next_block None: this block only); corrupt input raises FormatError
 with the table name and absolute offset. The key and last_key are bytearrays (git's
-two strbufs); every field of a record is its own bytes object. Variants (each
-models the seed lines quoted in scripts/gen_loops.py): block_key_swap (seed 000 5/7;
-on: the buffers swap; off: the key is copied into last_key), for ref blocks
-ref_name_alloc (seed 000 6/7; on: malloc'd name; off: realloc of the always-NULL
-name, the same allocation by a longer path). mmap (seed 004 4/4) is no loop
+two strbufs; one, last, under decode_key_in_place); every field of a record is its
+own bytes object. Variants (each models the lines quoted in scripts/gen_loops.py):
+block_key_swap (seed 000 5/7; on: the buffers swap; off: the key is copied into
+last_key), for ref blocks ref_name_alloc (seed 000 6/7; on: malloc'd name; off:
+realloc of the always-NULL name, the same allocation by a longer path), for ref and
+log blocks decode_key_in_place (upstream daf4f43d0d; on: the key is decoded into
+last itself, cut to the prefix and the suffix appended, so block_key_swap has
+nothing to swap; off: it is assembled in a new bytearray). mmap (seed 004 4/4) is no loop
 variant: block.data is the table's map (mmap=on) or the block's own bytes
 (mmap=off), byte i of the block at data[block.base + i], and each field sliced out
 of either is a fresh bytes. Merge loops (merged.merge_function picks one):
@@ -72,7 +75,7 @@ def ref_loop__swap_on__alloc_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
     """Yield RefRecords from block (at off, after key last), then from the blocks
-    next_block(block) returns (block_key_swap=on, ref_name_alloc=on)."""
+    next_block(block) returns (decode_key_in_place=off, block_key_swap=on, ref_name_alloc=on)."""
     RefRec = RefRecord
     new = object.__new__
     h2 = 2 * hash_size
@@ -167,7 +170,7 @@ def ref_loop__swap_on__alloc_off(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
     """Yield RefRecords from block (at off, after key last), then from the blocks
-    next_block(block) returns (block_key_swap=on, ref_name_alloc=off)."""
+    next_block(block) returns (decode_key_in_place=off, block_key_swap=on, ref_name_alloc=off)."""
     RefRec = RefRecord
     new = object.__new__
     h2 = 2 * hash_size
@@ -264,7 +267,7 @@ def ref_loop__swap_off__alloc_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
     """Yield RefRecords from block (at off, after key last), then from the blocks
-    next_block(block) returns (block_key_swap=off, ref_name_alloc=on)."""
+    next_block(block) returns (decode_key_in_place=off, block_key_swap=off, ref_name_alloc=on)."""
     RefRec = RefRecord
     new = object.__new__
     h2 = 2 * hash_size
@@ -359,7 +362,7 @@ def ref_loop__swap_off__alloc_off(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
     """Yield RefRecords from block (at off, after key last), then from the blocks
-    next_block(block) returns (block_key_swap=off, ref_name_alloc=off)."""
+    next_block(block) returns (decode_key_in_place=off, block_key_swap=off, ref_name_alloc=off)."""
     RefRec = RefRecord
     new = object.__new__
     h2 = 2 * hash_size
@@ -452,10 +455,202 @@ def ref_loop__swap_off__alloc_off(
         last = b""
 
 
+def ref_loop__in_place__alloc_on(
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
+        next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
+    """Yield RefRecords from block (at off, after key last), then from the blocks
+    next_block(block) returns (decode_key_in_place=on, ref_name_alloc=on)."""
+    RefRec = RefRecord
+    new = object.__new__
+    h2 = 2 * hash_size
+    while True:
+        data = block.data
+        base = block.base               # data[base + i] is byte i of the block
+        off += base
+        end = base + block.end
+        block_off = block.off - base    # block_off + position: the file offset
+        name_of_table = block.name
+        last = bytearray(last)
+        try:
+            while off < end:
+                start = off
+                p = data[off]
+                if p < 0x80:
+                    off += 1
+                else:
+                    p, off = get_varint(data, off)
+                s = data[off]
+                if s < 0x80:
+                    off += 1
+                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
+                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+                    off += 2
+                else:
+                    s, off = get_varint(data, off)
+                if p > len(last):
+                    raise FormatError("prefix length exceeds the previous key",
+                                      name_of_table, block_off + start)
+                nxt = off + (s >> 3)
+                del last[p:]                # strbuf_setlen(last_key, prefix_len)
+                last += data[off:nxt]       # strbuf_add(last_key, suffix)
+                key = last
+                off = nxt
+                u = data[off]
+                if u < 0x80:
+                    off += 1
+                else:
+                    u, off = get_varint(data, off)
+                name = bytes(key)
+                vt = s & 7
+                if vt == 1:
+                    # the common records are built slot by slot: object.__new__ plus
+                    # six slot stores cost about half of a call to the dataclass __init__
+                    nxt = off + hash_size
+                    rec = new(RefRec)
+                    rec.refname = name
+                    rec.update_index = u + min_ui
+                    rec.value_type = 1
+                    rec.value = data[off:nxt]
+                    rec.target_value = None
+                    rec.target = None
+                elif vt == 2:
+                    nxt = off + h2
+                    rec = new(RefRec)
+                    rec.refname = name
+                    rec.update_index = u + min_ui
+                    rec.value_type = 2
+                    rec.value = data[off:off + hash_size]
+                    rec.target_value = data[off + hash_size:nxt]
+                    rec.target = None
+                elif vt == 3:
+                    n, off = get_varint(data, off)
+                    nxt = off + n
+                    rec = RefRec(name, u + min_ui, 3, None, None, data[off:nxt])
+                elif vt == 0:
+                    nxt = off
+                    rec = RefRec(name, u + min_ui, 0, None, None, None)
+                else:
+                    raise FormatError(f"unknown ref value type {vt}", name_of_table,
+                                      block_off + start)
+                if nxt > end:       # offsets only grow: this also covers the key suffix
+                    raise FormatError("ref record runs past the block",
+                                      name_of_table, block_off + start)
+                off = nxt
+                yield rec
+        except (IndexError, FormatError) as e:
+            if isinstance(e, FormatError) and e.path is not None:
+                raise
+            raise FormatError("truncated ref record", name_of_table, block_off + off) from None
+        # on to the next block of this section (None: stop here)
+        following = next_block(block) if next_block is not None else None
+        if following is None:
+            return
+        block = following
+        off = block.header_off + 4
+        last = b""
+
+
+def ref_loop__in_place__alloc_off(
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
+        next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
+    """Yield RefRecords from block (at off, after key last), then from the blocks
+    next_block(block) returns (decode_key_in_place=on, ref_name_alloc=off)."""
+    RefRec = RefRecord
+    new = object.__new__
+    h2 = 2 * hash_size
+    while True:
+        data = block.data
+        base = block.base               # data[base + i] is byte i of the block
+        off += base
+        end = base + block.end
+        block_off = block.off - base    # block_off + position: the file offset
+        name_of_table = block.name
+        last = bytearray(last)
+        try:
+            while off < end:
+                start = off
+                p = data[off]
+                if p < 0x80:
+                    off += 1
+                else:
+                    p, off = get_varint(data, off)
+                s = data[off]
+                if s < 0x80:
+                    off += 1
+                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
+                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+                    off += 2
+                else:
+                    s, off = get_varint(data, off)
+                if p > len(last):
+                    raise FormatError("prefix length exceeds the previous key",
+                                      name_of_table, block_off + start)
+                nxt = off + (s >> 3)
+                del last[p:]                # strbuf_setlen(last_key, prefix_len)
+                last += data[off:nxt]       # strbuf_add(last_key, suffix)
+                key = last
+                off = nxt
+                u = data[off]
+                if u < 0x80:
+                    off += 1
+                else:
+                    u, off = get_varint(data, off)
+                name = None                 # reftable_ref_record_release(r): NULL
+                if name is None:            # reftable_realloc(NULL, n) is malloc(n)
+                    name = bytes(key)
+                vt = s & 7
+                if vt == 1:
+                    # the common records are built slot by slot: object.__new__ plus
+                    # six slot stores cost about half of a call to the dataclass __init__
+                    nxt = off + hash_size
+                    rec = new(RefRec)
+                    rec.refname = name
+                    rec.update_index = u + min_ui
+                    rec.value_type = 1
+                    rec.value = data[off:nxt]
+                    rec.target_value = None
+                    rec.target = None
+                elif vt == 2:
+                    nxt = off + h2
+                    rec = new(RefRec)
+                    rec.refname = name
+                    rec.update_index = u + min_ui
+                    rec.value_type = 2
+                    rec.value = data[off:off + hash_size]
+                    rec.target_value = data[off + hash_size:nxt]
+                    rec.target = None
+                elif vt == 3:
+                    n, off = get_varint(data, off)
+                    nxt = off + n
+                    rec = RefRec(name, u + min_ui, 3, None, None, data[off:nxt])
+                elif vt == 0:
+                    nxt = off
+                    rec = RefRec(name, u + min_ui, 0, None, None, None)
+                else:
+                    raise FormatError(f"unknown ref value type {vt}", name_of_table,
+                                      block_off + start)
+                if nxt > end:       # offsets only grow: this also covers the key suffix
+                    raise FormatError("ref record runs past the block",
+                                      name_of_table, block_off + start)
+                off = nxt
+                yield rec
+        except (IndexError, FormatError) as e:
+            if isinstance(e, FormatError) and e.path is not None:
+                raise
+            raise FormatError("truncated ref record", name_of_table, block_off + off) from None
+        # on to the next block of this section (None: stop here)
+        following = next_block(block) if next_block is not None else None
+        if following is None:
+            return
+        block = following
+        off = block.header_off + 4
+        last = b""
+
+
 def log_loop__swap_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[LogRecord]:
-    """Yield LogRecords like the ref loops do RefRecords (block_key_swap=on)."""
+    """Yield LogRecords like the ref loops do RefRecords (decode_key_in_place=off, block_key_swap=on)."""
     LogRec = LogRecord
     h2 = 2 * hash_size
     while True:
@@ -533,7 +728,7 @@ def log_loop__swap_on(
 def log_loop__swap_off(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[LogRecord]:
-    """Yield LogRecords like the ref loops do RefRecords (block_key_swap=off)."""
+    """Yield LogRecords like the ref loops do RefRecords (decode_key_in_place=off, block_key_swap=off)."""
     LogRec = LogRecord
     h2 = 2 * hash_size
     while True:
@@ -594,6 +789,84 @@ def log_loop__swap_off(
                     raise FormatError("log record runs past the block", name_of_table,
                                       block_off + start)
                 last[:] = key
+                yield rec
+        except (IndexError, FormatError) as e:
+            if isinstance(e, FormatError) and e.path is not None:
+                raise
+            raise FormatError("truncated log record", name_of_table, block_off + off) from None
+        # on to the next block of this section (None: stop here)
+        following = next_block(block) if next_block is not None else None
+        if following is None:
+            return
+        block = following
+        off = block.header_off + 4
+        last = b""
+
+
+def log_loop__in_place(
+        block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
+        next_block: Callable[[B], B | None] | None) -> Iterator[LogRecord]:
+    """Yield LogRecords like the ref loops do RefRecords (decode_key_in_place=on)."""
+    LogRec = LogRecord
+    h2 = 2 * hash_size
+    while True:
+        data = block.data
+        base = block.base               # data[base + i] is byte i of the block
+        off += base
+        end = base + block.end
+        block_off = block.off - base    # block_off + position: the file offset
+        name_of_table = block.name
+        last = bytearray(last)
+        try:
+            while off < end:
+                start = off
+                p = data[off]
+                if p < 0x80:
+                    off += 1
+                else:
+                    p, off = get_varint(data, off)
+                s, off = get_varint(data, off)
+                nxt = off + (s >> 3)
+                if nxt > end or p > len(last):
+                    raise FormatError("record key runs past the block or bad prefix length",
+                                      name_of_table, block_off + start)
+                del last[p:]                # strbuf_setlen(last_key, prefix_len)
+                last += data[off:nxt]       # strbuf_add(last_key, suffix)
+                key = last
+                off = nxt
+                kl = len(key)
+                if kl <= 9 or key[kl - 9] != 0:
+                    raise FormatError("malformed log key", name_of_table, block_off + start)
+                refname = bytes(key[:kl - 9])
+                ui = MAX_U64 - int.from_bytes(key[kl - 8:], "big")
+                vt = s & 7
+                if vt == 1:
+                    old = data[off:off + hash_size]
+                    new = data[off + hash_size:off + h2]
+                    off += h2
+                    n, off = get_varint(data, off)
+                    nm = data[off:off + n]
+                    off += n
+                    n, off = get_varint(data, off)
+                    em = data[off:off + n]
+                    off += n
+                    t, off = get_varint(data, off)
+                    tz = (data[off] << 8) | data[off + 1]
+                    if tz & 0x8000:
+                        tz -= 0x10000
+                    off += 2
+                    n, off = get_varint(data, off)
+                    msg = data[off:off + n]
+                    off += n
+                    rec = LogRec(refname, ui, 1, old, new, nm, em, t, tz, msg)
+                elif vt == 0:
+                    rec = LogRec(refname, ui, 0, None, None, b"", b"", 0, 0, b"")
+                else:
+                    raise FormatError(f"unknown log value type {vt}", name_of_table,
+                                      block_off + start)
+                if off > end:
+                    raise FormatError("log record runs past the block", name_of_table,
+                                      block_off + start)
                 yield rec
         except (IndexError, FormatError) as e:
             if isinstance(e, FormatError) and e.path is not None:
@@ -6916,42 +7189,75 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
         yield erec
 
 
-# (block type, block_key_swap, ref_name_alloc, mmap) -> record loop; ref_name_alloc
-# acts on ref blocks only and mmap on none (it picks the block's source), so a
-# loop is listed under every value of the flags it does not depend on
-RECORD_LOOPS: dict[tuple[int, bool, bool, bool], RecordLoop] = {
-    (BLOCK_TYPE_REF, True, True, True): ref_loop__swap_on__alloc_on,
-    (BLOCK_TYPE_REF, True, True, False): ref_loop__swap_on__alloc_on,
-    (BLOCK_TYPE_REF, True, False, True): ref_loop__swap_on__alloc_off,
-    (BLOCK_TYPE_REF, True, False, False): ref_loop__swap_on__alloc_off,
-    (BLOCK_TYPE_REF, False, True, True): ref_loop__swap_off__alloc_on,
-    (BLOCK_TYPE_REF, False, True, False): ref_loop__swap_off__alloc_on,
-    (BLOCK_TYPE_REF, False, False, True): ref_loop__swap_off__alloc_off,
-    (BLOCK_TYPE_REF, False, False, False): ref_loop__swap_off__alloc_off,
-    (BLOCK_TYPE_LOG, True, True, True): log_loop__swap_on,
-    (BLOCK_TYPE_LOG, True, True, False): log_loop__swap_on,
-    (BLOCK_TYPE_LOG, True, False, True): log_loop__swap_on,
-    (BLOCK_TYPE_LOG, True, False, False): log_loop__swap_on,
-    (BLOCK_TYPE_LOG, False, True, True): log_loop__swap_off,
-    (BLOCK_TYPE_LOG, False, True, False): log_loop__swap_off,
-    (BLOCK_TYPE_LOG, False, False, True): log_loop__swap_off,
-    (BLOCK_TYPE_LOG, False, False, False): log_loop__swap_off,
-    (BLOCK_TYPE_OBJ, True, True, True): obj_loop__swap_on,
-    (BLOCK_TYPE_OBJ, True, True, False): obj_loop__swap_on,
-    (BLOCK_TYPE_OBJ, True, False, True): obj_loop__swap_on,
-    (BLOCK_TYPE_OBJ, True, False, False): obj_loop__swap_on,
-    (BLOCK_TYPE_OBJ, False, True, True): obj_loop__swap_off,
-    (BLOCK_TYPE_OBJ, False, True, False): obj_loop__swap_off,
-    (BLOCK_TYPE_OBJ, False, False, True): obj_loop__swap_off,
-    (BLOCK_TYPE_OBJ, False, False, False): obj_loop__swap_off,
-    (BLOCK_TYPE_INDEX, True, True, True): index_loop__swap_on,
-    (BLOCK_TYPE_INDEX, True, True, False): index_loop__swap_on,
-    (BLOCK_TYPE_INDEX, True, False, True): index_loop__swap_on,
-    (BLOCK_TYPE_INDEX, True, False, False): index_loop__swap_on,
-    (BLOCK_TYPE_INDEX, False, True, True): index_loop__swap_off,
-    (BLOCK_TYPE_INDEX, False, True, False): index_loop__swap_off,
-    (BLOCK_TYPE_INDEX, False, False, True): index_loop__swap_off,
-    (BLOCK_TYPE_INDEX, False, False, False): index_loop__swap_off,
+# (block type, block_key_swap, ref_name_alloc, mmap, decode_key_in_place) -> record
+# loop; ref_name_alloc acts on ref blocks only, decode_key_in_place on ref and log
+# blocks (block_key_swap then on none), mmap on none (it picks the block's
+# source), so a loop is listed under every value of the flags it does not depend on
+RECORD_LOOPS: dict[tuple[int, bool, bool, bool, bool], RecordLoop] = {
+    (BLOCK_TYPE_REF, True, True, True, False): ref_loop__swap_on__alloc_on,
+    (BLOCK_TYPE_REF, True, True, False, False): ref_loop__swap_on__alloc_on,
+    (BLOCK_TYPE_REF, True, False, True, False): ref_loop__swap_on__alloc_off,
+    (BLOCK_TYPE_REF, True, False, False, False): ref_loop__swap_on__alloc_off,
+    (BLOCK_TYPE_REF, False, True, True, False): ref_loop__swap_off__alloc_on,
+    (BLOCK_TYPE_REF, False, True, False, False): ref_loop__swap_off__alloc_on,
+    (BLOCK_TYPE_REF, False, False, True, False): ref_loop__swap_off__alloc_off,
+    (BLOCK_TYPE_REF, False, False, False, False): ref_loop__swap_off__alloc_off,
+    (BLOCK_TYPE_REF, True, True, True, True): ref_loop__in_place__alloc_on,
+    (BLOCK_TYPE_REF, True, True, False, True): ref_loop__in_place__alloc_on,
+    (BLOCK_TYPE_REF, False, True, True, True): ref_loop__in_place__alloc_on,
+    (BLOCK_TYPE_REF, False, True, False, True): ref_loop__in_place__alloc_on,
+    (BLOCK_TYPE_REF, True, False, True, True): ref_loop__in_place__alloc_off,
+    (BLOCK_TYPE_REF, True, False, False, True): ref_loop__in_place__alloc_off,
+    (BLOCK_TYPE_REF, False, False, True, True): ref_loop__in_place__alloc_off,
+    (BLOCK_TYPE_REF, False, False, False, True): ref_loop__in_place__alloc_off,
+    (BLOCK_TYPE_LOG, True, True, True, False): log_loop__swap_on,
+    (BLOCK_TYPE_LOG, True, True, False, False): log_loop__swap_on,
+    (BLOCK_TYPE_LOG, True, False, True, False): log_loop__swap_on,
+    (BLOCK_TYPE_LOG, True, False, False, False): log_loop__swap_on,
+    (BLOCK_TYPE_LOG, False, True, True, False): log_loop__swap_off,
+    (BLOCK_TYPE_LOG, False, True, False, False): log_loop__swap_off,
+    (BLOCK_TYPE_LOG, False, False, True, False): log_loop__swap_off,
+    (BLOCK_TYPE_LOG, False, False, False, False): log_loop__swap_off,
+    (BLOCK_TYPE_LOG, True, True, True, True): log_loop__in_place,
+    (BLOCK_TYPE_LOG, True, True, False, True): log_loop__in_place,
+    (BLOCK_TYPE_LOG, True, False, True, True): log_loop__in_place,
+    (BLOCK_TYPE_LOG, True, False, False, True): log_loop__in_place,
+    (BLOCK_TYPE_LOG, False, True, True, True): log_loop__in_place,
+    (BLOCK_TYPE_LOG, False, True, False, True): log_loop__in_place,
+    (BLOCK_TYPE_LOG, False, False, True, True): log_loop__in_place,
+    (BLOCK_TYPE_LOG, False, False, False, True): log_loop__in_place,
+    (BLOCK_TYPE_OBJ, True, True, True, True): obj_loop__swap_on,
+    (BLOCK_TYPE_OBJ, True, True, True, False): obj_loop__swap_on,
+    (BLOCK_TYPE_OBJ, True, True, False, True): obj_loop__swap_on,
+    (BLOCK_TYPE_OBJ, True, True, False, False): obj_loop__swap_on,
+    (BLOCK_TYPE_OBJ, True, False, True, True): obj_loop__swap_on,
+    (BLOCK_TYPE_OBJ, True, False, True, False): obj_loop__swap_on,
+    (BLOCK_TYPE_OBJ, True, False, False, True): obj_loop__swap_on,
+    (BLOCK_TYPE_OBJ, True, False, False, False): obj_loop__swap_on,
+    (BLOCK_TYPE_OBJ, False, True, True, True): obj_loop__swap_off,
+    (BLOCK_TYPE_OBJ, False, True, True, False): obj_loop__swap_off,
+    (BLOCK_TYPE_OBJ, False, True, False, True): obj_loop__swap_off,
+    (BLOCK_TYPE_OBJ, False, True, False, False): obj_loop__swap_off,
+    (BLOCK_TYPE_OBJ, False, False, True, True): obj_loop__swap_off,
+    (BLOCK_TYPE_OBJ, False, False, True, False): obj_loop__swap_off,
+    (BLOCK_TYPE_OBJ, False, False, False, True): obj_loop__swap_off,
+    (BLOCK_TYPE_OBJ, False, False, False, False): obj_loop__swap_off,
+    (BLOCK_TYPE_INDEX, True, True, True, True): index_loop__swap_on,
+    (BLOCK_TYPE_INDEX, True, True, True, False): index_loop__swap_on,
+    (BLOCK_TYPE_INDEX, True, True, False, True): index_loop__swap_on,
+    (BLOCK_TYPE_INDEX, True, True, False, False): index_loop__swap_on,
+    (BLOCK_TYPE_INDEX, True, False, True, True): index_loop__swap_on,
+    (BLOCK_TYPE_INDEX, True, False, True, False): index_loop__swap_on,
+    (BLOCK_TYPE_INDEX, True, False, False, True): index_loop__swap_on,
+    (BLOCK_TYPE_INDEX, True, False, False, False): index_loop__swap_on,
+    (BLOCK_TYPE_INDEX, False, True, True, True): index_loop__swap_off,
+    (BLOCK_TYPE_INDEX, False, True, True, False): index_loop__swap_off,
+    (BLOCK_TYPE_INDEX, False, True, False, True): index_loop__swap_off,
+    (BLOCK_TYPE_INDEX, False, True, False, False): index_loop__swap_off,
+    (BLOCK_TYPE_INDEX, False, False, True, True): index_loop__swap_off,
+    (BLOCK_TYPE_INDEX, False, False, True, False): index_loop__swap_off,
+    (BLOCK_TYPE_INDEX, False, False, False, True): index_loop__swap_off,
+    (BLOCK_TYPE_INDEX, False, False, False, False): index_loop__swap_off,
 }
 
 

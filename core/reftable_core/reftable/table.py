@@ -16,18 +16,23 @@ Attributes: name, hash_id ('sha1'|'sha256'), hash_size, version, block_size,
 min_update_index, max_update_index and the footer's section offsets.
 Seeks use the (multi-level) index when the section has one, else a linear scan
 over blocks. Flags picked here: block_type_early_exit (block loader),
-block_key_swap / ref_name_alloc (record loops). Corrupt input raises
+block_key_swap / ref_name_alloc / decode_key_in_place (record loops),
+next_block_in_place (one record loop through a section, or a new one per block)
+and seek_in_place (the seek within a block: block.seek_in_block or
+seek_in_block_copying). Corrupt input raises
 FormatError naming the table and the absolute offset.
 """
 from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from itertools import chain
 
 from .basics import get_be24, get_be32, get_be64
-from .block import Block, block_loader, record_loop, seek_in_block
+from .block import Block, block_loader, record_loop, seek_in_block, seek_in_block_copying
 from .blocksource import BlockSource, open_file_source
+from ..counters import WORK
 from ..errors import FormatError, ReftableError
 from ..flags import Flags
 from .iter import RecordIter, Reftable
@@ -95,6 +100,9 @@ class TableReader(Reftable):
         self.path = source.name
         self.name = name if name is not None else os.path.basename(source.name)
         self._load = block_loader(flags)
+        self._records_from = (self._records_in_place if flags.next_block_in_place
+                              else self._records_block_by_block)
+        self._seek_in_block = seek_in_block if flags.seek_in_place else seek_in_block_copying
         self._loops = {t: record_loop(t, flags)
                        for t in (BLOCK_TYPE_REF, BLOCK_TYPE_LOG, BLOCK_TYPE_OBJ, BLOCK_TYPE_INDEX)}
         try:
@@ -197,20 +205,66 @@ class TableReader(Reftable):
         return {BLOCK_TYPE_REF: self.ref_index_offset, BLOCK_TYPE_LOG: self.log_index_offset,
                 BLOCK_TYPE_OBJ: self.obj_index_offset}[typ]
 
-    def _records_from(self, block: Block | None, off: int, last: bytes) -> Iterator:
-        """Records from block/off onwards, continuing through following blocks of its type."""
-        if block is None:
-            return iter(())
+    def _next_block_of(self, typ: int) -> Callable[[Block], Block | None]:
+        """next_block(b): the block after b if it is of type typ, else None."""
         load = self._load
         src = self.source
         bsize = self.block_size
         limit = self._limit
-        typ = block.typ
 
         def next_block(b: Block) -> Block | None:
             return load(src, b.off + b.full_size, 0, bsize, limit, typ)
+        return next_block
+
+    def _records_in_place(self, block: Block | None, off: int, last: bytes) -> Iterator:
+        """Records from block/off onwards, continuing through following blocks of its type.
+
+        Flag next_block_in_place=on (upstream b00bcb7c49, table_iter_next_block in
+        reftable/reader.c): one record loop runs through the section, stepping into
+        the next block itself
+
+            +	err = reader_init_block_reader(ti->r, &ti->br, next_block_off, ti->typ);
+            +	block_iter_seek_start(&ti->bi, &ti->br);
+        """
+        if block is None:
+            return iter(())
+        WORK.block_iters_built += 1
+        typ = block.typ
         return self._loops[typ](block, off, last, self.hash_size, self.min_update_index,
-                                next_block)
+                                self._next_block_of(typ))
+
+    def _records_block_by_block(self, block: Block | None, off: int,
+                                last: bytes) -> Iterator:
+        """The same records, flag next_block_in_place=off (git before b00bcb7c49): at the
+        end of each block the table iterator builds a new one on the next block, a new
+        block iterator with it, and drops the old one
+
+            -	struct table_iter next = TABLE_ITER_INIT;
+            -	err = table_iter_next_block(&next, ti);
+            -	table_iter_close(ti);
+            -	*ti = next;
+
+        here a new record loop per block (its generator, frame and last-key buffer),
+        the loops chained by itertools.chain: the one C call per record it adds is the
+        model's table_iter_next -> block_iter_next, which git makes in both versions.
+        """
+        if block is None:
+            return iter(())
+        return chain.from_iterable(self._block_loops(block, off, last))
+
+    def _block_loops(self, block: Block, off: int, last: bytes) -> Iterator[Iterator]:
+        loop = self._loops[block.typ]
+        next_block = self._next_block_of(block.typ)
+        hs = self.hash_size
+        min_ui = self.min_update_index
+        following: Block | None = block
+        while following is not None:
+            WORK.block_iters_built += 1
+            yield loop(following, off, last, hs, min_ui, None)
+            following = next_block(following)
+            if following is not None:
+                off = following.header_off + 4
+                last = b""
 
     def _section_records(self, typ: int) -> Iterator:
         start = self._section_start(typ)
@@ -239,7 +293,7 @@ class TableReader(Reftable):
                               index_off)
         hs = self.hash_size
         while True:
-            off, last = seek_in_block(block, key, hs)
+            off, last = self._seek_in_block(block, key, hs)
             if off >= block.end:
                 # beyond this block's last key: on to the next index block, if any
                 block = self.load_block(block.off + block.full_size, BLOCK_TYPE_INDEX)
@@ -277,7 +331,7 @@ class TableReader(Reftable):
         block = self._find_block(typ, key)
         if block is None:
             return iter(())
-        off, last = seek_in_block(block, key, self.hash_size)
+        off, last = self._seek_in_block(block, key, self.hash_size)
         return self._records_from(block, off, last)
 
     # ------------------------------------------------------------ public API
@@ -296,7 +350,7 @@ class TableReader(Reftable):
         block = self._find_block(BLOCK_TYPE_REF, name)
         if block is None:
             return None
-        off, last = seek_in_block(block, name, self.hash_size)
+        off, last = self._seek_in_block(block, name, self.hash_size)
         if off >= block.end:
             return None     # every key of the block that may hold name is smaller
         rec = next(self._loops[BLOCK_TYPE_REF](block, off, last, self.hash_size,

@@ -1,0 +1,195 @@
+"""The 2024-03/04 decoding series as flags: decode_key_in_place (daf4f43d0d),
+next_block_in_place (b00bcb7c49), seek_in_place (9da5c992dd).
+
+Each off/on pair does what git did before/after the commit and nothing else: the
+generated record loops differ in the key-decoding lines only; a loop decoding in
+place keeps one last-key buffer for all records; next_block_in_place=off starts a
+record loop per block (block_iters_built), on one per section; seek_in_place=off
+copies the iterator state twice per record it passes (seek_iter_copies), on never,
+and both seeks return the same positions. Every value of the three, with the other
+flags at their defaults and at baseline, reads the same records, seeks and logs
+(tests/test_flags.py also runs them across the combinations of the other flags).
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+import inspect
+import itertools
+from pathlib import Path
+
+import pytest
+from reftable_core import counters
+from reftable_core.errors import FormatError
+from reftable_core.flags import Flags, baseline
+from reftable_core.reftable import loops
+from reftable_core.reftable.block import record_loop, seek_in_block, seek_in_block_copying
+from reftable_core.reftable.record import BLOCK_TYPE_LOG, BLOCK_TYPE_REF, LogRecord, RefRecord
+from reftable_core.reftable.table import TableReader
+from reftable_core.reftable.writer import WriterOptions, write_table
+
+DECODE_FLAGS = ("decode_key_in_place", "next_block_in_place", "seek_in_place")
+DECODE_COMBOS = [dict(zip(DECODE_FLAGS, bits))
+                 for bits in itertools.product((False, True), repeat=len(DECODE_FLAGS))]
+
+
+def _oid(i: int) -> bytes:
+    return (i * 7 + 1).to_bytes(20, "big")
+
+
+def _refs(n: int) -> list[RefRecord]:
+    out = [RefRecord(b"refs/heads/b-%05d" % i, 1, 1, _oid(i)) for i in range(n)]
+    out += [RefRecord(b"refs/tags/t-%04d" % i, 1, 2, _oid(i), _oid(i + 1)) for i in range(40)]
+    out.append(RefRecord(b"HEAD", 1, 3, target=b"refs/heads/b-00001"))
+    return out
+
+
+def _logs(refs: int, per_ref: int) -> list[LogRecord]:
+    return [LogRecord(b"refs/heads/b-%05d" % i, u, 1, _oid(u), _oid(u + 1), b"C O Mitter",
+                      b"c@example.com", 1_700_000_000 + u, -800, b"update %d\n" % u)
+            for i in range(refs) for u in range(1, per_ref + 1)]
+
+
+@pytest.fixture(scope="module", params=[256, 4096], ids=["small-blocks", "4k-blocks"])
+def table(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("decoding") / "t.ref"
+    write_table(path, _refs(1500), _logs(120, 9),
+                WriterOptions(block_size=request.param, min_update_index=1,
+                              max_update_index=9))
+    return path
+
+
+def _observe(path: Path, flags: Flags) -> tuple:
+    with TableReader.open(path, flags) as r:
+        refs = list(r.refs())
+        logs = list(r.logs())
+        names = [x.refname for x in refs]
+        probes = [b"", b"A", b"refs/heads/b-007", b"refs/heads/b-00999!", b"refs/zzz",
+                  *names[::37], *(n + b"\0" for n in names[5::91])]
+        seeks = [list(itertools.islice(r.refs().seek(k), 3)) for k in probes]
+        exact = [r.seek_ref(n) for n in (*names[::53], b"refs/heads/b-01499x", b"HEAD")]
+        reflogs = [list(r.logs_for(b"refs/heads/b-%05d" % i)) for i in (0, 7, 64, 119, 120)]
+        return refs, logs, seeks, exact, reflogs
+
+
+@pytest.mark.parametrize("base", [Flags(), baseline()], ids=["others-on", "others-off"])
+def test_every_value_reads_the_same(table: Path, base: Flags) -> None:
+    want = _observe(table, Flags())
+    assert len(want[0]) == 1541 and len(want[1]) == 120 * 9
+    assert [len(x) for x in want[4]] == [9, 9, 9, 9, 0]
+    for combo in DECODE_COMBOS:
+        flags = base.replace(**combo)
+        assert _observe(table, flags) == want, flags.to_spec(Flags())
+
+
+# -- decode_key_in_place ------------------------------------------------------------
+
+def _changed_lines(a: object, b: object) -> tuple[list[str], list[str]]:
+    """(lines only in a, lines only in b) of two functions' bodies (docstrings left out)."""
+    def body(f: object) -> list[str]:
+        src = inspect.getsource(f)
+        doc_end = ast.parse(src).body[0].body[0].end_lineno      # type: ignore[attr-defined]
+        return [line.strip() for line in src.splitlines()[doc_end:]]
+    d = list(difflib.ndiff(body(a), body(b)))
+    return ([x[2:] for x in d if x.startswith("- ")], [x[2:] for x in d if x.startswith("+ ")])
+
+
+def test_decode_key_in_place_pairs_differ_in_the_key_lines_only() -> None:
+    f = loops.RECORD_LOOPS
+    in_place = ["del last[p:]", "last += data[off:nxt]", "key = last"]
+    for typ, swap, alloc in itertools.product((BLOCK_TYPE_REF, BLOCK_TYPE_LOG), (True, False),
+                                              (True, False)):
+        off, on = _changed_lines(f[(typ, swap, alloc, True, False)],
+                                 f[(typ, swap, alloc, True, True)])
+        store = "last = key" if swap else "last[:] = key"
+        assert off == ["key = last[:p]", "key += data[off:nxt]", store]
+        assert [x.split("#")[0].strip() for x in on] == in_place
+        # decode_key_in_place=on leaves block_key_swap no line to act on
+        assert f[(typ, swap, alloc, True, True)] is f[(typ, not swap, alloc, True, True)]
+
+
+@pytest.mark.parametrize("typ", [BLOCK_TYPE_REF, BLOCK_TYPE_LOG], ids=["ref", "log"])
+def test_in_place_decodes_every_key_into_one_buffer(table: Path, typ: int) -> None:
+    for in_place in (False, True):
+        flags = Flags(decode_key_in_place=in_place, block_key_swap=True)
+        with TableReader.open(table, flags) as r:
+            block = r.load_block(0 if typ == BLOCK_TYPE_REF else r.log_offset, typ)
+            assert block is not None
+            gen = record_loop(typ, flags)(block, block.header_off + 4, b"", 20,
+                                          r.min_update_index, None)
+            ids = set()
+            for rec in itertools.islice(gen, 12):
+                last = gen.gi_frame.f_locals["last"]
+                assert type(last) is bytearray and rec.refname is not last
+                assert bytes(last) == (rec.refname if typ == BLOCK_TYPE_REF else rec.key())
+                ids.add(id(last))
+            gen.close()
+        # on: last_key itself is cut and extended; off (swap): each key a new buffer
+        assert (len(ids) == 1) == in_place
+
+
+# -- next_block_in_place ------------------------------------------------------------
+
+def _blocks_of(r: TableReader, typ: int) -> int:
+    return sum(1 for b in r.blocks() if b.typ == typ)
+
+
+@pytest.mark.parametrize("typ", [BLOCK_TYPE_REF, BLOCK_TYPE_LOG], ids=["ref", "log"])
+def test_next_block_in_place_starts_one_loop_per_section_off_one_per_block(
+        table: Path, typ: int) -> None:
+    got = {}
+    for in_place in (False, True):
+        with TableReader.open(table, Flags(next_block_in_place=in_place)) as r:
+            blocks = _blocks_of(r, typ)
+            counters.reset()
+            recs = list(r.refs() if typ == BLOCK_TYPE_REF else r.logs())
+            got[in_place] = (counters.snapshot()["block_iters_built"], recs)
+    assert got[True][0] == 1
+    assert got[False][0] == blocks
+    assert got[False][1] == got[True][1]
+
+
+# -- seek_in_place --------------------------------------------------------------------
+
+def _seek_probes(r: TableReader) -> list[bytes]:
+    names = [x.refname for x in r.refs()]
+    return [b"", b"zzz", *names, *(n + b"!" for n in names[::7]), *(n[:-1] for n in names[::11])]
+
+
+def test_both_seeks_give_the_same_positions(table: Path) -> None:
+    with TableReader.open(table) as r:
+        blocks = [b for b in r.blocks() if b.typ == BLOCK_TYPE_REF][:3]
+        for block, want in itertools.product(blocks, _seek_probes(r)[::3]):
+            assert seek_in_block(block, want, 20) == seek_in_block_copying(block, want, 20)
+
+
+def test_seek_in_place_off_copies_the_iterator_twice_per_record_passed(table: Path) -> None:
+    with TableReader.open(table) as r:
+        block = r.load_block(0, BLOCK_TYPE_REF)
+        assert block is not None
+        loop = record_loop(BLOCK_TYPE_REF, Flags())
+        keys = [x.refname for x in loop(block, block.header_off + 4, b"", 20, 1, None)]
+        offs = [seek_in_block(block, k, 20)[0] for k in keys]    # each record's offset
+        restarts = {block.restart_offset(i) for i in range(block.restart_count)}
+        assert offs[0] in restarts and len(restarts) > 1
+        for i, want in list(enumerate(keys))[::5]:
+            counters.reset()
+            on = seek_in_block(block, want, 20)
+            assert counters.snapshot()["seek_iter_copies"] == 0
+            off = seek_in_block_copying(block, want, 20)
+            assert on == off
+            # the scan starts at the last restart point at or before the wanted record
+            start = max(j for j in range(i + 1) if offs[j] in restarts)
+            assert counters.snapshot()["seek_iter_copies"] == 2 * (i - start) + 1
+
+
+def test_both_seeks_reject_a_record_running_past_the_block(table: Path) -> None:
+    with TableReader.open(table) as r:
+        block = r.load_block(0, BLOCK_TYPE_REF)
+        assert block is not None
+        loop = record_loop(BLOCK_TYPE_REF, Flags())
+        last = list(loop(block, block.header_off + 4, b"", 20, 1, None))[-1]
+        block.end = seek_in_block(block, last.refname, 20)[0] + 3   # cut the last record
+        for seek in (seek_in_block, seek_in_block_copying):
+            with pytest.raises(FormatError):
+                seek(block, b"refs/zzz", 20)
