@@ -26,7 +26,6 @@ from reftable_core.errors import MigrationError
 from reftable_core.flags import Flags
 from reftable_core.refs.migrate import FORMATS, migrate_ref_storage
 from reftable_core.refs.transaction import hooks_dir
-from reftable_core.refs.worktree import WorktreeRefStore
 
 from .gitlike import Die, open_git_repo, run_git_command, write_err
 from .parseopt import OptSpec, parse_git_options, split_lab_options
@@ -103,13 +102,10 @@ def migrate(argv: list[str], gitdir: str | None, flags: Flags, out: Any) -> int:
         if repo.ref_storage == fmt:
             write_err("error: ", f"repository already uses '{fmt}' format")
             return ERROR_STATUS
-        store = repo.refs
-        if isinstance(store, WorktreeRefStore):
-            store = store.main
         display = _display_dir(gitdir, repo.commondir, repo.is_bare)
         try:
             done = migrate_ref_storage(
-                repo.commondir, store, repo.ref_storage, fmt, flags=flags,
+                repo.commondir, repo.refs, repo.ref_storage, fmt, flags=flags,
                 object_format=repo.object_format, config=repo.config,
                 objects=lambda: repo.objects, hooks=hooks_dir(repo.commondir, repo.config),
                 dry_run=o["dry_run"], display_dir=display)

@@ -1,6 +1,6 @@
 """`git refs migrate`: move a repository's refs to the other ref storage format.
 
-Contract: migrate_ref_storage(gitdir, store, old_format, new_format, ...) is git's
+Contract: migrate_ref_storage(commondir, refs, old_format, new_format, ...) is git's
 repo_migrate_ref_storage_format (refs.c; git 2.47 and e4929cdf79, which add the
 initial transaction and its check, not new behaviour): it refuses a repository
 whose format is new_format already ("current and new ref storage format are
@@ -39,11 +39,12 @@ from ..errors import MigrationError, ReftableError
 from ..flags import Flags
 from ..lockfile import write_locked
 from ..reftable.record import REF_SYMREF
-from .api import HASH_SIZES, RefUpdate
+from .api import HASH_SIZES, RefStore, RefUpdate
 from .files_backend import FilesRefStore
 from .loose import read_loose
 from .refname import is_root_ref
 from .reftable_backend import ReftableRefStore
+from .worktree import WorktreeRefStore
 
 FORMATS = ("files", "reftable")
 REFTABLE_STUB_HEAD = b"ref: refs/heads/.invalid\n"
@@ -318,11 +319,15 @@ def copy_refs(old: Store, new: Store) -> int:
     return n
 
 
-def migrate_ref_storage(commondir: str, store: Store, old_format: str, new_format: str, *,
+def migrate_ref_storage(commondir: str, refs: RefStore, old_format: str, new_format: str, *,
                         flags: Flags, object_format: str, config: dict[str, str] | None = None,
                         objects: Callable[[], Any] | None = None, hooks: str | None = None,
                         dry_run: bool = False, display_dir: str | None = None) -> Migration:
-    """git's repo_migrate_ref_storage_format (see the module contract)."""
+    """git's repo_migrate_ref_storage_format (see the module contract) of the main
+    ref store of refs (a repository's RefStore; a WorktreeRefStore's main one)."""
+    store = refs.main if isinstance(refs, WorktreeRefStore) else refs
+    if not isinstance(store, (FilesRefStore, ReftableRefStore)):
+        raise MigrationError(f"cannot migrate a {type(store).__name__}")
     if old_format == new_format:
         raise MigrationError("current and new ref storage format are equal")
     try:
