@@ -213,8 +213,8 @@ def test_worktrees_refused_as_git(rgit: GitRunner, files_repo: Path, tmp_path: P
                   "--detach", str(d.parent / f"{d.stem}-wt"), "main"], cwd=d)
         assert not list(d.rglob("logs"))
     g, lab = _both(rgit, files_repo, tmp_path, ["migrate", "--ref-format=reftable"], worktree)
-    assert lab == g == (255, b"", b"error: migrating repositories with worktrees is not "
-                                  b"supported yet\n")
+    want = b"error: migrating repositories with worktrees is not supported yet\n"
+    assert lab == g == (255, b"", want)
 
 
 def test_locked_files_store_migrates_as_git(rgit: GitRunner, files_repo: Path,

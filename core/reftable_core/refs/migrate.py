@@ -346,13 +346,13 @@ def migrate_ref_storage(commondir: str, refs: RefStore, old_format: str, new_for
     if hooks is not None:
         new.hooks = hooks
     try:
-        refs = copy_refs(store, new)
+        copied = copy_refs(store, new)
     except ReftableError as e:
         raise MigrationError(str(e)) from None
     finally:
         new.close()
     if dry_run:
-        return Migration(new_dir, shown, refs)
+        return Migration(new_dir, shown, copied)
     store.close()
     try:
         errors = remove_on_disk(commondir, old_format)
@@ -361,7 +361,7 @@ def migrate_ref_storage(commondir: str, refs: RefStore, old_format: str, new_for
         move_files(new_dir, commondir)
     except MigrationError as e:
         raise MigrationError(f"{e}\nmigrated refs can be found at '{shown}'") from None
-    done = Migration(new_dir, shown, refs)
+    done = Migration(new_dir, shown, copied)
     try:
         os.rmdir(new_dir)
     except OSError as e:
