@@ -6,7 +6,7 @@ initial transaction and its check, not new behaviour): it refuses a repository
 whose format is new_format already ("current and new ref storage format are
 equal"), one with reflogs ("migrating reflogs is not supported yet") and one with
 linked worktrees ("migrating repositories with worktrees is not supported yet");
-then it makes <gitdir>/ref_migration.XXXXXX (mode 0700), creates the new store
+then it makes <commondir>/ref_migration.XXXXXX (mode 0700), creates the new store
 there as git's ref_store_create_on_disk does, and copies every ref (root refs
 such as HEAD and ORIG_HEAD included, symrefs as symrefs, no reflog created, no
 object checked) in ONE initial transaction (transaction(initial=True): the
@@ -14,13 +14,14 @@ initial_transaction_check flag decides whether its refname check reads the new,
 empty store). With dry_run it stops there and returns the directory. Otherwise
 it removes the old store (git's ref_store_remove_on_disk: files removes refs/,
 logs/, the root refs and packed-refs; reftable removes reftable/, its stub HEAD,
-refs/heads and refs/), moves the new store's files into gitdir, removes the
+refs/heads and refs/), moves the new store's files into commondir, removes the
 directory (a failure is a warning in the returned Migration), and sets
 core.repositoryformatversion and extensions.refStorage as
 git's initialize_repository_version(..., reinit=1) does (set_repository_format).
 Every failure raises MigrationError with git's text; one after the refs were
-copied adds "migrated refs can be found at '<dir>'". The migration directory is
-named after display_dir, the git dir as git names it in its messages.
+copied adds "migrated refs can be found at '<dir>'". The messages (and
+Migration.shown) name the migration directory after display_dir, the git dir as
+git names it (the directory itself is made in commondir).
 Refs git would include broken (INCLUDE_BROKEN) are not copied: git 2.47 stops its
 walk silently at the first one (ref_transaction_create refuses its null id).
 """
