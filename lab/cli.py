@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "show-ref": "lab.commands.show_ref",
     "for-each-ref": "lab.commands.for_each_ref",
     "update-ref": "lab.commands.update_ref",
+    "refs": "lab.commands.refs",
     "odb": "lab.commands.odb",
     "gen": "lab.commands.gen",
     "bench": "lab.commands.bench",

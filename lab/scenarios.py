@@ -236,6 +236,7 @@ WORK_OF_FLAG: dict[str, tuple[str, ...]] = {
     "stat_cache": ("tables_list_reads", "tables_list_stats"),
     "tombstone_suppression": ("deletions_suppressed", "deletions_returned"),
     "iterator_reuse": ("ref_iterators_built",),
+    "initial_transaction_check": ("refname_store_checks",),
     "mmap": ("source_preads", "source_pread_bytes", "source_mmap_slices", "source_maps",
              *_LOOP_WORK),
     "packed_reader": ("packed_bytes", "packed_getc_locked", "packed_getc_unlocked",
@@ -412,6 +413,44 @@ def _p1401(name: str, what: str, formats: dict[str, str]) -> Scenario:
                        "~13 s -> ~0.2 s (8,000 tags, git 146a946321)"},
         peer_workloads=(("git", "git_p1401_recreate"),),
         dataset_keys=("refs", "seed", "object_format"))
+
+
+# upstream e4929cdf79 (2024-11-20): `git refs migrate` of 100k refs, hyperfine (the
+# commit message). The lab's datasets: packed-1m (files, every ref packed, no reflog)
+# to reftable, refs-1m-1table without reflogs (git 2.47 refuses to migrate reflogs) to
+# files. git just before e4929cdf79 already migrates through an initial transaction
+# (00bd6c3e46); the provisioned git peer (2.47) predates both: a normal transaction,
+# every ref written loose by the files backend.
+_MIGRATE = {
+    "reftable": ("packed-1m", "files -> reftable",
+                 "472.4 ms -> 86.1 ms (5.48x; 100k refs, files -> reftable)"),
+    "files": ("refs-1m-1table", "reftable -> files",
+              "452.7 ms -> 95.2 ms (4.76x; 100k refs, reftable -> files)"),
+}
+
+
+# git just before e4929cdf79 predates iterator_reuse (7cf65e2660, 2024-11-26),
+# block_type_early_exit (1970333644, 2025-05) and tombstone_suppression (146a946321)
+_BEFORE_E4929CDF79 = "iterator_reuse=off,block_type_early_exit=off,tombstone_suppression=off"
+
+
+def _migrate(to_format: str) -> Scenario:
+    preset, way, figure = _MIGRATE[to_format]
+    extra = {"reflog": False} if preset == "refs-1m-1table" else {}
+    return Scenario(
+        name=f"migrate-to-{to_format}", seed="e4929cdf79",
+        description=f"refs migrate {way}: every ref copied into an empty store in one "
+                    "initial transaction, whose refname check reads that store or not",
+        preset=preset,
+        scale_params={"small": {"refs": 2000, "seed": 0, "to_format": to_format, **extra},
+                      "full": {"refs": 100_000, "seed": 0, "to_format": to_format, **extra}},
+        workload="migrate_refs", studied=("initial_transaction_check",),
+        flag_base={"initial_transaction_check": _BEFORE_E4929CDF79},
+        published=figure,
+        row_published={f"initial_transaction_check alone, others on ({_BEFORE_E4929CDF79})":
+                       figure},
+        peer_workloads=(("git", "git_migrate_refs"),),
+        dataset_keys=("refs", "seed", "object_format", "reflog"))
 
 
 # Seed 002's own figures (git.git unless said; best-of-3 wall clock, --depth=50, the
@@ -809,4 +848,6 @@ SCENARIOS: dict[str, Scenario] = _registry([
             "(454.4 MB -> 281.5 MB), 100k refs"},
         peer_workloads=(("git", "git_update_ref_create"),),
         dataset_keys=("refs", "seed", "object_format")),
+    _migrate("reftable"),
+    _migrate("files"),
 ])

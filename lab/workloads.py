@@ -30,6 +30,7 @@ from typing import Any, Callable, Mapping
 
 from reftable_core.flags import Flags
 from reftable_core.refs.api import RefUpdate
+from reftable_core.refs.migrate import migrate_ref_storage
 from reftable_core.refs.packed import PackedRefs
 from reftable_core.refs.reftable_backend import ReftableRefStore
 from reftable_core.repo import open_repo
@@ -343,6 +344,48 @@ def git_p1401_recreate(gitdir: Path, params: dict[str, Any], flags: Flags) -> Ti
     return time_func
 
 
+# -- upstream e4929cdf79: git refs migrate ------------------------------------------
+
+def _migrate(gitdir: Path, flags: Flags, to_format: str) -> None:
+    """`refs migrate --ref-format=<to_format>`: open the repository, migrate its refs."""
+    repo = open_repo(gitdir, flags)
+    try:
+        migrate_ref_storage(repo.commondir, repo.refs, repo.ref_storage, to_format,
+                            flags=flags, object_format=repo.object_format,
+                            config=repo.config, objects=lambda: repo.objects)
+    finally:
+        repo.close()
+
+
+def migrate_refs(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
+    """refs migrate in-process on a fresh copy of the dataset per loop (params["to_format"]):
+    every ref copied into an empty store through one initial transaction."""
+    copies = ScratchCopies(gitdir)
+    to_format = str(params["to_format"])
+
+    def time_func(loops: int) -> float:
+        total = 0.0
+        for _ in range(loops):
+            target = copies.next()
+            t0 = clock()
+            _migrate(target, flags, to_format)
+            total += clock() - t0
+        return total
+    return time_func
+
+
+def git_migrate_refs(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
+    """`git refs migrate --ref-format=<to_format>` on a fresh copy per loop."""
+    copies = ScratchCopies(gitdir)
+    env = _git_env()
+    git = find_git()
+    argv = ["refs", "migrate", f"--ref-format={params['to_format']}"]
+
+    def before() -> dict[str, Any]:
+        return {"argv": [git, "--git-dir", str(copies.next()), *argv]}
+    return lambda loops: _time_subprocess([git], loops, env=env, before_each=before)
+
+
 # -- seed 001: packed-refs ---------------------------------------------------------
 
 # -- upstream 2024-03/04 decoding series: reflog iteration, many ref reads --------------
@@ -533,6 +576,8 @@ WORKLOADS: dict[str, Factory] = {
     "log_iterate": log_iterate_inprocess,
     "git_reflog_list": git_reflog_list,
     "read_refs": read_refs_inprocess,
+    "migrate_refs": migrate_refs,
+    "git_migrate_refs": git_migrate_refs,
     "packed_load": packed_load,
     "for_each_ref": for_each_ref_inprocess,
     "git_for_each_ref": git_for_each_ref,

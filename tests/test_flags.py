@@ -1,14 +1,14 @@
 """Every combination of the 9 reftable flags (2^9) gives identical results, each with
 one of the 8 combinations of the 3 decoding flags (decode_key_in_place,
-next_block_in_place, seek_in_place) in turn, and so does every value of the 2 ref
-store flags (tombstone_suppression, iterator_reuse).
+next_block_in_place, seek_in_place) in turn, and so does every value of the 3 ref
+store flags (tombstone_suppression, iterator_reuse, initial_transaction_check).
 
 On the same stacks (several tables, shadowing updates and deletions, small blocks
 so tables have indexes): ref and log iteration, seeks, exact reads, show-ref
 output, and the result of update-ref transactions; the ref store's reads (one ref,
 prefix and log iteration, reflog_exists, the D/F check) over a stack of tombstones
-for the store flags with a sample of the others. Also flag parsing and the env
-var / CLI rule.
+for the store flags with a sample of the others; `refs migrate` both ways (the
+initial transaction). Also flag parsing and the env var / CLI rule.
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from reftable_core.flags import (BOOL_FLAGS, ENV_VAR, FLAG_INFO, Flags, baseline
                                  resolve)
 from reftable_core.reftable.record import LogRecord, RefRecord
 from reftable_core.refs.api import RefUpdate
+from reftable_core.refs.migrate import migrate_ref_storage
 from reftable_core.repo import open_repo
 from reftable_core.reftable.stack import Stack, StackOptions
 
@@ -40,9 +41,10 @@ DECODE_COMBOS = [dict(zip(DECODE_FLAGS, bits))
 ALL_COMBOS = [Flags(**dict(zip(REFTABLE_FLAGS, bits)), **DECODE_COMBOS[(i + i // 8) % 8])
               for i, bits in enumerate(itertools.product((False, True),
                                                          repeat=len(REFTABLE_FLAGS)))]
-# the flags of the reftable ref store (refs/reftable_backend.py): the stack-level reads
-# above never reach them, the commands and store reads below do
-STORE_FLAGS = ("tombstone_suppression", "iterator_reuse")
+# the flags of the ref stores (refs/reftable_backend.py, the initial transaction of
+# both backends): the stack-level reads above never reach them, the commands, store
+# reads and migrations below do
+STORE_FLAGS = ("tombstone_suppression", "iterator_reuse", "initial_transaction_check")
 STORE_COMBOS = [dict(zip(STORE_FLAGS, bits))
                 for bits in itertools.product((False, True), repeat=len(STORE_FLAGS))]
 SEEKS = [b"", b"refs/heads/b05", b"refs/heads/b050", b"refs/tags/", b"refs/zzz", b"HEAD"]
@@ -250,6 +252,72 @@ def test_update_ref_same_baseline(git_repo: Path, tmp_path: Path, update_ref_wan
 def test_update_ref_same_for_any_combination(git_repo: Path, tmp_path: Path,
                                              update_ref_want: tuple, flags: Flags) -> None:
     assert _transact_copy(git_repo, tmp_path, flags) == update_ref_want
+
+
+@pytest.fixture(scope="module")
+def bare_files_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A bare files repository made by git (no reflogs): branches loose and packed,
+    an annotated tag, a symref, a root ref, refs two levels down."""
+    from lab.gitbin import GitRunner, find_git, hermetic_env
+    tmp = tmp_path_factory.mktemp("migflags")
+    git = GitRunner(find_git(), hermetic_env(tmp))
+    work, path = tmp / "work", tmp / "repo.git"
+    git.run(["init", "-q", "-b", "main", str(work)])
+    git.run(["commit", "-q", "--allow-empty", "-m", "one"], cwd=work)
+    git.run(["clone", "-q", "--bare", str(work), str(path)])
+    git.run(["tag", "-a", "-m", "t", "v1", "main"], cwd=path)
+    script = b"".join(b"create refs/heads/br%03d main\n" % i for i in range(60))
+    git.run(["update-ref", "--stdin"], cwd=path, input=script)
+    git.run(["pack-refs", "--all"], cwd=path)
+    script = b"".join(b"create refs/remotes/o/f%02d/x main\n" % i for i in range(20))
+    git.run(["update-ref", "--stdin"], cwd=path, input=script)
+    git.run(["symbolic-ref", "refs/heads/cur", "refs/heads/br007"], cwd=path)
+    git.run(["update-ref", "ORIG_HEAD", "main"], cwd=path)
+    return path
+
+
+def _migrate_round_trip(src: Path, tmp: Path, flags: Flags) -> list:
+    """The refs (HEAD, ORIG_HEAD, every one under refs/) after migrating a copy of
+    src to reftable, then after migrating it back to files."""
+    copy = tmp / "mig.git"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(src, copy)
+    seen = []
+    try:
+        for fmt in ("reftable", "files"):
+            repo = open_repo(copy, flags)
+            migrate_ref_storage(repo.commondir, repo.refs, repo.ref_storage, fmt, flags=flags,
+                                object_format=repo.object_format, config=repo.config,
+                                objects=lambda repo=repo: repo.objects)
+            repo.close()
+            repo = open_repo(copy, flags)
+            seen.append((repo.ref_storage, [repo.refs.read_ref(n) for n in (b"HEAD", b"ORIG_HEAD")],
+                         list(repo.refs.iter_refs())))
+            repo.close()
+        return seen
+    finally:
+        shutil.rmtree(copy)
+
+
+@pytest.fixture(scope="module")
+def migrate_want(bare_files_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> list:
+    want = _migrate_round_trip(bare_files_repo, tmp_path_factory.mktemp("mwant"), Flags())
+    assert [w[0] for w in want] == ["reftable", "files"] and len(want[0][2]) == 83
+    assert want[0][1:] == want[1][1:]            # the same refs in both formats
+    return want
+
+
+def test_migrate_same_baseline(bare_files_repo: Path, tmp_path: Path,
+                               migrate_want: list) -> None:
+    assert _migrate_round_trip(bare_files_repo, tmp_path, baseline()) == migrate_want
+
+
+@settings(max_examples=10, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flags=combo)
+def test_migrate_same_for_any_combination(bare_files_repo: Path, tmp_path: Path,
+                                          migrate_want: list, flags: Flags) -> None:
+    assert _migrate_round_trip(bare_files_repo, tmp_path, flags) == migrate_want
 
 
 # -- parsing and the CLI rule --------------------------------------------------------

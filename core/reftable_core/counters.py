@@ -64,6 +64,10 @@ COUNTER_NAMES (zeros included) plus the delta_cache_* sums. The names:
                        (the one past its bound included); it skipped them
   ref_iterators_built  merged ref iterators the reftable ref store built to read refs
                        (iterator_reuse=off: one per read; on: one per stack reload)
+  refname_store_checks reads of the ref store by a transaction's refname availability
+                       check (refs_verify_refname_available): one per leading directory
+                       read, one per seek under refname/ (initial_transaction_check=on:
+                       none in an initial transaction)
   delta_cache_*        lookups, hits, misses, adds, evictions, collisions, lru_steps,
                        deltas (applied), peak_bytes, of the tracked caches
 
@@ -104,6 +108,7 @@ COUNTER_NAMES = (
     "deletions_suppressed",
     "deletions_returned",
     "ref_iterators_built",
+    "refname_store_checks",
 )
 
 # the CacheStats fields summed over the tracked caches (delta_cache_<field>)

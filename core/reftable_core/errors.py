@@ -69,3 +69,7 @@ class TransactionError(ReftableError):
 
 class TransactionLockError(TransactionError, LockError):
     """A transaction could not take a lock (<ref>.lock, packed-refs.lock)."""
+
+
+class MigrationError(ReftableError):
+    """`refs migrate` failed (git's repo_migrate_ref_storage_format); str(e) is git's text."""

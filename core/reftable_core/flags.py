@@ -207,6 +207,21 @@ class Flags:
         "each ref read builds a new merged ref iterator (reftable_stack_read_ref)",
         "the ref store keeps one ref iterator and re-seeks it per read, dropped when the"
         " stack reloads", "upstream (no seed)", "refs.reftable", upstream="7cf65e2660 2024-11-26")
+    # git e4929cdf79 (2024-11-20, "refs: skip collision checks in initial transactions"):
+    # refs.c refs_verify_refname_available gains "int initial_transaction";
+    # "-		if (!refs_read_raw_ref(refs, dirname.buf, ...))" becomes
+    # "+		if (!initial_transaction && !refs_read_raw_ref(...))" and the
+    # "refs_ref_iterator_begin(refs, dirname.buf, ...)" loop over refname/ moves under
+    # "+	if (!initial_transaction) {"; files_transaction_finish_initial passes 1 and
+    # reftable_be_transaction_prepare "transaction->flags & REF_TRANSACTION_FLAG_INITIAL".
+    # The checks against the transaction's own names (extras) stay.
+    initial_transaction_check: bool = _switch(
+        "each ref of an initial transaction (into an empty store: refs migrate) is checked"
+        " against the store's refs: a read per leading directory and a ref iterator"
+        " sought to refname/ (git just before e4929cdf79)",
+        "the initial transaction skips the checks against existing refs (the store is"
+        " empty); the checks against its own names stay", "upstream (no seed)", "refs",
+        upstream="e4929cdf79 2024-11-20")
     mmap: bool = _switch(
         "every block read is a pread into a fresh buffer",
         "views into one mmap per table, no copy per block", "004 4/4", "blocksource")

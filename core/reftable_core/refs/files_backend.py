@@ -37,6 +37,13 @@ it those checks are skipped.
                    transaction and for the packed-refs one a deletion opens
                    (prepared, or aborted at once when no deleted ref is packed);
                    release() drops the locks without it.
+  transaction(initial=True) git's REF_TRANSACTION_FLAG_INITIAL (refs migrate into
+                   an empty store, files_transaction_finish_initial): prepare()
+                   takes no lock; commit() checks each name against the
+                   transaction's (and, with initial_transaction_check=off, the
+                   store's: git before e4929cdf79) with git's message, writes the
+                   regular refs into packed-refs at once (peeled) and the symrefs
+                   and root refs through an ordinary transaction; no "committed" hook.
 The packed-refs snapshot is rebuilt when the file's stat data changes; its reader
 strategy, lookup and refname safety come from flags (see packed.py).
 """
@@ -57,11 +64,12 @@ from .packed import PackedEntry, PackedRefs, format_packed_refs
 from .reflog import (append_reflog, committer_ident, delete_reflog, format_reflog_line, log_mode,
                      normalize_reflog_message, read_reflog, reflog_exists,
                      should_autocreate_reflog)
-from .refname import path_safe_refname, unsafe_refname_error
+from .refname import is_root_ref, path_safe_refname, unsafe_refname_error
 from .transaction import (AffectedNames, HookAbortedError, QueuedUpdate, check_new_object,
                           check_old_regular, check_old_target, check_old_value, deref_symref,
-                          fsync_references, head_log_update, hooks_dir, refname_text, reject_duplicates,
-                          run_transaction_hook, unresolvable, verify_refname_available)
+                          fsync_references, head_log_update, hooks_dir, object_type, refname_text,
+                          reject_duplicates, run_transaction_hook, unresolvable,
+                          verify_refname_available)
 
 
 class FilesRefStore(RefStoreBase):
@@ -190,8 +198,9 @@ class FilesRefStore(RefStoreBase):
     def should_write_log(self, name: bytes) -> bool:
         return should_autocreate_reflog(self.log_mode, name) or self.reflog_exists(name)
 
-    def transaction(self) -> "FilesTransaction":
-        return FilesTransaction(self)
+    def transaction(self, initial: bool = False) -> "FilesTransaction":
+        """A transaction; initial: git's REF_TRANSACTION_FLAG_INITIAL (see the contract)."""
+        return FilesTransaction(self, initial)
 
 
 def _check_update_name(name: bytes) -> None:
@@ -212,8 +221,9 @@ class _Upd(QueuedUpdate):
 class FilesTransaction:
     """git's ref transaction on the files backend: queue, prepare, commit/abort."""
 
-    def __init__(self, store: FilesRefStore) -> None:
+    def __init__(self, store: FilesRefStore, initial: bool = False) -> None:
         self.store = store
+        self.initial = initial
         self.updates: list[_Upd] = []
         self.state = "open"
         self._locks: list[LooseLock] = []
@@ -241,7 +251,8 @@ class FilesTransaction:
             self.state = "closed"
             raise
         try:
-            self._prepare()
+            if not self.initial:          # git's files_transaction_prepare: nothing to lock
+                self._prepare()
         except BaseException:
             self.release()
             raise
@@ -389,10 +400,74 @@ class FilesTransaction:
         if self.state != "prepared":
             raise TransactionError("transaction is not prepared")
         try:
+            if self.initial:
+                self._commit_initial()
+                return                      # git runs no "committed" hook for it
             self._commit()
         finally:
             self.release()
         run_transaction_hook(self.store.hooks, "committed", self.updates, self.store.zero)
+
+    def _commit_initial(self) -> None:
+        """git's files_transaction_finish_initial."""
+        store = self.store
+        zero = store.zero
+        affected = AffectedNames(u.refname for u in self.updates)
+        for rec in store.iter_ref_records(b"", include_broken=True):
+            if rec.refname in affected:             # git: BUG()
+                raise TransactionError("initial ref transaction called with existing refs")
+        # e4929cdf79: with the flag on the store (empty) is not read
+        exists, first_under = ((None, None) if store.flags.initial_transaction_check
+                               else (self._exists, self._first_under))
+        packed: list[_Upd] = []
+        loose = FilesTransaction(store)
+        for u in self.updates:
+            if u.old_value is not None and u.old_value != zero:       # git: BUG()
+                raise TransactionError("initial ref transaction with old_sha1 set")
+            conflict = verify_refname_available(u.refname, affected, exists, first_under)
+            if conflict is not None:
+                raise TransactionError(conflict)
+            if u.new_target is not None or is_root_ref(u.refname):
+                lu = _Upd(u.refname, None if u.new_target is not None else u.new_value, None,
+                          u.new_target, u.msg, no_deref=u.no_deref,
+                          force_reflog=u.force_reflog)
+                lu.skip_create_reflog = u.skip_create_reflog
+                lu.skip_oid_verification = u.skip_oid_verification
+                loose.updates.append(lu)
+            else:
+                packed.append(u)
+        self._write_initial_packed(packed)
+        if loose.updates:
+            loose.commit()
+
+    def _write_initial_packed(self, updates: list[_Upd]) -> None:
+        """The packed-refs transaction of an initial one: the file's records and the
+        updates merged by name, each new value peeled (git's write_with_updates)."""
+        store = self.store
+        rows = {e.name: (e.name, e.oid, e.peeled) for e in store.packed() if not e.broken}
+        objects = store.objects
+        for u in updates:
+            if u.new_value is None or u.new_value == store.zero:
+                rows.pop(u.refname, None)
+                continue
+            peeled = None
+            if objects is not None:
+                try:
+                    if object_type(objects, u.new_value, self._types) == "tag":
+                        peeled = objects.peel(u.new_value)
+                except ReftableError:
+                    peeled = None
+            rows[u.refname] = (u.refname, u.new_value, peeled)
+        timeout = int(store.config.get("core.packedrefstimeout", "1000"))
+        try:
+            lock = LockFile(store.packed_path, timeout_ms=timeout)
+        except LockError as e:
+            raise TransactionLockError(str(e)) from None
+        with lock:
+            lock.write(format_packed_refs(rows.values()))
+            if fsync_references(store.config):
+                lock.fsync()
+            lock.commit()
 
     def _commit(self) -> None:
         store = self.store
@@ -413,6 +488,8 @@ class FilesTransaction:
             if u.new_target is not None:
                 resolved = store.resolve(u.new_target)
                 new_id = resolved.value if resolved is not None else None
+            if u.skip_create_reflog and not store.reflog_exists(u.refname):
+                new_id = None                 # git's REF_SKIP_CREATE_REFLOG: no new reflog
             if new_id is not None and (u.log_only or u.force_reflog
                                        or store.should_write_log(u.refname)):
                 if ident is None:

@@ -7,7 +7,8 @@ not start or end with "/" and must already be normalized (no empty, "." or ".."
 components, so it can never climb out of refs/); any other name must be all
 upper-case letters and "_" (HEAD, FETCH_HEAD, ...). path_safe_refname(name) is
 the test a name passes before it becomes a path (either check, no NUL byte);
-unsafe_refname_error(name) is git's refusal of one.
+unsafe_refname_error(name) is git's refusal of one. is_root_ref(name) is git's
+is_root_ref (HEAD, *_HEAD but FETCH_HEAD and MERGE_HEAD, and a few irregular names).
 
 The safety check exists in the three shapes of seed 001 (flag refname_safety);
 make_name_checker(flags) picks one when a reader is built and returns
@@ -236,3 +237,18 @@ def make_name_checker(flags: Flags) -> NameCheck:
     """The per-refname check of a ref reader: True good, False broken (bad name,
     kept as git keeps it, flagged), raises RefnameError if dangerous."""
     return NAME_CHECKERS[flags.refname_safety]
+
+
+_PSEUDO_REFS = (b"FETCH_HEAD", b"MERGE_HEAD")
+_IRREGULAR_ROOT_REFS = (b"HEAD", b"AUTO_MERGE", b"BISECT_EXPECTED_REV", b"NOTES_MERGE_PARTIAL",
+                        b"NOTES_MERGE_REF", b"MERGE_AUTOSTASH")
+_ROOT_SYNTAX = re.compile(rb"[A-Z_-]*\Z")
+
+
+def is_root_ref(name: bytes) -> bool:
+    """git's is_root_ref: a name of upper-case letters, "-" and "_" that is no
+    pseudoref (FETCH_HEAD, MERGE_HEAD) and ends in "_HEAD" or is one of git's
+    irregular root refs (HEAD, AUTO_MERGE, ...)."""
+    if not _ROOT_SYNTAX.match(name) or name in _PSEUDO_REFS:
+        return False
+    return name.endswith(b"_HEAD") or name in _IRREGULAR_ROOT_REFS

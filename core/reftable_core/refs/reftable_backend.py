@@ -16,7 +16,14 @@ Two flags pick how:
   iterator_reuse (upstream 7cf65e2660, 2024-11-26) off: each read of one ref
       builds a merged ref iterator (WORK.ref_iterators_built); on: one is kept and
       re-sought, dropped when the stack reloads (Stack's on_reload).
-transaction() queues RefUpdates;
+  initial_transaction_check (upstream e4929cdf79, 2024-11-20) off: the refname
+      check of an initial transaction (transaction(initial=True): refs migrate
+      into an empty store) reads the store like any other (a read per leading
+      directory, an iterator sought under refname/; WORK.refname_store_checks);
+      on: it checks only the transaction's own names.
+transaction(initial) queues RefUpdates ("skip-create-reflog" and
+"skip-oid-verification" in their flags: git's REF_SKIP_CREATE_REFLOG and
+REF_SKIP_OID_VERIFICATION);
 prepare() locks tables.list (reloading when outdated), then for each update
 reads the ref (again through the normal read path), checks the old value and
 refname conflicts with git's messages, splits symref updates (HEAD -> branch)
@@ -254,8 +261,10 @@ class ReftableRefStore(RefStoreBase):
             return True
         return self.reflog_exists(name)
 
-    def transaction(self) -> ReftableTransaction:
-        return ReftableTransaction(self)
+    def transaction(self, initial: bool = False) -> ReftableTransaction:
+        """A transaction; initial: git's REF_TRANSACTION_FLAG_INITIAL (the store is
+        empty: the refname check reads it only under initial_transaction_check=off)."""
+        return ReftableTransaction(self, initial)
 
     def close(self) -> None:
         self.stack.close()
@@ -264,8 +273,11 @@ class ReftableRefStore(RefStoreBase):
 class ReftableTransaction:
     """git's ref transaction on the reftable backend: queue, prepare, commit/abort."""
 
-    def __init__(self, store: ReftableRefStore) -> None:
+    def __init__(self, store: ReftableRefStore, initial: bool = False) -> None:
         self.store = store
+        self.initial = initial
+        # e4929cdf79: an initial transaction's refname check skips the store
+        self._check_store = not (initial and store.flags.initial_transaction_check)
         self.updates: list[QueuedUpdate] = []
         self.queued: list[QueuedUpdate] = []
         self.state = "open"
@@ -282,20 +294,25 @@ class ReftableTransaction:
                           affected_sorted: list[bytes]) -> None:
         """git's refs_verify_refname_available against the store and the transaction."""
         store = self.store
+        check_store = self._check_store
         parts = refname.split(b"/")
         for i in range(1, len(parts)):
             dirname = b"/".join(parts[:i])
-            rec = store.read_record(dirname)
-            if rec is not None and rec.value_type != 0:
-                raise TransactionError(f"'{dirname.decode()}' exists; "
-                                       f"cannot create '{refname.decode()}'")
+            if check_store:
+                WORK.refname_store_checks += 1
+                rec = store.read_record(dirname)
+                if rec is not None and rec.value_type != 0:
+                    raise TransactionError(f"'{dirname.decode()}' exists; "
+                                           f"cannot create '{refname.decode()}'")
             if dirname in affected:
                 raise TransactionError(f"cannot process '{refname.decode()}' and "
                                        f"'{dirname.decode()}' at the same time")
         sub = refname + b"/"
-        for rec in store.live_records_under(sub):
-            raise TransactionError(f"'{rec.refname.decode()}' exists; "
-                                   f"cannot create '{refname.decode()}'")
+        if check_store:
+            WORK.refname_store_checks += 1
+            for rec in store.live_records_under(sub):
+                raise TransactionError(f"'{rec.refname.decode()}' exists; "
+                                       f"cannot create '{refname.decode()}'")
         j = bisect.bisect_left(affected_sorted, sub)
         if j < len(affected_sorted) and affected_sorted[j].startswith(sub):
             raise TransactionError(f"cannot process '{refname.decode()}' and "
@@ -394,7 +411,8 @@ class ReftableTransaction:
                 self._addition.close()
             self._addition = None
             self.state = "closed"
-        run_transaction_hook(self.store.hooks, "committed", self.updates, self.store.zero)
+        if not self.initial:                  # git runs no "committed" hook for an initial one
+            run_transaction_hook(self.store.hooks, "committed", self.updates, self.store.zero)
 
     def abort(self) -> None:
         """git's ref_transaction_abort: release, then the hook's "aborted"."""
@@ -433,6 +451,8 @@ class ReftableTransaction:
                         create_log = False
                     else:
                         new_id = resolved.value
+                if u.skip_create_reflog:
+                    create_log = create_log and store.reflog_exists(u.refname)
                 if create_log and (u.force_reflog or store.should_write_log(u.refname)):
                     logs.append(LogRecord(u.refname, ts, 1, u.current or zero, new_id,
                                           name, email, when, tz_hhmm, u.msg[:max_msg]))

@@ -12,7 +12,10 @@ raise TransactionError with git's text:
       ref of that name (exists) or one in the transaction, then the first ref
       under refname/ (first_under, one seek) or in the transaction (one bisect);
       the message ("'A' exists; cannot create 'B'", "cannot process 'A' and 'B'
-      at the same time") or None. O(depth * lookup + log n) per name;
+      at the same time") or None. O(depth * lookup + log n) per name; each read of
+      the store counted in WORK.refname_store_checks; exists and first_under None:
+      the store is not read (git's initial_transaction, e4929cdf79), the
+      transaction's own names still are;
   head_log_update(u, affected)     the log-only HEAD update git adds when HEAD
       points at u's ref (via_referent_conflict, "multiple updates for 'HEAD' ...",
       when HEAD is updated too);
@@ -43,6 +46,7 @@ import subprocess
 import sys
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
+from ..counters import WORK
 from ..errors import ReftableError, TransactionError
 from .api import RefUpdate
 
@@ -62,7 +66,7 @@ class QueuedUpdate:
     prepare time. Shared by both backends' transactions."""
     __slots__ = ("current", "force_reflog", "is_symref", "log_only", "msg", "new_target",
                  "new_value", "no_deref", "old_target", "old_value", "original", "refname",
-                 "via_head")
+                 "skip_create_reflog", "skip_oid_verification", "via_head")
 
     def __init__(self, refname: bytes, new_value: bytes | None, old_value: bytes | None,
                  new_target: bytes | None, msg: bytes, no_deref: bool = False,
@@ -79,6 +83,8 @@ class QueuedUpdate:
         self.log_only = log_only
         self.via_head = via_head
         self.force_reflog = force_reflog
+        self.skip_create_reflog = False   # git's REF_SKIP_CREATE_REFLOG (refs migrate)
+        self.skip_oid_verification = False  # git's REF_SKIP_OID_VERIFICATION (refs migrate)
         self.is_symref = False            # what prepare found (git's REF_ISSYMREF in type)
         self.current = b""
         self.original = original or refname
@@ -87,10 +93,13 @@ class QueuedUpdate:
     def of(cls: type[U], update: RefUpdate, msg: bytes) -> U:
         """The queued form of a RefUpdate, its message already normalized."""
         flags = update.flags
-        return cls(update.refname, update.new_value, update.old_value, update.new_target,
-                   msg, no_deref="no-deref" in flags, log_only="log-only" in flags,
-                   via_head="via-head" in flags, original=update.original,
-                   old_target=update.old_target, force_reflog="create-reflog" in flags)
+        u = cls(update.refname, update.new_value, update.old_value, update.new_target,
+                msg, no_deref="no-deref" in flags, log_only="log-only" in flags,
+                via_head="via-head" in flags, original=update.original,
+                old_target=update.old_target, force_reflog="create-reflog" in flags)
+        u.skip_create_reflog = "skip-create-reflog" in flags
+        u.skip_oid_verification = "skip-oid-verification" in flags
+        return u
 
     def expects_existing(self, zero: bytes) -> bool:
         """git's ref_update_expects_existing_old_ref: a non-null old id or an old target."""
@@ -138,23 +147,29 @@ NameSet = set[bytes] | AffectedNames
 
 
 def verify_refname_available(refname: bytes, affected: AffectedNames,
-                             exists: Callable[[bytes], bool],
-                             first_under: Callable[[bytes], bytes | None]) -> str | None:
-    """git's refs_verify_refname_available: the D/F conflict's message, or None."""
+                             exists: Callable[[bytes], bool] | None,
+                             first_under: Callable[[bytes], bytes | None] | None
+                             ) -> str | None:
+    """git's refs_verify_refname_available: the D/F conflict's message, or None
+    (exists and first_under None: an initial transaction's, the store not read)."""
     rn = refname_text(refname)
     slash = refname.find(b"/")
     while slash >= 0:
         dirname = refname[:slash]
-        if exists(dirname):
-            return f"'{refname_text(dirname)}' exists; cannot create '{rn}'"
+        if exists is not None:
+            WORK.refname_store_checks += 1
+            if exists(dirname):
+                return f"'{refname_text(dirname)}' exists; cannot create '{rn}'"
         if dirname in affected:
             return (f"cannot process '{rn}' and '{refname_text(dirname)}' "
                     f"at the same time")
         slash = refname.find(b"/", slash + 1)
     sub = refname + b"/"
-    name = first_under(sub)
-    if name is not None:
-        return f"'{refname_text(name)}' exists; cannot create '{rn}'"
+    if first_under is not None:
+        WORK.refname_store_checks += 1
+        name = first_under(sub)
+        if name is not None:
+            return f"'{refname_text(name)}' exists; cannot create '{rn}'"
     name = affected.first_under(sub)
     if name is not None:
         return f"cannot process '{rn}' and '{refname_text(name)}' at the same time"
@@ -254,7 +269,7 @@ def object_type(objects: Any, oid: bytes, types: dict[bytes, str]) -> str:
 def check_new_object(u: QueuedUpdate, objects: Any, types: dict[bytes, str]) -> None:
     """git's checks on the object a ref is set to (nothing to check without objects)."""
     oid = u.new_value
-    if objects is None or oid is None:
+    if objects is None or oid is None or u.skip_oid_verification:
         return
     try:
         typ = object_type(objects, oid, types)
