@@ -32,6 +32,7 @@ from .flags import Flags
 from .odb import ObjectStore, open_object_store
 from .refs.api import HASH_SIZES, RefStore
 from .refs.files_backend import FilesRefStore
+from .refs.migrate import open_store
 from .refs.reftable_backend import ReftableRefStore
 from .refs.transaction import hooks_dir
 from .refs.worktree import WorktreeRefStore
@@ -153,13 +154,8 @@ class Repo:
     def _open_store(self, gitdir: str) -> ReftableRefStore | FilesRefStore:
         """The ref store of one git dir (the common dir or a worktree's); hooks
         always come from the common dir, as git's do."""
-        store: ReftableRefStore | FilesRefStore
-        if self.ref_storage == "reftable":
-            store = ReftableRefStore(gitdir, self.flags, self.object_format, self.config,
-                                     objects=self._object_store)
-        else:
-            store = FilesRefStore(gitdir, self.hash_size, self.flags, self.config,
-                                  objects=self._object_store)
+        store = open_store(gitdir, self.ref_storage, self.flags, self.object_format,
+                           self.config, self._object_store)
         store.hooks = hooks_dir(self.commondir, self.config)
         return store
 
