@@ -452,13 +452,14 @@ def _count_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
         count_variant(scenario, gitdir, params, v, out_dir, envs.get(v.label), counts)
         if bar:
             bar.set_postfix_str(f"instructions {v.label}")
+            bar.update(1)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for f in [pool.submit(one, v) for v in todo.values()]:
             f.result()
     for v in variants:
         n, path = count_variant(scenario, gitdir, params, v, out_dir, envs.get(v.label), counts)
         results[v.label].instructions, results[v.label].instructions_json = n, str(path)
-        if bar:
+        if bar and todo.get(_count_key(gitdir, params, v, envs.get(v.label))) is not v:
             bar.update(1)
 
 
