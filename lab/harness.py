@@ -444,6 +444,8 @@ def _count_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
     todo = {key: v for key, v in todo.items() if key not in counts}
     # byte-code and lazy imports once per worker environment (revision), natively,
     # before the counted workers start (not when every count is already in `counts`)
+    if todo:
+        counting.compile_packages()
     for v in {tuple(sorted(envs.get(v.label, {}).items())): v for v in todo.values()}.values():
         counting.run_command([*_worker_cmd(scenario, gitdir, params, v), "--count"],
                              env=counting.count_env(_env(envs.get(v.label))))
