@@ -376,7 +376,7 @@ def count_variant(scenario: Scenario, gitdir: Path, params: dict[str, Any], vari
         count = counts[key]
     else:
         cmd = [*_worker_cmd(scenario, gitdir, params, variant), "--count"]
-        count = counting.count_worker(cmd, env=_env(env), children=variant.peer)
+        count = counting.count_worker(cmd, env=_env(env))
         if counts is not None:
             counts[key] = count
     out = out_dir / f"{scenario.name}.{variant.label}.instructions.json"
@@ -437,23 +437,32 @@ def _count_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
                counts: CountCache | None) -> None:
     if not counting.available():
         raise BenchError("--measure instructions needs valgrind (apt-get install valgrind)")
+    # each distinct command once (two variants of one scenario may be one command),
+    # `jobs` at once; then every variant's file from the counts
+    counts = {} if counts is None else counts
+    todo = {_count_key(gitdir, params, v, envs.get(v.label)): v for v in variants}
+    todo = {key: v for key, v in todo.items() if key not in counts}
     # byte-code and lazy imports once per worker environment (revision), natively,
     # before the counted workers start (not when every count is already in `counts`)
-    todo = [v for v in variants
-            if counts is None or _count_key(gitdir, params, v, envs.get(v.label)) not in counts]
-    for v in {tuple(sorted(envs.get(v.label, {}).items())): v for v in todo}.values():
+    if todo:
+        counting.compile_packages()
+    for v in {tuple(sorted(envs.get(v.label, {}).items())): v for v in todo.values()}.values():
         counting.run_command([*_worker_cmd(scenario, gitdir, params, v), "--count"],
                              env=counting.count_env(_env(envs.get(v.label))))
 
     def one(v: Variant) -> None:
-        n, path = count_variant(scenario, gitdir, params, v, out_dir, envs.get(v.label), counts)
-        results[v.label].instructions, results[v.label].instructions_json = n, str(path)
+        count_variant(scenario, gitdir, params, v, out_dir, envs.get(v.label), counts)
         if bar:
             bar.set_postfix_str(f"instructions {v.label}")
             bar.update(1)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for f in [pool.submit(one, v) for v in variants]:
+        for f in [pool.submit(one, v) for v in todo.values()]:
             f.result()
+    for v in variants:
+        n, path = count_variant(scenario, gitdir, params, v, out_dir, envs.get(v.label), counts)
+        results[v.label].instructions, results[v.label].instructions_json = n, str(path)
+        if bar and todo.get(_count_key(gitdir, params, v, envs.get(v.label))) is not v:
+            bar.update(1)
 
 
 def work_variant(scenario: Scenario, gitdir: Path, params: dict[str, Any], variant: Variant,

@@ -15,10 +15,12 @@ default), and prints the elapsed seconds: the target for profilers that must
 own the interpreter (scalene runs this file as a script).
 
 With --count it is the target of the instruction measure (run under callgrind
-by lab.measure.instructions, which documents the protocol): it installs the
-clock marker, runs the workload once (warm-up), then closes four segments with
-os.getppid(): start-up, an empty clock pair, time_func(0), time_func(1). It
-prints nothing, so no varying output (the seconds) changes the count.
+by lab.measure.instructions, which documents the protocol): before the build
+it lets the programs it will run be instrumented from their start
+(instrument_children), then it installs the clock marker, runs the workload
+once (warm-up), then closes four segments with os.getppid(): start-up, an
+empty clock pair, time_func(0), time_func(1). It prints nothing, so no varying
+output (the seconds) changes the count.
 
 With --allocations it is the target of the allocation measure (run with the
 alloccount library preloaded by lab.measure.allocations): the same protocol,
@@ -51,7 +53,7 @@ from reftable_core.reftable import loops
 from lab.measure import memory
 from lab.measure.allocations import Snapshots
 from lab.measure.clock import clock, set_marker
-from lab.measure.instructions import start_instrumentation
+from lab.measure.instructions import instrument_children, start_instrumentation
 from lab.measure.time import ROUND_KEY
 from lab.workloads import TimeFunc, build
 
@@ -162,6 +164,8 @@ def main() -> int:
                                   help="with --work: count the hot loops' bytecodes too")
     args = runner.parse_args()
     time_func: TimeFunc = _not_a_worker
+    if args.count:
+        instrument_children()
     if args.once or args.count or args.work or args.worker or args.allocations or args.memory:
         time_func = build(args.workload, args.lab_flags, Path(args.gitdir),
                           json.loads(args.params))

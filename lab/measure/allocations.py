@@ -2,8 +2,7 @@
 
 Contract: one instrument for the Python model and for real git, the
 malloc-counting preload library built from lab/measure/c/alloccount.c
-(library(): gcc, once per source version, into CACHE; never committed as a
-binary). It counts valgrind's way: an allocation is every malloc, calloc,
+(library(): lab.measure.preload, gcc once per source version, into CACHE). It counts valgrind's way: an allocation is every malloc, calloc,
 realloc, memalign-family call that returns a block, bytes are the sizes
 asked for (the C file's header says exactly what is counted).
 
@@ -31,10 +30,7 @@ refs, commits or n), the divisor of "allocations per record".
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import json
-import os
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -42,12 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import BenchError, run_command, run_worker_log
+from . import BenchError, preload, run_worker_log
 from . import instructions as counting
 
-SOURCE = Path(__file__).parent / "c" / "alloccount.c"
-CACHE = Path.home() / ".cache" / "reftable-lab" / "alloccount"
-GCC = "gcc"
+SOURCE = preload.SOURCES / "alloccount.c"
+CACHE = preload.CACHE_ROOT / "alloccount"
 DIR_ENV = "ALLOCCOUNT_DIR"
 LOG_PREFIX = "alloccount-log "
 METRICS = ("allocations", "frees", "bytes_allocated")
@@ -56,23 +51,12 @@ _KINDS = {0: counting.MARK, 1: counting.BOUNDARY}
 
 
 def available() -> bool:
-    return shutil.which(GCC) is not None or any(CACHE.glob("alloccount-*.so"))
+    return preload.available(SOURCE, CACHE)
 
 
 def library() -> Path:
-    """The preload library of the current source, built with gcc on first use
-    (into a temporary name, then renamed: parallel builders do not collide)."""
-    key = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
-    out = CACHE / f"alloccount-{key}.so"
-    if out.exists():
-        return out
-    if shutil.which(GCC) is None:
-        raise BenchError("--measure allocations needs gcc to build its preload library")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    tmp = CACHE / f".alloccount-{key}.{os.getpid()}.so"
-    run_command([GCC, "-O2", "-shared", "-fPIC", "-Wall", "-o", str(tmp), str(SOURCE)])
-    os.replace(tmp, out)
-    return out
+    """The preload library of the current source (built on first use)."""
+    return preload.library(SOURCE, CACHE)
 
 
 def alloc_env(out_dir: Path, base: Mapping[str, str] | None = None,
@@ -81,7 +65,9 @@ def alloc_env(out_dir: Path, base: Mapping[str, str] | None = None,
     the directory its processes write their totals into and (python_malloc)
     PYTHONMALLOC=malloc; lab.measure.memory preloads without it, to learn a
     peer's processes' peak memory."""
-    env = {**counting.count_env(base), "LD_PRELOAD": str(library()), DIR_ENV: str(out_dir)}
+    env = counting.count_env(base)
+    libs = [str(library()), env.get("LD_PRELOAD", "")]
+    env.update({"LD_PRELOAD": " ".join(x for x in libs if x), DIR_ENV: str(out_dir)})
     if python_malloc:
         env["PYTHONMALLOC"] = "malloc"
     return env
@@ -191,8 +177,9 @@ def count_allocations(cmd: Sequence[str], env: Mapping[str, str] | None = None,
     """Count the `python -m lab.worker --allocations ...` command cmd (see the module
     doc); children: the workload runs other programs (a peer): count those."""
     with tempfile.TemporaryDirectory(prefix="reftable-lab-ac-") as tmp:
-        pid, log = run_worker_log(cmd, alloc_env(Path(tmp), env), LOG_PREFIX,
-                                  "allocation counting")
+        with counting.private_tmpdir(cmd, counting.count_env(env)) as tmpdir:
+            pid, log = run_worker_log(cmd, {**alloc_env(Path(tmp), env), "TMPDIR": tmpdir},
+                                      LOG_PREFIX, "allocation counting")
         own = _own(log, pid)
         totals = {p: t for p, t in read_totals(Path(tmp)).items() if p != pid}
     parts: dict[str, Any] = {f"lab_worker_{m}": v for m, v in own.items()}

@@ -8,8 +8,8 @@ time measures, and nothing else:
 - the counting worker (lab.worker --count) builds the time_func, runs it
   once (a warm-up: lazy imports, caches), collects garbage, switches
   callgrind's instrumentation on (a client request: the worker runs under
-  --instr-atstart=no, at the none tool's speed until then; a peer's worker
-  instruments from the start, so its child processes are counted), then,
+  --instr-atstart=no, at the none tool's speed until then; the programs it
+  runs, a peer's, are instrumented from their start: uninstrumented_env), then,
   each segment closed by
   os.getppid() (a callgrind dump, --dump-before=getppid):
   seg 1 one empty clock pair, seg 2 time_func(0), seg 3 time_func(1).
@@ -31,31 +31,41 @@ time measures, and nothing else:
   of the process (the Python parent's subprocess.run) is the harness's cost,
   not the peer's, and is left out (it is kept in the metadata).
 
-Counts do not depend on the machine's load. With PYTHONHASHSEED=0 (set here) the
-spin self-test gives the same count twice; a real workload's count still varies
-by a few thousand instructions between runs (C-level type-cache and allocator
-paths whose state differs from start-up on; the Python-level call profile of the
-counted region is identical): README.md, "make bench". write_count()
+Counts do not depend on the machine's load, and two runs of one command give
+the same count to the instruction: every counted process runs in count_env
+(PYTHONHASHSEED=0; the detrand preload library, lab/measure/c/detrand.c, in
+place of the system's randomness: getrandom and /dev/urandom give one fixed
+stream; the pytest-varying variables dropped) and, by private_tmpdir, with a
+TMPDIR of its own whose path is a function of the command alone (emptied
+first, one count of a command at a time). Without these, random table and
+temporary names (same length, other bytes) made dict probes and string
+compares differ by a few thousand instructions per run. write_count()
 stores one as a pyperf benchmark (unit "integer", one value, metadata
 lab_measure="instructions" plus the raw parts), load_count() reads it back.
 """
 from __future__ import annotations
 
 import ctypes
+import fcntl
+import hashlib
+import importlib.util
+import json
 import mmap
 import os
 import platform
 import shutil
 import subprocess
+import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyperf
 
-from . import BenchError, run_command
+from . import BenchError, preload, run_command
 
 VALGRIND = "valgrind"
 MARK = "getpgrp"          # clock() reads (lab.measure.clock's marker: os.getpgrp)
@@ -93,32 +103,104 @@ def start_instrumentation() -> None:
     del request
 
 
+DETRAND = preload.SOURCES / "detrand.c"
+DETRAND_CACHE = preload.CACHE_ROOT / "detrand"
+
+
 def available() -> bool:
-    return shutil.which(VALGRIND) is not None
+    """valgrind, and the detrand library (built, or gcc to build it): without it
+    counts would not repeat."""
+    return shutil.which(VALGRIND) is not None and preload.available(DETRAND, DETRAND_CACHE)
 
 
-PYCACHE = Path.home() / ".cache" / "reftable-lab" / "pycache"
+PYCACHE = preload.CACHE_ROOT / "pycache"
+# variables whose value differs between two runs of one command (pytest names the
+# running test and its phase in it): never passed to a counted process
+VOLATILE_ENV = frozenset({"PYTEST_CURRENT_TEST", "PYTHONDONTWRITEBYTECODE"})
 
 
 def count_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of every counted process: hash randomization off, and
-    byte-code written to and read from PYCACHE (PYTHONPYCACHEPREFIX), even where
-    PYTHONDONTWRITEBYTECODE is set: compiling every module at each start-up
-    would cost a worker under callgrind more than its workload (the start-up
-    is not counted either way)."""
+    """The environment of every counted process (base: os.environ): hash
+    randomization off; the detrand library preloaded (ahead of base's LD_PRELOAD)
+    when it can be had (available()); no VOLATILE_ENV; byte-code written to and
+    read from PYCACHE (PYTHONPYCACHEPREFIX), even where PYTHONDONTWRITEBYTECODE
+    is set: compiling every module at each start-up would cost a worker under
+    callgrind more than its workload (the start-up is not counted either way)."""
     env = {k: v for k, v in (os.environ if base is None else base).items()
-           if k != "PYTHONDONTWRITEBYTECODE"}
-    return {**env, "PYTHONHASHSEED": "0", "PYTHONPYCACHEPREFIX": str(PYCACHE)}
+           if k not in VOLATILE_ENV}
+    env.update(PYTHONHASHSEED="0", PYTHONPYCACHEPREFIX=str(PYCACHE))
+    if preload.available(DETRAND, DETRAND_CACHE):
+        libs = [str(preload.library(DETRAND, DETRAND_CACHE)), env.get("LD_PRELOAD", "")]
+        env["LD_PRELOAD"] = " ".join(x for x in libs if x)
+    return env
 
 
-def callgrind_argv(out_dir: Path, instrument_at_start: bool = True) -> list[str]:
-    """instrument_at_start False: the worker starts uninstrumented and switches
-    instrumentation on itself (start_instrumentation) before it counts; its child
-    processes would then be counted as nothing, so peers run with True."""
+# the packages whose byte-code a counted process may load: the worker's and a CLI
+# peer's (lab.cli imports every command module)
+PACKAGES = ("lab", "reftable_core", "data_gen")
+
+
+def compile_packages(env: Mapping[str, str] | None = None) -> None:
+    """Byte-compile PACKAGES into PYCACHE, in the counted processes' environment,
+    before they start: a process that compiles a module on import (its source
+    changed since) has another heap afterwards, and a count several thousand
+    instructions off."""
+    dirs = [loc for name in PACKAGES if (spec := importlib.util.find_spec(name))
+            for loc in (spec.submodule_search_locations or [])]
+    run_command([sys.executable, "-m", "compileall", "-q", *dirs], env=count_env(env))
+
+
+SCRATCH_ROOT = Path(tempfile.gettempdir()) / "reftable-lab-count"
+
+
+@contextmanager
+def private_tmpdir(cmd: Sequence[str], env: Mapping[str, str]) -> Iterator[str]:
+    """A TMPDIR for one count of cmd in env, made empty: a directory of this
+    command's own, the same path whenever the same command (argv and environment)
+    is counted, so the worker's temporary names (deterministic under detrand) are
+    the same bytes in every run, and never taken by a concurrent count (another
+    command: another directory; the same command: it waits for the lock)."""
+    key = hashlib.sha256(json.dumps([list(cmd), sorted(env.items())]).encode()).hexdigest()
+    tmp = SCRATCH_ROOT / key[:16]
+    SCRATCH_ROOT.mkdir(parents=True, exist_ok=True)
+    with open(SCRATCH_ROOT / f"{key[:16]}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        try:
+            yield str(tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def callgrind_argv(out_dir: Path) -> list[str]:
+    """Instrumented from the start, unless the environment's VALGRIND_OPTS says
+    otherwise (uninstrumented_env)."""
     return [VALGRIND, "--tool=callgrind", "-q", "--trace-children=yes",
-            f"--instr-atstart={'yes' if instrument_at_start else 'no'}",
             f"--dump-before={MARK}", f"--dump-before={BOUNDARY}",
             f"--callgrind-out-file={out_dir}/cg.%p"]
+
+
+VALGRIND_OPTS = "VALGRIND_OPTS"
+
+
+def uninstrumented_env(env: Mapping[str, str]) -> dict[str, str]:
+    """env for a counting worker that starts uninstrumented (at the speed of
+    valgrind's none tool, through its start-up and imports) and switches
+    instrumentation on itself (start_instrumentation) before it counts. The
+    option is in VALGRIND_OPTS, not on the command line: valgrind passes its
+    command line to the programs a traced process execs, but each of them reads
+    VALGRIND_OPTS from its own environment, so once the worker has dropped it
+    (instrument_children) the processes it runs (a peer's git) are instrumented
+    from their start, as their no-op runs are."""
+    return {**env, VALGRIND_OPTS: "--instr-atstart=no"}
+
+
+def instrument_children() -> None:
+    """In the counting worker, before it builds the workload (which may copy
+    os.environ for its processes): the programs it runs from now on are
+    instrumented from their start (see uninstrumented_env)."""
+    os.environ.pop(VALGRIND_OPTS, None)
 
 
 @dataclass(frozen=True)
@@ -235,20 +317,26 @@ def analyse(procs: dict[int, list[Part]], top: int) -> Count:
 
 
 def count_worker(cmd: Sequence[str], env: Mapping[str, str] | None = None,
-                 keep: Path | None = None, children: bool = False) -> Count:
+                 keep: Path | None = None) -> Count:
     """Count the `python -m lab.worker --count ...` command cmd (see the module doc);
-    keep: a directory to leave the callgrind files in (default: a temporary one);
-    children: the workload runs other programs (a peer), so instrument from the start."""
-    at_start = children or not client_requests_supported()
+    keep: a directory to leave the callgrind files in (default: a temporary one)."""
+    if not available():
+        raise BenchError("counting instructions needs valgrind and the detrand library "
+                         "(gcc to build it)")
     with tempfile.TemporaryDirectory(prefix="reftable-lab-cg-") as tmp:
         out_dir = Path(keep) if keep else Path(tmp)
         out_dir.mkdir(parents=True, exist_ok=True)
         for old in out_dir.glob("cg.*"):
             old.unlink()
-        argv = [*callgrind_argv(out_dir, at_start), *cmd]
-        proc = subprocess.Popen(argv, env=count_env(env),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        _, err = proc.communicate()
+        argv = [*callgrind_argv(out_dir), *cmd]
+        worker_env = count_env(env)
+        if client_requests_supported():
+            worker_env = uninstrumented_env(worker_env)
+        with private_tmpdir(cmd, worker_env) as tmpdir:
+            proc = subprocess.Popen(argv, env={**worker_env, "TMPDIR": tmpdir},
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    text=True)
+            _, err = proc.communicate()
         if proc.returncode != 0:
             raise BenchError(f"counting failed ({proc.returncode}): {' '.join(cmd)}\n"
                              f"{err[-4000:]}")

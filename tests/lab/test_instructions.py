@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,3 +68,38 @@ def test_analyse_pairs_segments_and_cancels_the_clock() -> None:
              P(1, 13, "", "py", 77)]
     c = counting.analyse({1: parts}, 1)
     assert c.instructions == 1234 and c.parts["lab_clock_pair"] == 7
+
+
+def test_detrand_gives_every_process_the_same_randomness(tmp_path: Path) -> None:
+    """Under count_env, os.urandom, random.Random() seeding, tempfile names and
+    /dev/urandom reads are one fixed stream: the same in two processes, not
+    constant within one."""
+    code = ("import os, random, tempfile\n"
+            "a = open('/dev/urandom', 'rb').read(8).hex()\n"
+            "b = open('/dev/urandom', 'rb').read(8).hex()\n"
+            "print(os.urandom(8).hex(), a, b, random.Random().random(),\n"
+            "      os.path.basename(tempfile.mkdtemp(dir=os.environ['D'])))\n")
+    env = counting.count_env()
+    outs = []
+    for i in (1, 2):
+        (tmp_path / str(i)).mkdir()
+        outs.append(subprocess.run([sys.executable, "-c", code],
+                                   env={**env, "D": str(tmp_path / str(i))},
+                                   capture_output=True, text=True, check=True).stdout.split())
+    assert outs[0] == outs[1]
+    assert len(set(outs[0][:3])) == 3
+    plain = subprocess.run([sys.executable, "-c", "import os; print(os.urandom(8).hex())"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert plain[0] != outs[0][0]
+
+
+def test_a_count_gets_its_own_tmpdir_the_same_each_time() -> None:
+    env = {"A": "1"}
+    with counting.private_tmpdir(["x", "y"], env) as a:
+        assert Path(a).is_dir() and not any(Path(a).iterdir())
+        (Path(a) / "left").write_text("over")
+    assert not Path(a).exists()
+    with counting.private_tmpdir(["x", "y"], env) as b:
+        assert b == a and not any(Path(b).iterdir())
+    with counting.private_tmpdir(["x", "z"], env) as c:
+        assert c != a and len(c) == len(a)

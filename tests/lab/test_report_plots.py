@@ -66,23 +66,24 @@ def test_series_plot_none_without_a_series() -> None:
 _STEPS = ["all-off", "only-stat_cache", "all-off+stat_cache+mmap"]
 
 
-def _tiny_run(tmp_path: Path, out: str) -> ScenarioResult:
-    return run_scenario(SCENARIOS["update-ref-create-1"], "small", tmp_path / out, only=_STEPS,
+def _tiny_run(tmp_path: Path, out: str, extra: tuple[str, ...] = ()) -> ScenarioResult:
+    return run_scenario(SCENARIOS["update-ref-create-1"], "small", tmp_path / out,
+                        only=[*_STEPS, *extra],
                         progress=False, measures="instructions", jobs=2,
                         datasets_dir=tmp_path / "ds")
 
 
 @pytest.mark.skipif(not counting.available(), reason="needs valgrind")
-@pytest.mark.xfail(strict=True, reason="counts of a real workload are not repeatable to the "
-                   "instruction: two counts of one command differ by ~3000 instructions "
-                   "(3.2865M vs 3.2836M here, 401.602M vs 401.599M on show-ref-1table), and "
-                   "the ratios of this sequence by up to 6e-4 (0.92358 vs 0.92303), where "
-                   "the spin self-test (test_instructions.py) repeats exactly")
 def test_two_runs_of_a_real_scenario_give_identical_instruction_ratios(tmp_path: Path) -> None:
-    """update-ref-create-1 (seed 004, one ref), its sequence only, counted twice."""
-    runs = [_tiny_run(tmp_path, f"out{i}") for i in (1, 2)]
+    """update-ref-create-1 (seed 004, one ref), its sequence, all-on and git, counted
+    twice: the same counts to the instruction (detrand, private TMPDIR), so the same
+    ratios."""
+    runs = [_tiny_run(tmp_path, f"out{i}", extra=("all-on", "git")) for i in (1, 2)]
+    counts = [{v.label: v.instructions for v in r.variants} for r in runs]
+    assert counts[0] == counts[1] and len(counts[0]) == 5
     ratios = [[(q["title"], q["ratio"]) for q in r.ratios] for r in runs]
-    assert len(ratios[0]) == 3 and ratios[0] == ratios[1]
+    assert ratios[0] == ratios[1] and len(ratios[0]) == 5
+    assert "git over reftable-lab (all-on)" in dict(ratios[0])
 
 
 @pytest.mark.skipif(not counting.available(), reason="needs valgrind")
