@@ -851,3 +851,27 @@ SCENARIOS: dict[str, Scenario] = _registry([
     _migrate("reftable"),
     _migrate("files"),
 ])
+
+
+# Named sets of scenarios, usable wherever scenario names are (`reftable-lab bench first`).
+# "first" is `make bench`'s default: one scenario for each seed and each later upstream
+# commit, the one that carries its headline figure, together studying every flag, so
+# that a new user's first run gives exact counts of every optimization in minutes;
+# `reftable-lab bench` with no names runs every scenario.
+SETS: dict[str, tuple[str, ...]] = {
+    "first": ("show-ref-3tables", "update-ref-create-100", "update-ref-create-100k",
+              "packed-verify-missing", "packed-load", "odb-log-raw", "show-ref-decoding",
+              "rev-list-many-refs", "p1401-recreate", "update-ref-create-100k-reuse",
+              "migrate-to-reftable"),
+}
+
+
+def expand_names(names: Iterable[str]) -> list[str]:
+    """names with each set's name replaced by its scenarios (order kept, no repeats)."""
+    out: list[str] = []
+    for n in names:
+        for m in SETS.get(n, (n,)):
+            if m not in out:
+                out.append(m)
+    return out
+

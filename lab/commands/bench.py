@@ -96,7 +96,8 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
     p.add_argument("--export", default=None, choices=["bmf"],
                    help="bmf: also write <run>/bmf.json, Bencher Metric Format (latency, "
                         "instructions, allocations, peak-memory per variant)")
-    p.add_argument("scenarios", nargs="*", help="scenario names (default: all); see --list")
+    p.add_argument("scenarios", nargs="*", help="scenario names or sets (default: all; first: one "
+                   "per seed and upstream commit, make bench's default); see --list")
     p.add_argument("--list", action="store_true", help="list scenarios and exit")
     p.add_argument("--scale", default="small", help="dataset scale: small (CI-sized) or full")
     p.add_argument("--mode", default="fast", choices=["quick", "fast", "normal", "rigorous"],
@@ -147,6 +148,7 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
     from lab.measure import parse_measures
     from lab.report import render, row_words, warnings
     from lab.scenarios import SCENARIOS as scenarios
+    from lab.scenarios import SETS, expand_names
     if _refuse_flags("bench", args):
         return 2
     try:
@@ -157,12 +159,14 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
     if args.list:
         for name, s in scenarios.items():
             print(f"{name:28s} seed {s.seed:8s} preset {s.preset:16s} {s.description}")
+        for name, members in SETS.items():
+            print(f"{name:28s} set: {' '.join(members)}")
         return 0
-    names = args.scenarios or list(scenarios)
+    names = expand_names(args.scenarios or list(scenarios))
     unknown = [n for n in names if n not in scenarios]
     if unknown:
         print(f"reftable-lab bench: unknown scenario(s): {', '.join(unknown)}; "
-              f"known: {', '.join(scenarios)}", file=sys.stderr)
+              f"known: {', '.join(scenarios)}; sets: {', '.join(SETS)}", file=sys.stderr)
         return 2
     try:
         revisions = _revisions(args)
