@@ -273,14 +273,18 @@ def _records(store: Any, prefix: bytes) -> Iterator[Any]:
 
 class _Tails:
     """git show-ref's pattern rule: a name matches when it equals a pattern or
-    ends with "/" + a pattern (show_ref's tail match), as two C-level tests:
-    `name.endswith(self.tails) or name in self.exact`."""
-    __slots__ = ("exact", "tails")
+    ends with "/" + a pattern (show_ref's tail match). The loops test it in C-level
+    steps, cheapest first: the name's last byte against the patterns' last bytes
+    (lasts; "/" for an empty pattern), then `name.endswith(tails) or name in
+    exact`; an empty name matches only an empty pattern (empty_ok)."""
+    __slots__ = ("exact", "tails", "lasts", "empty_ok")
 
     def __init__(self, patterns: list[str]) -> None:
         pats = [p.encode("utf-8", "surrogateescape") for p in patterns]
         self.exact = frozenset(pats)
         self.tails = tuple(b"/" + p for p in pats)
+        self.lasts = frozenset(p[-1] if p else 47 for p in pats)
+        self.empty_ok = b"" in self.exact
 
 
 def _broken_ref(name: bytes) -> None:
@@ -317,7 +321,8 @@ def _show_files(store: Any, objs: Objects, o: dict[str, Any], match: _Tails | No
     broken ones included): a dangling symref is skipped silently; a broken ref
     (zero id) or a missing object makes _show_one die with git's "bad ref", once
     the pattern matched (git's paranoid iteration)."""
-    exact, tails = (match.exact, match.tails) if match is not None else (frozenset(), ())
+    m = match or _Tails([])
+    exact, tails, lasts, empty_ok = m.exact, m.tails, m.lasts, m.empty_ok
     for prefix in prefixes:
         for rec in store.iter_ref_records(prefix, include_broken=True):
             name = rec.refname
@@ -331,7 +336,8 @@ def _show_files(store: Any, objs: Objects, o: dict[str, Any], match: _Tails | No
                 if r is None:
                     continue                 # dangling symref: skipped silently
                 oid, peeled = r
-            if match is not None and not (name.endswith(tails) or name in exact):
+            if match is not None and not ((name[-1] in lasts and (
+                    name.endswith(tails) or name in exact)) if name else empty_ok):
                 continue
             found += 1
             _show_one(objs, o, name, oid, peeled, out)
@@ -356,7 +362,8 @@ def _show_records(store: Any, objs: Objects, o: dict[str, Any], match: _Tails | 
     not its name matches (the object check comes first)."""
     has = objs.has
     good = objs.good
-    exact, tails = (match.exact, match.tails) if match is not None else (frozenset(), ())
+    m = match or _Tails([])
+    exact, tails, lasts, empty_ok = m.exact, m.tails, m.lasts, m.empty_ok
     for prefix in prefixes:
         start = prefix or b"refs/"
         stop = _prefix_end(start)
@@ -379,7 +386,8 @@ def _show_records(store: Any, objs: Objects, o: dict[str, Any], match: _Tails | 
             if oid not in good and not has(oid):
                 _broken_ref(name)
                 continue
-            if match is not None and not (name.endswith(tails) or name in exact):
+            if match is not None and not ((name[-1] in lasts and (
+                    name.endswith(tails) or name in exact)) if name else empty_ok):
                 continue
             found += 1
             _show_one(objs, o, name, oid, peeled, out)
