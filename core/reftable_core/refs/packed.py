@@ -185,12 +185,11 @@ class _Loaded:
 
     def entry(self, i: int) -> PackedEntry:
         name = self.names[i]
+        if i in self.broken:
+            return PackedEntry(name, self.oids[i], None, False, True)
         p = self.peeled.get(i)
-        bad = i in self.broken
-        knows = p is not None or _knows_peeled(self.level, name)
-        if bad:
-            p, knows = None, False
-        return PackedEntry(name, self.oids[i], p, knows, bad)
+        return PackedEntry(name, self.oids[i], p,
+                           p is not None or _knows_peeled(self.level, name), False)
 
 
 _EMPTY = _Loaded([], [], {}, set(), PEELED_NONE)
