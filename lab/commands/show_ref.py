@@ -8,7 +8,8 @@ git's parse-options rules (parseopt), plus the lab's --git-dir, --flags SPEC and
 --baseline. Modes: patterns (--head, --branches/--heads, --tags, --dereference,
 --hash[=N], --abbrev[=N], --quiet), --verify, --exists, --exclude-existing[=P].
 On a reftable store the pattern loop runs straight over the merged iterator
-(_show_records, the hot path of seed 000).
+(_show_records, the hot path of seed 000); on a files store over its merged
+loose + packed records (_show_files).
 """
 from __future__ import annotations
 
@@ -270,27 +271,20 @@ def _records(store: Any, prefix: bytes) -> Iterator[Any]:
     return store.iter_ref_records(prefix, include_broken=True)
 
 
-def _iter_resolved(store: Any, prefix: bytes) -> Iterator[tuple[bytes, bytes | None, bytes | None]]:
-    """(name, oid, peeled) for each ref under prefix, in order; oid is None for a
-    dangling symref, the zero id for a broken ref."""
-    for rec in _records(store, prefix):
-        vt = rec.value_type
-        if vt == 1:
-            yield rec.refname, rec.value, None
-        elif vt == 2:
-            yield rec.refname, rec.value, rec.target_value
-        else:
-            r = _resolve_oid(store, rec.refname)
-            yield (rec.refname, r[0], r[1]) if r else (rec.refname, None, None)
+class _Tails:
+    """git show-ref's pattern rule: a name matches when it equals a pattern or
+    ends with "/" + a pattern (show_ref's tail match). The loops test it in C-level
+    steps, cheapest first: the name's last byte against the patterns' last bytes
+    (lasts; "/" for an empty pattern), then `name.endswith(tails) or name in
+    exact`; an empty name matches only an empty pattern (empty_ok)."""
+    __slots__ = ("exact", "tails", "lasts", "empty_ok")
 
-
-def _tail_matches(name: bytes, pats: list[tuple[bytes, int]]) -> bool:
-    """git show-ref's pattern rule: the name equals a pattern or ends with "/" + it."""
-    n = len(name)
-    for m, lm in pats:
-        if lm <= n and name.endswith(m) and (lm == n or name[n - lm - 1] == 47):
-            return True
-    return False
+    def __init__(self, patterns: list[str]) -> None:
+        pats = [p.encode("utf-8", "surrogateescape") for p in patterns]
+        self.exact = frozenset(pats)
+        self.tails = tuple(b"/" + p for p in pats)
+        self.lasts = frozenset(p[-1] if p else 47 for p in pats)
+        self.empty_ok = b"" in self.exact
 
 
 def _broken_ref(name: bytes) -> None:
@@ -300,8 +294,6 @@ def _broken_ref(name: bytes) -> None:
 
 def _show_patterns(store: Any, objs: Objects, o: dict[str, Any], patterns: list[str],
                    out: Any) -> int:
-    pats = [(p.encode("utf-8", "surrogateescape"), len(p.encode("utf-8", "surrogateescape")))
-            for p in patterns]
     found = 0
     show_head = o["head"]
     if show_head:
@@ -317,15 +309,35 @@ def _show_patterns(store: Any, objs: Objects, o: dict[str, Any], patterns: list[
             prefixes.append(b"refs/tags/")
     else:
         prefixes.append(b"")
+    match = _Tails(patterns) if patterns else None
     if isinstance(store, SeekableRefStore):     # reftable: the merged iterator itself
-        return _show_records(store, objs, o, pats, prefixes, found, out)
+        return _show_records(store, objs, o, match, prefixes, found, out)
+    return _show_files(store, objs, o, match, prefixes, found, out)
+
+
+def _show_files(store: Any, objs: Objects, o: dict[str, Any], match: _Tails | None,
+                prefixes: list[bytes], found: int, out: Any) -> int:
+    """show-ref's loop over the files backend's records (loose and packed merged,
+    broken ones included): a dangling symref is skipped silently; a broken ref
+    (zero id) or a missing object makes _show_one die with git's "bad ref", once
+    the pattern matched (git's paranoid iteration)."""
+    m = match or _Tails([])
+    exact, tails, lasts, empty_ok = m.exact, m.tails, m.lasts, m.empty_ok
     for prefix in prefixes:
-        for name, oid, peeled in _iter_resolved(store, prefix):
-            if oid is None:
-                continue                     # dangling symref: skipped silently
-            # a broken ref (zero id) or a missing object: _show_one dies with
-            # git's "bad ref", once the pattern matched (git's paranoid iteration)
-            if pats and not _tail_matches(name, pats):
+        for rec in store.iter_ref_records(prefix, include_broken=True):
+            name = rec.refname
+            vt = rec.value_type
+            if vt == 1:
+                oid, peeled = rec.value, None
+            elif vt == 2:
+                oid, peeled = rec.value, rec.target_value
+            else:
+                r = _resolve_oid(store, name)
+                if r is None:
+                    continue                 # dangling symref: skipped silently
+                oid, peeled = r
+            if match is not None and not ((name[-1] in lasts and (
+                    name.endswith(tails) or name in exact)) if name else empty_ok):
                 continue
             found += 1
             _show_one(objs, o, name, oid, peeled, out)
@@ -341,21 +353,17 @@ def _prefix_end(prefix: bytes) -> bytes:
     return p[:-1] + bytes((p[-1] + 1,))
 
 
-def _show_records(store: Any, objs: Objects, o: dict[str, Any],
-                  pats: list[tuple[bytes, int]], prefixes: list[bytes], found: int,
-                  out: Any) -> int:
+def _show_records(store: Any, objs: Objects, o: dict[str, Any], match: _Tails | None,
+                  prefixes: list[bytes], found: int, out: Any) -> int:
     """show-ref's loop straight over the reftable merged iterator (no per-ref
-    wrapper objects): the same checks, in the same order, as _show_patterns.
-
-    The iterator yields names in order from the prefix on, so "still under the
-    prefix" is one comparison with the first name past it. A pattern matches a
-    name that equals it or ends with "/" + pattern (git's tail match); with one
-    pattern (the common case) that test is inlined."""
+    wrapper objects). The iterator yields names in order from the prefix on, so
+    "still under the prefix" is one comparison with the first name past it. A
+    ref whose object is missing gets git's complaint and is skipped, whether or
+    not its name matches (the object check comes first)."""
     has = objs.has
     good = objs.good
-    one, one_len = pats[0] if len(pats) == 1 else (b"", 0)
-    one_tail = -one_len
-    one_last = one[-1] if one else -1       # last byte first: no slice for most names
+    m = match or _Tails([])
+    exact, tails, lasts, empty_ok = m.exact, m.tails, m.lasts, m.empty_ok
     for prefix in prefixes:
         start = prefix or b"refs/"
         stop = _prefix_end(start)
@@ -378,13 +386,8 @@ def _show_records(store: Any, objs: Objects, o: dict[str, Any],
             if oid not in good and not has(oid):
                 _broken_ref(name)
                 continue
-            if one_len:                 # _tail_matches for one pattern, inline
-                if name[-1] != one_last or name[one_tail:] != one:
-                    continue
-                n = len(name)
-                if one_len != n and name[n - one_len - 1] != 47:
-                    continue
-            elif pats and not _tail_matches(name, pats):
+            if match is not None and not ((name[-1] in lasts and (
+                    name.endswith(tails) or name in exact)) if name else empty_ok):
                 continue
             found += 1
             _show_one(objs, o, name, oid, peeled, out)

@@ -29,9 +29,26 @@ def canon_mode(mode: int) -> int:
     return S_IFGITLINK if mode == S_IFGITLINK else mode
 
 
+# the modes git writes, as their text in a tree entry: (canonical mode, is a tree);
+# any other text is parsed and canonicalized (the same result, by the longer path)
+_KNOWN_MODES: dict[bytes, tuple[int, bool]] = {
+    b"%o" % m: (canon_mode(m), m & S_IFMT == S_IFDIR)
+    for m in (0o100644, 0o100755, S_IFDIR, S_IFLNK, S_IFGITLINK)}
+
+
+def _mode(text: bytes, pos: int) -> tuple[int, bool]:
+    try:
+        mode = int(text, 8)
+    except ValueError:
+        raise FormatError("bad tree entry mode", offset=pos) from None
+    return canon_mode(mode), mode & S_IFMT == S_IFDIR
+
+
 def parse_tree(data: bytes, hash_len: int) -> list[tuple[bytes, int, bytes, bool]]:
     """[(sort_key, mode, oid, is_dir)] in tree order; the key is name (+ b'/' for trees)."""
-    out = []
+    out: list[tuple[bytes, int, bytes, bool]] = []
+    append = out.append
+    known = _KNOWN_MODES.get
     pos = 0
     n = len(data)
     find = data.find
@@ -40,14 +57,12 @@ def parse_tree(data: bytes, hash_len: int) -> list[tuple[bytes, int, bytes, bool
         nul = find(b"\0", sp + 1)
         if sp < 0 or nul < 0 or nul + 1 + hash_len > n:
             raise FormatError("malformed tree entry", offset=pos)
-        try:
-            mode = int(data[pos:sp], 8)
-        except ValueError:
-            raise FormatError("bad tree entry mode", offset=pos) from None
-        name = data[sp + 1:nul]
-        pos = nul + 1 + hash_len
-        isdir = mode & S_IFMT == S_IFDIR
-        out.append((name + b"/" if isdir else name, canon_mode(mode), data[nul + 1:pos], isdir))
+        text = data[pos:sp]
+        mode, isdir = known(text) or _mode(text, pos)
+        end = nul + 1 + hash_len
+        append((data[sp + 1:nul] + b"/" if isdir else data[sp + 1:nul], mode,
+                data[nul + 1:end], isdir))
+        pos = end
     return out
 
 

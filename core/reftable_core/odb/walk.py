@@ -57,11 +57,19 @@ class TreeDiff:
 
     The recursion is an explicit stack, at most MAX_TREE_DEPTH trees below the
     root (FormatError "exceeded maximum allowed tree depth", as git dies), so a
-    deep or self-containing tree never reaches Python's recursion limit."""
+    deep or self-containing tree never reaches Python's recursion limit.
+
+    Every tree is read from the store each time a diff needs it (the object
+    store's work, delta base cache included, is git's); what is kept is the
+    parsed entry list of the trees the previous diff read, by id: a log's next
+    diff reads most of them again (its new tree is the next one's old tree),
+    and an id's entries never change, so they are not parsed twice."""
 
     def __init__(self, store: ObjectStore) -> None:
         self.store = store
         self.hash_len = store.hash_len
+        self._parsed: dict[bytes, list[tuple[bytes, int, bytes, bool]]] = {}
+        self._last: dict[bytes, list[tuple[bytes, int, bytes, bool]]] = {}
 
     def _entries(self, oid: bytes | None) -> list[tuple[bytes, int, bytes, bool]]:
         if oid is None:
@@ -69,10 +77,15 @@ class TreeDiff:
         typ, data = self.store.read_raw(oid)
         if typ != 2:
             raise FormatError(f"{oid.hex()} is not a tree")
-        return parse_tree(data, self.hash_len)
+        entries = self._last.get(oid)
+        if entries is None:
+            entries = parse_tree(data, self.hash_len)
+        self._parsed[oid] = entries
+        return entries
 
     def diff(self, old: bytes | None, new: bytes | None, prefix: bytes = b"",
              out: list[Change] | None = None) -> list[Change]:
+        self._last, self._parsed = self._parsed, {}
         if out is None:
             out = []
         append = out.append

@@ -27,8 +27,7 @@ import binascii
 import errno
 import os
 import stat as _stat
-from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from ..errors import LockError, RefnameError
 from ..lockfile import LOCK_SUFFIX, LockFile, unable_to_lock_message
@@ -42,8 +41,8 @@ _SPACE = b" \t\n\r"
 MAX_LOOSE_SIZE = 64 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class LooseValue:
+class LooseValue(NamedTuple):
+    """What a loose ref file holds (immutable; a tuple, built per file read)."""
     oid: bytes | None = None        # direct ref
     target: bytes | None = None     # symref
     broken: bool = False            # unparseable contents

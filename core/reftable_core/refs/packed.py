@@ -49,9 +49,8 @@ import binascii
 import bisect
 import mmap as _mmap
 import os
-from dataclasses import dataclass
 from itertools import pairwise
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from ..counters import WORK
 from ..errors import FormatError, RefnameError
@@ -67,12 +66,12 @@ _SPACE = b" \t\n\r"                   # git's isspace()
 PEELED_NONE, PEELED_TAGS, PEELED_FULLY = 0, 1, 2
 
 
-@dataclass(frozen=True, slots=True)
-class PackedEntry:
+class PackedEntry(NamedTuple):
     """One packed ref. peeled is None when there is no "^" line; knows_peeled
     says whether that absence is meaningful (trait fully-peeled, or peeled for
     refs/tags/). broken: the name fails the format check (git keeps such a ref,
-    flagged, with a null oid; iteration skips it)."""
+    flagged, with a null oid; iteration skips it). A named tuple: immutable, and
+    built per record of an iteration at the cost of one tuple."""
     name: bytes
     oid: bytes
     peeled: bytes | None
@@ -186,12 +185,11 @@ class _Loaded:
 
     def entry(self, i: int) -> PackedEntry:
         name = self.names[i]
+        if i in self.broken:
+            return PackedEntry(name, self.oids[i], None, False, True)
         p = self.peeled.get(i)
-        bad = i in self.broken
-        knows = p is not None or _knows_peeled(self.level, name)
-        if bad:
-            p, knows = None, False
-        return PackedEntry(name, self.oids[i], p, knows, bad)
+        return PackedEntry(name, self.oids[i], p,
+                           p is not None or _knows_peeled(self.level, name), False)
 
 
 _EMPTY = _Loaded([], [], {}, set(), PEELED_NONE)
@@ -529,38 +527,6 @@ class _BsearchLookup:
                 return rec, True
         return lo, False
 
-    def _next_record(self, pos: int) -> tuple[PackedEntry, int]:
-        """git's next_record: parse and check the record at pos."""
-        buf, eof, hexsz = self.buf, self.eof, self.hexsz
-        path = self.path
-        if eof - pos < hexsz + 2 or buf[pos + hexsz] not in _SPACE:
-            raise invalid_line(path, buf, pos, eof)
-        try:
-            oid = binascii.unhexlify(buf[pos:pos + hexsz])
-        except binascii.Error:
-            raise invalid_line(path, buf, pos, eof) from None
-        eol = buf.find(b"\n", pos + hexsz + 1, eof)
-        if eol < 0:
-            raise unterminated_line(path, buf, pos, eof)
-        name = bytes(buf[pos + hexsz + 1:eol])
-        good = self.check_name(name)
-        nxt = eol + 1
-        peeled = None
-        knows = _knows_peeled(self.level, name)
-        if nxt < eof and buf[nxt] == 94:
-            pend = nxt + hexsz + 2
-            if pend > eof or buf[pend - 1] != 10:
-                raise invalid_line(path, buf, nxt, eof)
-            try:
-                peeled = binascii.unhexlify(buf[nxt + 1:pend - 1])
-            except binascii.Error:
-                raise invalid_line(path, buf, nxt, eof) from None
-            knows = True
-            nxt = pend
-        if not good:
-            peeled, knows = None, False
-        return PackedEntry(name, oid, peeled, knows, not good), nxt
-
     def get(self, name: bytes) -> PackedEntry | None:
         """git's packed_read_raw_ref: the record found by the binary search; only
         its object id is checked (a bad "^" line after it is not looked at)."""
@@ -600,19 +566,56 @@ class _BsearchLookup:
         counts the lines the walk parsed (counted once, from the bytes it
         crossed, when the walk ends), against parse_all's every line."""
         start = pos = self._seek(prefix)[0] if prefix else self.start
-        eof = self.eof
-        parse = self._next_record
+        # git's next_record, inline: each record parsed and checked when the walk
+        # reaches it; the file, its traits and the checks are fixed for a snapshot
+        buf, eof, hexsz, path = self.buf, self.eof, self.hexsz, self.path
+        find = buf.find
+        unhex = binascii.unhexlify
+        Error = binascii.Error
+        check_name = self.check_name
+        min_len = hexsz + 2
+        name_off = hexsz + 1
+        knows_all = self.level == PEELED_FULLY
+        knows_tags = self.level == PEELED_TAGS
         n = len(prefix)
         try:
             while pos < eof:
-                entry, pos = parse(pos)
+                if eof - pos < min_len or buf[pos + hexsz] not in _SPACE:
+                    raise invalid_line(path, buf, pos, eof)
+                try:
+                    oid = unhex(buf[pos:pos + hexsz])
+                except Error:
+                    raise invalid_line(path, buf, pos, eof) from None
+                eol = find(b"\n", pos + name_off, eof)
+                if eol < 0:
+                    raise unterminated_line(path, buf, pos, eof)
+                name = buf[pos + name_off:eol]
+                good = check_name(name)
+                peeled = None
+                nxt = eol + 1
+                if nxt < eof and buf[nxt] == 94:              # "^": the peeled value
+                    pend = nxt + min_len
+                    if pend > eof or buf[pend - 1] != 10:
+                        raise invalid_line(path, buf, nxt, eof)
+                    try:
+                        peeled = unhex(buf[nxt + 1:pend - 1])
+                    except Error:
+                        raise invalid_line(path, buf, nxt, eof) from None
+                    nxt = pend
+                pos = nxt
                 if n:
-                    head = entry.name[:n]
+                    head = name[:n]
                     if head != prefix:
                         if head < prefix:
                             continue
                         break
-                yield entry
+                if not good:
+                    yield PackedEntry(name, oid, None, False, True)
+                elif peeled is not None:
+                    yield PackedEntry(name, oid, peeled, True, False)
+                else:
+                    yield PackedEntry(name, oid, None, knows_all or (
+                        knows_tags and name.startswith(b"refs/tags/")), False)
         finally:
             if self.buf:
                 WORK.packed_lines += _count_lines(self.buf, start, pos)

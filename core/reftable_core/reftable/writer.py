@@ -31,9 +31,8 @@ import os
 import zlib
 from collections import deque
 from collections.abc import Iterable
-from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from .basics import MAX_U64, put_varint
 from .block_writer import BlockWriter, common_prefix_len, deflate_block
@@ -56,6 +55,9 @@ from .record import (
     encode_obj_value,
     obj_value_type,
 )
+
+if TYPE_CHECKING:            # annotations only: a reader never loads concurrent.futures
+    from concurrent.futures import Executor, Future
 
 
 
