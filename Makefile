@@ -54,13 +54,15 @@ test-fast: setup
 git-tests: setup
 	bash scripts/git-tests.sh
 
-# the lab's main job: generate the benchmark datasets and measure every scenario.
-# Default (small scale): exact instruction counts under callgrind, the same on a busy
+# the lab's main job: generate the benchmark datasets and measure the scenarios.
+# Default: the set `first` (one scenario per seed and upstream commit; BENCH_ARGS= with
+# no names, or any options, measures every scenario) at the small scale: exact instruction counts under callgrind, the same on a busy
 # machine; BENCH_ARGS="--measure time,instructions" adds wall time beside them, and
 # BENCH_ARGS="SCENARIO --measure time --rounds 10" interleaves wall-time rounds (paired
 # by round, cancelling the VM's drift). Scale: BENCH_ARGS="--scale full".
 # byte-compile first: start-up time is part of the whole-command peers (and
 # PYTHONDONTWRITEBYTECODE may be set)
+BENCH_ARGS ?= first
 bench: setup
 	$(BIN)/python -m compileall -q core/reftable_core lab data_gen
 	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/reftable-lab bench $(BENCH_ARGS)
