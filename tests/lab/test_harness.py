@@ -360,12 +360,13 @@ def test_compare_refuses_a_file_that_is_not_a_result(tmp_path: Path, content: st
 
 def test_the_first_set_names_scenarios_and_studies_every_flag() -> None:
     """`make bench`'s default set: known scenarios, one for every seed and upstream
-    commit a scenario cites, together studying every flag some scenario studies."""
+    commit a scenario cites, together studying every flag but seed 001's readers'."""
     from lab.scenarios import SCENARIOS, SETS, expand_names
     first = expand_names(["first"])
     assert first and all(n in SCENARIOS for n in first)
     assert {SCENARIOS[n].seed for n in first} == {s.seed for s in SCENARIOS.values()}
     studied = {f for s in SCENARIOS.values() for f in s.studied}
-    assert {f for n in first for f in SCENARIOS[n].studied} == studied
+    left = studied - {f for n in first for f in SCENARIOS[n].studied}
+    assert left == {"packed_reader", "refname_safety"}     # as the set's comment says
     assert expand_names(["show-ref-1table", "first", "show-ref-3tables"])[:2] == [
         "show-ref-1table", SETS["first"][0]]
