@@ -67,7 +67,7 @@ from .reflog import (append_reflog, committer_ident, delete_reflog, format_reflo
 from .refname import is_root_ref, path_safe_refname, unsafe_refname_error
 from .transaction import (AffectedNames, HookAbortedError, QueuedUpdate, check_new_object,
                           check_old_regular, check_old_target, check_old_value, deref_symref,
-                          fsync_references, head_log_update, hooks_dir, object_type, refname_text,
+                          fsync_references, head_log_update, hooks_dir, peeled_value, refname_text,
                           reject_duplicates, run_transaction_hook, unresolvable,
                           verify_refname_available)
 
@@ -450,14 +450,8 @@ class FilesTransaction:
             if u.new_value is None or u.new_value == store.zero:
                 rows.pop(u.refname, None)
                 continue
-            peeled = None
-            if objects is not None:
-                try:
-                    if object_type(objects, u.new_value, self._types) == "tag":
-                        peeled = objects.peel(u.new_value)
-                except ReftableError:
-                    peeled = None
-            rows[u.refname] = (u.refname, u.new_value, peeled)
+            rows[u.refname] = (u.refname, u.new_value,
+                               peeled_value(objects, u.new_value, self._types))
         timeout = int(store.config.get("core.packedrefstimeout", "1000"))
         try:
             lock = LockFile(store.packed_path, timeout_ms=timeout)

@@ -65,7 +65,7 @@ from .reflog import (committer_ident, hhmm_to_minutes, log_mode, minutes_to_hhmm
                      normalize_reflog_message, should_autocreate_reflog)
 from .transaction import (HookAbortedError, QueuedUpdate, check_new_object, fsync_references,
                           hooks_dir, run_transaction_hook, check_old_regular, check_old_target,
-                          check_old_value, deref_symref, head_log_update, object_type,
+                          check_old_value, deref_symref, head_log_update, peeled_value,
                           reject_duplicates, unresolvable)
 
 AUTOCOMPACTION_ENV = "GIT_TEST_REFTABLE_AUTOCOMPACTION"
@@ -463,13 +463,7 @@ class ReftableTransaction:
             elif is_delete:
                 refs.append(RefRecord(u.refname, ts, 0))
             elif u.new_value is not None:
-                peeled = None
-                if objects is not None:
-                    try:
-                        if object_type(objects, u.new_value, self._types) == "tag":
-                            peeled = objects.peel(u.new_value)
-                    except ReftableError:
-                        peeled = None
+                peeled = peeled_value(objects, u.new_value, self._types)
                 if peeled is not None:
                     refs.append(RefRecord(u.refname, ts, 2, u.new_value, peeled))
                 else:

@@ -266,6 +266,19 @@ def object_type(objects: Any, oid: bytes, types: dict[bytes, str]) -> str:
     return typ
 
 
+def peeled_value(objects: Any, oid: bytes, types: dict[bytes, str]) -> bytes | None:
+    """The id oid peels to when it names a tag (what packed-refs and reftable records
+    store beside it), else None; None too without objects or when it cannot be read."""
+    if objects is None:
+        return None
+    try:
+        if object_type(objects, oid, types) == "tag":
+            return objects.peel(oid)
+    except ReftableError:
+        pass
+    return None
+
+
 def check_new_object(u: QueuedUpdate, objects: Any, types: dict[bytes, str]) -> None:
     """git's checks on the object a ref is set to (nothing to check without objects)."""
     oid = u.new_value
