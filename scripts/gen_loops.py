@@ -330,7 +330,7 @@ KEY = {
 # key buffer); the release is dropping the loop's reference to the last name.
 NAME = {
     True: {"NAME": "name = bytes(key)"},
-    False: {"NAME": ("name = None                 # reftable_ref_record_release(r): NULL\n"
+    False: {"NAME": ("name: bytes | None = None   # reftable_ref_record_release(r): NULL\n"
                      "if name is None:            # reftable_realloc(NULL, n) is malloc(n)\n"
                      "    name = bytes(key)")},
 }

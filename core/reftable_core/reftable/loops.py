@@ -207,7 +207,7 @@ def ref_loop__swap_on__alloc_off(
                     off += 1
                 else:
                     u, off = get_varint(data, off)
-                name = None                 # reftable_ref_record_release(r): NULL
+                name: bytes | None = None   # reftable_ref_record_release(r): NULL
                 if name is None:            # reftable_realloc(NULL, n) is malloc(n)
                     name = bytes(key)
                 vt = s & 7
@@ -399,7 +399,7 @@ def ref_loop__swap_off__alloc_off(
                     off += 1
                 else:
                     u, off = get_varint(data, off)
-                name = None                 # reftable_ref_record_release(r): NULL
+                name: bytes | None = None   # reftable_ref_record_release(r): NULL
                 if name is None:            # reftable_realloc(NULL, n) is malloc(n)
                     name = bytes(key)
                 vt = s & 7
