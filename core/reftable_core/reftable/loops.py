@@ -74,7 +74,7 @@ def ref_loop__swap_on__alloc_on(
     """Yield RefRecords from block (at off, after key last), then from the blocks
     next_block(block) returns (block_key_swap=on, ref_name_alloc=on)."""
     RefRec = RefRecord
-    new = object.__new__
+    new = RefRec.__new__        # object.__new__ (a compiled RefRecord: its own)
     h2 = 2 * hash_size
     while True:
         data = block.data
@@ -115,7 +115,7 @@ def ref_loop__swap_on__alloc_on(
                 name = bytes(key)
                 vt = s & 7
                 if vt == 1:
-                    # the common records are built slot by slot: object.__new__ plus
+                    # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
                     nxt = off + hash_size
                     rec = new(RefRec)
@@ -169,7 +169,7 @@ def ref_loop__swap_on__alloc_off(
     """Yield RefRecords from block (at off, after key last), then from the blocks
     next_block(block) returns (block_key_swap=on, ref_name_alloc=off)."""
     RefRec = RefRecord
-    new = object.__new__
+    new = RefRec.__new__        # object.__new__ (a compiled RefRecord: its own)
     h2 = 2 * hash_size
     while True:
         data = block.data
@@ -212,7 +212,7 @@ def ref_loop__swap_on__alloc_off(
                     name = bytes(key)
                 vt = s & 7
                 if vt == 1:
-                    # the common records are built slot by slot: object.__new__ plus
+                    # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
                     nxt = off + hash_size
                     rec = new(RefRec)
@@ -266,7 +266,7 @@ def ref_loop__swap_off__alloc_on(
     """Yield RefRecords from block (at off, after key last), then from the blocks
     next_block(block) returns (block_key_swap=off, ref_name_alloc=on)."""
     RefRec = RefRecord
-    new = object.__new__
+    new = RefRec.__new__        # object.__new__ (a compiled RefRecord: its own)
     h2 = 2 * hash_size
     while True:
         data = block.data
@@ -307,7 +307,7 @@ def ref_loop__swap_off__alloc_on(
                 name = bytes(key)
                 vt = s & 7
                 if vt == 1:
-                    # the common records are built slot by slot: object.__new__ plus
+                    # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
                     nxt = off + hash_size
                     rec = new(RefRec)
@@ -361,7 +361,7 @@ def ref_loop__swap_off__alloc_off(
     """Yield RefRecords from block (at off, after key last), then from the blocks
     next_block(block) returns (block_key_swap=off, ref_name_alloc=off)."""
     RefRec = RefRecord
-    new = object.__new__
+    new = RefRec.__new__        # object.__new__ (a compiled RefRecord: its own)
     h2 = 2 * hash_size
     while True:
         data = block.data
@@ -404,7 +404,7 @@ def ref_loop__swap_off__alloc_off(
                     name = bytes(key)
                 vt = s & 7
                 if vt == 1:
-                    # the common records are built slot by slot: object.__new__ plus
+                    # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
                     nxt = off + hash_size
                     rec = new(RefRec)
