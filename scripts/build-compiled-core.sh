@@ -32,6 +32,7 @@ BUILD_INFO=lab-build.json
 INTERPRETED=(
   "reftable_core/errors.py|TransactionLockError(TransactionError, LockError): a native class has one base (mypyc: multiple inheritance is not supported)"
   "reftable_core/counters.py|Counters sets its attributes by name from COUNTER_NAMES (setattr, __slots__ built from the tuple): a native class declares each attribute"
+  "reftable_core/refs/api.py|its Protocols are @runtime_checkable (isinstance checks): a compiled Protocol is no protocol class to typing, which refuses it at import; the compiled backends may subclass its RefStoreBase (the reverse would not work)"
   "reftable_core/reftable/blocksource.py|its ctypes.Structure subclass (_PyBuffer): mypyc's C for it names a module _ctypes it never declares (gcc: CPyModule__ctypes undeclared)"
 )
 

@@ -21,7 +21,7 @@ from lab.harness import Revisions, build_title, expand, row_published
 from lab.scenarios import SCENARIOS
 
 INTERPRETED = {"reftable_core/errors.py", "reftable_core/counters.py",
-               "reftable_core/reftable/blocksource.py"}
+               "reftable_core/refs/api.py", "reftable_core/reftable/blocksource.py"}
 
 # a reftable store read by the ref store: the refs, which modules ran, the work counters
 PROBE = """
