@@ -25,7 +25,7 @@ from reftable_core.reftable.table import TableReader
 from reftable_core.reftable.writer import WriterOptions, write_table
 
 from scripts.gen_loops import LESS
-from tests.helpers.source import source_of
+from tests.helpers.source import as_python, source_of
 
 
 def _refs(n: int, ui: int = 1, step: int = 1) -> list[RefRecord]:
@@ -143,8 +143,8 @@ def test_block_key_swap_off_copies_into_one_reused_last_key_on_swaps(tmp_path: P
         with TableReader.open(path, flags) as r:
             block = r.load_block(0)
             assert block is not None
-            gen = record_loop(BLOCK_TYPE_REF, flags)(block, block.header_off + 4, b"", 20,
-                                                    r.min_update_index, None)
+            loop = as_python(record_loop(BLOCK_TYPE_REF, flags))     # it has a gi_frame
+            gen = loop(block, block.header_off + 4, b"", 20, r.min_update_index, None)
             ids = set()
             for rec in itertools.islice(gen, 20):
                 last = gen.gi_frame.f_locals["last"]
@@ -168,7 +168,7 @@ def test_merged_cmp_off_formats_keys_into_two_reused_buffers(tmp_path: Path) -> 
         its = [iter(r.refs()) for r in readers]
         for i, it in enumerate(its):
             pq.add([next(it), i])
-        gen = merge_function(flags, REF)(pq.heap, its)
+        gen = as_python(merge_function(flags, REF))(pq.heap, its)    # it has a gi_frame
         seen: set[tuple[int, int]] = set()
         got = []
         for rec in gen:

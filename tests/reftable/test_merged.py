@@ -83,7 +83,7 @@ def test_empty_merged() -> None:
 def test_hash_mismatch_rejected() -> None:
     t = FakeTable([FRef(b"a", 1)])
     u = FakeTable([FRef(b"b", 1)])
-    u.hash_id = 2
+    u.hash_id = "sha256"
     with pytest.raises(Exception) as ei:
         MergedTable([t, u])
     assert "hash" in str(ei.value)
