@@ -6,8 +6,9 @@
 #   bash scripts/build-compiled-core.sh [CORE_DIR]    (default: this checkout's core/)
 #
 # The folder is <cache>/compiled-core/<key>/ (cache: $REFTABLE_LAB_CACHE, else
-# ~/.cache/reftable-lab), key = a hash of the package's .py files, this script, the
-# Python and the mypy version, so an edit of the source makes a new build and an
+# ~/.cache/reftable-lab), key = a hash of the package's .py files, this script's
+# INTERPRETED list and mypy options, the Python and mypy versions and the
+# optimization level, so an edit of the source makes a new build and an
 # unchanged one is reused (it holds lab-build.json once complete). Builds are
 # serialized by a lock (parallel test workers wait for the first one). PYTHON names
 # the interpreter with mypy installed (default: python3); MYPYC_OPT_LEVEL (default 3)
@@ -28,7 +29,10 @@ BUILD_INFO=lab-build.json
 # Typing fixes made so that the rest compiles: reftable/basics.py (Buf includes
 # mmap.mmap), reftable/pq.py (an Entry is a list), the loops' `name: bytes | None`
 # (scripts/gen_loops.py), reftable/block.py (two type-ignores: bytes or a map),
-# reftable/merged.py (readers: Sequence[Any]; mypyc crashes on reversed() of a list[Any]).
+# reftable/merged.py (readers: Sequence[Any]; mypyc crashes on reversed() of a list[Any]),
+# reftable/iter.py (Reftable.hash_id: str | None, as an empty MergedTable has it).
+# A mypyc miscompilation avoided: lockfile.py binds os.write's result before slicing
+# (view[os.write(fd, view):] compiled runs the write twice).
 INTERPRETED=(
   "reftable_core/errors.py|TransactionLockError(TransactionError, LockError): a native class has one base (mypyc: multiple inheritance is not supported)"
   "reftable_core/counters.py|Counters sets its attributes by name from COUNTER_NAMES (setattr, __slots__ built from the tuple): a native class declares each attribute"
