@@ -32,7 +32,10 @@ BUILD_INFO=lab-build.json
 # reftable/merged.py (readers: Sequence[Any]; mypyc crashes on reversed() of a list[Any]),
 # reftable/iter.py (Reftable.hash_id: str | None, as an empty MergedTable has it).
 # A mypyc miscompilation avoided: lockfile.py binds os.write's result before slicing
-# (view[os.write(fd, view):] compiled runs the write twice).
+# (view[os.write(fd, view):] compiled runs the write twice); refs/files_backend.py's
+# _Upd has class-level defaults, no __init__(*args, **kw) (compiled, the forwarded
+# args arrive as one tuple); odb/delta_cache.py's CacheStats.as_dict reads
+# STATS_FIELDS (a compiled class has no __slots__ attribute).
 INTERPRETED=(
   "reftable_core/errors.py|TransactionLockError(TransactionError, LockError): a native class has one base (mypyc: multiple inheritance is not supported)"
   "reftable_core/counters.py|Counters sets its attributes by name from COUNTER_NAMES (setattr, __slots__ built from the tuple): a native class declares each attribute"

@@ -83,12 +83,12 @@ def test_the_compiled_core_reads_what_the_interpreted_one_does(make_repo, git) -
     git.run(["commit", "-q", "--allow-empty", "-m", "x"], cwd=repo)
     for i in range(300):
         git.run(["update-ref", f"refs/tags/t{i:03}", "HEAD"], cwd=repo)
-    git.run(["pack-refs", "--all"], cwd=repo)
+    git.run(["pack-refs", "--all"], cwd=repo)                          # main + 300 tags
     core = [str(REPO_ROOT / "core"), str(REPO_ROOT)]
     interpreted = _probe(core, repo / ".git")
     compiled = _probe([str(folder), *core], repo / ".git")
     assert interpreted["loops"].endswith(".py") and compiled["loops"].endswith(".so")
     assert compiled["record"].startswith(str(folder))
-    assert len(compiled["refs"]) == 302 and compiled["refs"] == interpreted["refs"]
+    assert len(compiled["refs"]) == 301 and compiled["refs"] == interpreted["refs"]
     assert compiled["counters"] == interpreted["counters"]
     assert compiled["counters"]["blocks_read"] > 0
