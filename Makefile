@@ -6,7 +6,8 @@ STAMP  := $(VENV)/.installed
 # pytest workers (2 cores here); override with `make test JOBS=1`
 JOBS   ?= 2
 
-.PHONY: setup git browser test test-browser test-fast git-tests bench lab notebooks clean
+.PHONY: setup git browser test test-browser test-fast test-compiled compiled-core git-tests bench \
+        lab notebooks clean
 
 setup: $(STAMP)
 
@@ -49,6 +50,16 @@ test-browser: setup browser
 test-fast: setup
 	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -q -x -m 'not slow and not browser' tests
 
+# reftable_core compiled by mypyc, out of tree in ~/.cache/reftable-lab/compiled-core/<hash>/
+# (reused while the sources are unchanged); prints the folder
+compiled-core: setup
+	@PYTHON=$(BIN)/python bash scripts/build-compiled-core.sh
+
+# the reftable, refs and odb tests against the compiled core (tests/conftest.py:
+# REFTABLE_LAB_CORE=compiled; the build is made first, once)
+test-compiled: compiled-core
+	REFTABLE_LAB_CORE=compiled REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) -q tests/reftable tests/refs tests/odb
+
 # git's own show-ref / update-ref tests (t1400, t1403, t1404, t1416, t0610) with the
 # lab in place of those two commands; git's source is built once into the cache
 git-tests: setup
@@ -60,12 +71,13 @@ git-tests: setup
 # machine; BENCH_ARGS="--measure time,instructions" adds wall time beside them, and
 # BENCH_ARGS="SCENARIO --measure time --rounds 10" interleaves wall-time rounds (paired
 # by round, cancelling the VM's drift). Scale: BENCH_ARGS="--scale full".
-# byte-compile first: start-up time is part of the whole-command peers (and
-# PYTHONDONTWRITEBYTECODE may be set)
+# CORE=compiled (or CORE=interpreted,compiled): the flags variants under reftable_core
+# compiled by mypyc (bench --core). byte-compile first: start-up time is part of the
+# whole-command peers (and PYTHONDONTWRITEBYTECODE may be set)
 BENCH_ARGS ?= first
 bench: setup
 	$(BIN)/python -m compileall -q core/reftable_core lab data_gen
-	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/reftable-lab bench $(BENCH_ARGS)
+	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/reftable-lab bench $(if $(CORE),--core $(CORE)) $(BENCH_ARGS)
 
 lab: setup
 	$(BIN)/jupyter lab notebooks/

@@ -24,6 +24,14 @@ the repository repo (this checkout, or a clone of it) in
 (PYTHONPATH to its core/ and root, PYTHONSAFEPATH) makes `python -m lab.worker` run that
 revision's worker, workloads and reftable_core.
 
+compiled_core(core_dir) is the third: reftable_core of core_dir (this checkout's core/
+by default) compiled by mypyc (scripts/build-compiled-core.sh: out of tree, in
+<cache>/compiled-core/<hash of the sources>/, made now or reused; the modules mypyc
+cannot compile stay interpreted, named with the reason in its lab-build.json). A
+CoreBuild names one build of this checkout's core, interpreted or compiled: it stands
+where a CoreRev does (its short is its name, so variants read all-on@compiled), and
+its env() puts that build first on the worker's PYTHONPATH.
+
 BuildError carries one line: not a repository, unknown revision, or a failed
 make (its log's path).
 """
@@ -40,7 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from .gitbin import PROVISION_SCRIPT, cache_root, find_git, hermetic_env, provisioned_source
+from .gitbin import (PROVISION_SCRIPT, REPO_ROOT, cache_root, find_git, hermetic_env,
+                     provisioned_source)
 
 BUILD_INFO = "lab-build.json"
 _INDEX = ".lab-index"
@@ -272,3 +281,57 @@ def core_rev(repo: Path | str, rev: str) -> CoreRev:
             raise BuildError(f"--core-rev {rev}: git worktree add failed: "
                              f"{proc.stderr.decode().strip()}")
     return CoreRev(rev, commit, tree)
+
+
+COMPILE_SCRIPT = REPO_ROOT / "scripts" / "build-compiled-core.sh"
+CORE_BUILDS = ("interpreted", "compiled")
+
+
+def compiled_core(core_dir: Path | str = REPO_ROOT / "core",
+                  log: TextIO | None = sys.stderr) -> Path:
+    """The folder holding core_dir's reftable_core compiled by mypyc (a PYTHONPATH entry;
+    built now, or reused while the sources are unchanged); BuildError if mypyc fails."""
+    proc = subprocess.run(["bash", str(COMPILE_SCRIPT), str(core_dir)], capture_output=True,
+                          text=True, env={**os.environ, "PYTHON": sys.executable})
+    if log and proc.stderr:
+        log.write(proc.stderr)
+    lines = proc.stdout.split()
+    if proc.returncode != 0 or not lines:
+        last = proc.stderr.strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
+        raise BuildError(f"--core compiled: {last[0]}")
+    return Path(lines[-1])
+
+
+@dataclass(frozen=True)
+class CoreBuild:
+    """One build of this checkout's reftable_core: interpreted (its .py files) or compiled
+    (dir: compiled_core()'s folder)."""
+    name: str          # one of CORE_BUILDS
+    dir: Path | None = None
+
+    @property
+    def rev(self) -> str:
+        return self.name
+
+    @property
+    def short(self) -> str:
+        return self.name
+
+    @property
+    def commit(self) -> str:
+        """The compiled build's cache key (its folder's name); "" for the interpreted one."""
+        return self.dir.name if self.dir else ""
+
+    def env(self) -> dict[str, str]:
+        """The worker's PYTHONPATH: the compiled folder (if any), this checkout's core/ and
+        root; PYTHONSAFEPATH as for a CoreRev."""
+        path = [str(self.dir)] if self.dir else []
+        path += [str(REPO_ROOT / "core"), str(REPO_ROOT)]
+        return {"PYTHONPATH": os.pathsep.join(path), "PYTHONSAFEPATH": "1"}
+
+
+def core_build(name: str) -> CoreBuild:
+    """The named build (the compiled one made or reused now); BuildError for another name."""
+    if name not in CORE_BUILDS:
+        raise BuildError(f"--core {name}: not one of {', '.join(CORE_BUILDS)}")
+    return CoreBuild(name, compiled_core() if name == "compiled" else None)

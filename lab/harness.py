@@ -20,7 +20,11 @@ all-on; with core revisions, each flags variant runs at every revision
 (label <variant>@<commit>, its worker on PYTHONPATH of that revision's
 worktree) in place of this checkout, and the ratios compare consecutive
 revisions variant by variant (and the peers with the last revision's
-all-on). Both are measured by every chosen measure, paired by round under
+all-on). Core builds (lab.builds.CoreBuild: bench --core interpreted,compiled) stand
+where core revisions do (labels <variant>@interpreted, <variant>@compiled); each
+build has the scenario's own rows besides, titled "<title> [<build>]"
+(build_title(), with the seed's figures, row_published()), so every flag's ratio is
+shown under each build. Both are measured by every chosen measure, paired by round under
 --rounds; within one process (--within-process) they cannot be (one
 interpreter, one git).
 
@@ -74,7 +78,7 @@ from typing import Any
 
 from reftable_core.flags import Flags
 
-from .builds import CoreRev, GitBuild
+from .builds import CoreBuild, CoreRev, GitBuild
 from .measure import BenchError, parse_measures
 from .measure import allocations as alloc_measure
 from .measure import instructions as counting
@@ -235,13 +239,27 @@ def per_record(value: float | None, params: dict[str, Any]) -> float | None:
 class Revisions:
     """What a run compares across revisions: git builds and reftable-core worktrees."""
     git: tuple[GitBuild, ...] = ()
-    core: tuple[CoreRev, ...] = ()
+    core: tuple[CoreRev | CoreBuild, ...] = ()   # revisions, or builds of this checkout
 
     def to_json(self) -> dict[str, Any]:
         return {"git": [{"label": b.label, "rev": b.rev, "commit": b.commit}
                         for b in self.git],
-                "core": [{"suffix": f"@{c.short}", "rev": c.rev, "commit": c.commit}
+                "core": [{"suffix": f"@{c.short}", "rev": c.rev, "commit": c.commit,
+                          "kind": "build" if isinstance(c, CoreBuild) else "revision"}
                          for c in self.core]}
+
+
+def build_title(title: str, build: str) -> str:
+    """A scenario row's title measured under one core build: "<title> [compiled]"."""
+    return f"{title} [{build}]"
+
+
+def row_published(published: Mapping[str, str], revisions: Mapping[str, Any]
+                  ) -> dict[str, str]:
+    """The seed's figures by row title, the rows of each core build included (revisions:
+    Revisions.to_json(), as a result file holds it)."""
+    builds = [c["rev"] for c in revisions.get("core", []) if c.get("kind") == "build"]
+    return {**published, **{build_title(t, b): p for b in builds for t, p in published.items()}}
 
 
 def _pairs(items: Sequence[Any]) -> list[tuple[Any, Any]]:
@@ -279,9 +297,12 @@ def expand(scenario: Scenario, scale: str, revisions: Revisions
     else:
         last = revisions.core[-1]
         all_on = f"all-on@{last.short}"
-        rows = [(f"{v.label}: {a.rev} -> {b.rev}", f"{v.label}@{a.short}",
-                 f"{v.label}@{b.short}")
-                for v in flags for a, b in _pairs(revisions.core)]
+        rows = [(build_title(title, c.name), f"{slow}@{c.short}", f"{fast}@{c.short}")
+                for c in revisions.core if isinstance(c, CoreBuild)
+                for title, slow, fast in scenario.comparisons(scale)]
+        rows += [(f"{v.label}: {a.rev} -> {b.rev}", f"{v.label}@{a.short}",
+                  f"{v.label}@{b.short}")
+                 for v in flags for a, b in _pairs(revisions.core)]
         rows += [(f"{v.label} over reftable-lab (all-on at {last.rev})", all_on, v.label)
                  for v in base if v.peer]
     if any(v.peer and v.label == "git" for v in base):
@@ -574,7 +595,9 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
     finally:
         if bar:
             bar.close()
-    result.ratios = compute_ratios(result, comparisons, scenario.row_published)
+    result.ratios = compute_ratios(result, comparisons,
+                                   row_published(scenario.row_published,
+                                                 result.revisions))
     result.elapsed = time.time() - result.started
     (out_dir / f"{scenario.name}.result.json").write_text(json.dumps(result.to_json(), indent=1))
     return result

@@ -123,7 +123,7 @@ def FUNC(
     """Yield RefRecords from block (at off, after key last), then from the blocks
     next_block(block) returns (VARIANT)."""
     RefRec = RefRecord
-    new = object.__new__
+    new = RefRec.__new__        # object.__new__ (a compiled RefRecord: its own)
     h2 = 2 * hash_size
     while True:
         data = block.data
@@ -163,7 +163,7 @@ def FUNC(
                 NAME
                 vt = s & 7
                 if vt == 1:
-                    # the common records are built slot by slot: object.__new__ plus
+                    # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
                     nxt = off + hash_size
                     rec = new(RefRec)
@@ -355,7 +355,7 @@ KEY_DECODE = {
 # key buffer); the release is dropping the loop's reference to the last name.
 NAME = {
     True: {"NAME": "name = bytes(key)"},
-    False: {"NAME": ("name = None                 # reftable_ref_record_release(r): NULL\n"
+    False: {"NAME": ("name: bytes | None = None   # reftable_ref_record_release(r): NULL\n"
                      "if name is None:            # reftable_realloc(NULL, n) is malloc(n)\n"
                      "    name = bytes(key)")},
 }

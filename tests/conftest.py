@@ -1,12 +1,40 @@
-"""Shared pytest fixtures: the provisioned git and throw-away repositories."""
+"""Shared pytest fixtures: the provisioned git and throw-away repositories.
+
+REFTABLE_LAB_CORE=compiled runs the tests against reftable_core compiled by mypyc
+(lab.builds.compiled_core(), built on first use): its folder goes first on sys.path
+and on the PYTHONPATH of the processes the tests start, before anything imports
+reftable_core, and the hot loops' module must then be the extension module.
+REFTABLE_LAB_CORE=interpreted (or unset) is the source tree.
+"""
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
+from lab.builds import CORE_BUILDS, compiled_core
 from lab.gitbin import GitRunner, find_git, hermetic_env
+
+CORE = os.environ.get("REFTABLE_LAB_CORE") or "interpreted"
+
+
+def _use_compiled_core() -> None:
+    assert "reftable_core" not in sys.modules, "reftable_core was imported before conftest"
+    folder = str(compiled_core())
+    sys.path.insert(0, folder)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (folder, os.environ.get("PYTHONPATH")) if p)
+    from reftable_core.reftable import loops    # only now: the import this check is about
+    assert loops.__file__ and loops.__file__.endswith(".so"), loops.__file__
+
+
+if CORE not in CORE_BUILDS:
+    raise pytest.UsageError(f"REFTABLE_LAB_CORE={CORE}: not one of {', '.join(CORE_BUILDS)}")
+if CORE == "compiled":
+    _use_compiled_core()
 
 
 @pytest.fixture(scope="session")

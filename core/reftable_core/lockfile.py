@@ -132,7 +132,8 @@ class LockFile:
         """Append all of data to the lock file."""
         view = memoryview(data)
         while view:
-            view = view[os.write(self.fd, view):]
+            n = os.write(self.fd, view)    # bound first: compiled, view[os.write(...):] writes twice
+            view = view[n:]
 
     def fsync(self) -> None:
         fsync_fd(self.fd)

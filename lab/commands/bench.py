@@ -9,7 +9,9 @@ bench    run scenarios (every flag variant and the peers) by --measure time
          plots cost against size (log-log, fitted exponents; lab.sweep);
          --git-src DIR --git-rev A --git-rev B adds git built at each revision
          (lab.builds) beside every git peer; --core-rev A --core-rev B runs the
-         flags variants at two commits of this repository; every run appends to
+         flags variants at two commits of this repository; --core compiled (or
+         interpreted,compiled) runs them under reftable_core built by mypyc
+         (lab.builds.compiled_core), each flag's ratio per build; every run appends to
          <out>/index.jsonl, and --export bmf writes <run>/bmf.json (lab.export)
 compare  ratio of two pyperf JSON result files, with a Welch t interval
 report   re-render the report of a finished run directory
@@ -31,7 +33,7 @@ from pathlib import Path
 
 from reftable_core.flags import Flags
 
-from lab.builds import BuildError, build_all, core_rev
+from lab.builds import BuildError, CoreBuild, CoreRev, build_all, core_build, core_rev
 from lab.export import append_index, write_bmf
 from lab.gitbin import REPO_ROOT
 from lab.harness import Revisions, ScenarioResult
@@ -91,6 +93,12 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
                    help="run the flags variants at this commit of the repository (repeat: "
                         "A, B; a git worktree of each under the cache); the ratios compare "
                         "the revisions variant by variant, paired by round with --rounds")
+    p.add_argument("--core", default=None, metavar="BUILD[,BUILD]",
+                   help="interpreted (default), compiled (reftable_core built by mypyc, out "
+                        "of tree, cached under ~/.cache/reftable-lab/compiled-core; made on "
+                        "first use), or interpreted,compiled: the flags variants run under "
+                        "each build (all-on@compiled, ...), each flag's ratio shown per build "
+                        "and the builds compared variant by variant")
     p.add_argument("--core-src", default=None, metavar="DIR",
                    help="the repository --core-rev names commits of (default: this checkout)")
     p.add_argument("--export", default=None, choices=["bmf"],
@@ -220,8 +228,14 @@ def _revisions(args: argparse.Namespace) -> Revisions:
         raise BuildError("--git-src needs at least one --git-rev")
     if args.core_src and not args.core_rev:
         raise BuildError("--core-src needs at least one --core-rev")
+    builds = list(dict.fromkeys(args.core.split(","))) if args.core else []
+    if builds and args.core_rev:
+        raise BuildError("--core builds this checkout's core: not with --core-rev")
     git = build_all(args.git_src, args.git_rev) if args.git_rev else []
-    core = [core_rev(args.core_src or REPO_ROOT, rev) for rev in args.core_rev]
+    core: list[CoreRev | CoreBuild] = [core_rev(args.core_src or REPO_ROOT, rev)
+                                       for rev in args.core_rev]
+    if builds != ["interpreted"]:                   # the checkout as it runs: no variants
+        core += [core_build(name) for name in builds]
     return Revisions(tuple(git), tuple(dict.fromkeys(core)))
 
 
@@ -282,7 +296,7 @@ def run_compare(args: argparse.Namespace, flags: Flags) -> int:
 
 
 def run_report(args: argparse.Namespace, flags: Flags) -> int:
-    from lab.harness import compute_ratios
+    from lab.harness import compute_ratios, row_published
     from lab.report import load_results, render
     from lab.scenarios import SCENARIOS as scenarios
     if _refuse_flags("report", args):
@@ -297,7 +311,7 @@ def run_report(args: argparse.Namespace, flags: Flags) -> int:
             rows = s.comparisons(r.scale)
             if r.revisions.get("git") or r.revisions.get("core"):   # the run's own rows
                 rows = list(dict.fromkeys((q["title"], q["slow"], q["fast"]) for q in r.ratios))
-            r.ratios = compute_ratios(r, rows, s.row_published)
+            r.ratios = compute_ratios(r, rows, row_published(s.row_published, r.revisions))
     print(render(results, args.run_dir))
     return 0
 

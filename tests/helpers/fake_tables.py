@@ -58,7 +58,7 @@ class FakeIter:
 
 
 class FakeTable:
-    hash_id = 1
+    hash_id = "sha1"                 # Reftable.hash_id is a str (a compiled core checks it)
 
     def __init__(self, refs: list[Any] = (), logs: list[Any] = (), name: str = "t") -> None:
         self._refs = sorted(refs, key=lambda r: r.key())

@@ -3,6 +3,9 @@
 give None; the object store is only asked for when the revision needs it."""
 from __future__ import annotations
 
+import hashlib
+import itertools
+import zlib
 from pathlib import Path
 
 import pytest
@@ -102,26 +105,35 @@ def test_full_and_abbreviated_ids(mgit: GitRunner, repo: Path) -> None:
         assert resolve_revision(oids[0][:3].encode(), {}.get, lambda: store, hl) is None
 
 
-class _Oids:
-    """Just enough of an ObjectStore for abbreviated ids."""
+def _two_blobs_sharing_4_hex_digits(objdir: Path) -> tuple[str, str]:
+    """Write the first two loose blobs (contents "0", "1", ...) whose ids agree in
+    their first 4 hex digits and differ in the 5th; their ids."""
+    seen: dict[str, tuple[str, bytes]] = {}
+    for i in itertools.count():
+        obj = b"blob %d\0%d" % (len(str(i)), i)
+        h = hashlib.sha1(obj).hexdigest()
+        other = seen.setdefault(h[:4], (h, obj))
+        if other[0] != h and other[0][4] != h[4]:
+            break
+    for hexid, data in (other, (h, obj)):
+        (objdir / hexid[:2]).mkdir(parents=True, exist_ok=True)
+        (objdir / hexid[:2] / hexid[2:]).write_bytes(zlib.compress(data))
+    return other[0], h
 
-    def __init__(self, *hexes: str) -> None:
-        self.oids = [bytes.fromhex(h) for h in hexes]
 
-    def iter_oids(self) -> list[bytes]:
-        return self.oids
-
-
-def test_ambiguous_abbreviation() -> None:
-    a, b = "abcd12" + "0" * 34, "abcd34" + "0" * 34
-    store = _Oids(a, b)
-    assert resolve_revision(b"abcd", {}.get, lambda: store, 20) is None     # type: ignore
-    assert resolve_revision(b"abcd1", {}.get, lambda: store, 20) == bytes.fromhex(a)  # type: ignore
-    assert resolve_revision(b"ABCD3", {}.get, lambda: store, 20) == bytes.fromhex(b)  # type: ignore
-    assert resolve_revision(b"abcd5", {}.get, lambda: store, 20) is None    # type: ignore
-    # a ref name wins over an abbreviated id
-    refs = {b"refs/heads/abcd1": bytes.fromhex(b)}
-    assert resolve_revision(b"abcd1", refs.get, lambda: store, 20) == bytes.fromhex(b)  # type: ignore
+def test_ambiguous_abbreviation(tmp_path: Path) -> None:
+    a, b = _two_blobs_sharing_4_hex_digits(tmp_path / "objects")
+    neither = next(a[:4] + d for d in "0123456789abcdef" if d not in (a[4], b[4]))
+    with open_object_store(tmp_path / "objects", "sha1") as store:
+        assert sorted(o.hex() for o in store.iter_oids()) == sorted([a, b])
+        assert resolve_revision(a[:4].encode(), {}.get, lambda: store, 20) is None
+        assert resolve_revision(a[:5].encode(), {}.get, lambda: store, 20) == bytes.fromhex(a)
+        assert resolve_revision(b[:5].upper().encode(), {}.get, lambda: store, 20) \
+            == bytes.fromhex(b)
+        assert resolve_revision(neither.encode(), {}.get, lambda: store, 20) is None
+        # a ref name wins over an abbreviated id
+        refs = {b"refs/heads/" + a[:5].encode(): bytes.fromhex(b)}
+        assert resolve_revision(a[:5].encode(), refs.get, lambda: store, 20) == bytes.fromhex(b)
 
 
 @pytest.mark.parametrize("rev", ["nope", "main~9", "main^2", "main~1^3", "v1^{blob}",

@@ -10,7 +10,6 @@ per comparison. Results are identical across all values (also tests/test_flags.p
 from __future__ import annotations
 
 import difflib
-import inspect
 import itertools
 import mmap
 from pathlib import Path
@@ -26,6 +25,7 @@ from reftable_core.reftable.table import TableReader
 from reftable_core.reftable.writer import WriterOptions, write_table
 
 from scripts.gen_loops import LESS
+from tests.helpers.source import as_python, source_of
 
 
 def _refs(n: int, ui: int = 1, step: int = 1) -> list[RefRecord]:
@@ -42,7 +42,7 @@ def _changed_lines(a: object, b: object) -> tuple[list[str], list[str]]:
     """(lines only in a, lines only in b) of two functions' sources, name and docstring
     lines left out."""
     def body(f: object) -> list[str]:
-        src = inspect.getsource(f).splitlines()
+        src = source_of(f).splitlines()
         start = next(i for i, line in enumerate(src) if line.rstrip().endswith('"""')
                      and i > 0 and '"""' in "".join(src[:i]))
         return [line.strip() for line in src[start + 1:]]
@@ -61,7 +61,8 @@ def test_each_record_loop_pair_differs_in_the_patched_lines_only() -> None:
                                  f[(BLOCK_TYPE_REF, swap, True, views, False)])
         # both allocate the name with bytes(key); off reaches it through the
         # release (NULL) and realloc's NULL test
-        assert [x.split("#")[0].strip() for x in off] == ["name = None", "if name is None:"]
+        assert [x.split("#")[0].strip() for x in off] == ["name: bytes | None = None",
+                                                          "if name is None:"]
         assert on == []
     # mmap acts on the block's source, not in the loop: one loop for both values
     # (a field sliced out of the map or out of a block's bytes is a fresh bytes)
@@ -143,8 +144,8 @@ def test_block_key_swap_off_copies_into_one_reused_last_key_on_swaps(tmp_path: P
         with TableReader.open(path, flags) as r:
             block = r.load_block(0)
             assert block is not None
-            gen = record_loop(BLOCK_TYPE_REF, flags)(block, block.header_off + 4, b"", 20,
-                                                    r.min_update_index, None)
+            loop = as_python(record_loop(BLOCK_TYPE_REF, flags))     # it has a gi_frame
+            gen = loop(block, block.header_off + 4, b"", 20, r.min_update_index, None)
             ids = set()
             for rec in itertools.islice(gen, 20):
                 last = gen.gi_frame.f_locals["last"]
@@ -168,7 +169,7 @@ def test_merged_cmp_off_formats_keys_into_two_reused_buffers(tmp_path: Path) -> 
         its = [iter(r.refs()) for r in readers]
         for i, it in enumerate(its):
             pq.add([next(it), i])
-        gen = merge_function(flags, REF)(pq.heap, its)
+        gen = as_python(merge_function(flags, REF))(pq.heap, its)    # it has a gi_frame
         seen: set[tuple[int, int]] = set()
         got = []
         for rec in gen:

@@ -1,11 +1,11 @@
 """Merged iteration over fake in-memory tables: newest wins, shadowing, deletions, seeks."""
 from __future__ import annotations
 
-import inspect
 import itertools
 
 import pytest
 from tests.helpers.fake_tables import FakeTable, FLog, FRef
+from tests.helpers.source import source_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reftable_core.flags import Flags, baseline
@@ -83,7 +83,7 @@ def test_empty_merged() -> None:
 def test_hash_mismatch_rejected() -> None:
     t = FakeTable([FRef(b"a", 1)])
     u = FakeTable([FRef(b"b", 1)])
-    u.hash_id = 2
+    u.hash_id = "sha256"
     with pytest.raises(Exception) as ei:
         MergedTable([t, u])
     assert "hash" in str(ei.value)
@@ -120,7 +120,7 @@ def test_merge_functions_are_generated_per_kind_and_flags_and_readable() -> None
     def src_of(kind: str, suppress: bool = True, **kw: bool) -> str:
         fn = merge_function(Flags(**kw), kind, suppress)
         assert fn.__module__ == "reftable_core.reftable.loops"
-        return inspect.getsource(fn)
+        return source_of(fn)
     fns = {(kind, k): merge_function(Flags(merged_cmp=k[0], same_subiter_skip=k[1],
                                            single_subiter_bypass=k[2], pq_cmp=k[3]), kind)
            for kind in ("ref", "log") for k in itertools.product((False, True), repeat=4)}

@@ -19,7 +19,7 @@ FLAGSETS = [Flags(), baseline(), Flags(pq_cmp=False), baseline().replace(pq_cmp=
 def test_pq_orders_refs_and_newer_first(flags: Flags) -> None:
     pq = MergedIterPQueue(make_less(REF, flags))
     names = [b"refs/heads/%d" % i for i in range(50)]
-    entries = [(FRef(n), idx) for n in names for idx in range(3)]
+    entries = [[FRef(n), idx] for n in names for idx in range(3)]
     random.Random(1).shuffle(entries)
     for e in entries:
         pq.add(e)
@@ -35,7 +35,7 @@ def test_pq_orders_refs_and_newer_first(flags: Flags) -> None:
 @pytest.mark.parametrize("flags", FLAGSETS)
 def test_pq_log_order(flags: Flags) -> None:
     pq = MergedIterPQueue(make_less(LOG, flags))
-    recs = [(FLog(b"refs/heads/%d" % (i % 4), update_index=i), i % 2) for i in range(20)]
+    recs = [[FLog(b"refs/heads/%d" % (i % 4), update_index=i), i % 2] for i in range(20)]
     for e in reversed(recs):
         pq.add(e)
     out = [pq.remove()[0] for _ in range(len(recs))]
@@ -53,7 +53,7 @@ def test_pq_field_and_key_less_agree(items: list[tuple[bytes, int, int]]) -> Non
         for kind, mk in ((REF, lambda n, u: FRef(n, u)), (LOG, lambda n, u: FLog(n, u))):
             pq = MergedIterPQueue(make_less(kind, flags))
             for n, u, idx in items:
-                pq.add((mk(n, u), idx))
+                pq.add([mk(n, u), idx])
             seq = []
             while pq:
                 r, idx = pq.remove()
@@ -90,7 +90,7 @@ def test_merge_loop_inline_comparisons_match_pq(a: bytes, b: bytes, ua: int, ub:
     test_loops_fresh checks that loops.py is what they generate) equal pq.make_less and
     the key order."""
     for kind, mk in ((REF, lambda n, u: FRef(n, u)), (LOG, lambda n, u: FLog(n, u))):
-        ea, eb = (mk(a, ua), ia), (mk(b, ub), ib)
+        ea, eb = [mk(a, ua), ia], [mk(b, ub), ib]
         for pq_cmp in (False, True):
             inline = eval("lambda A, B: " + LESS[(kind, pq_cmp)])  # noqa: S307
             assert inline(ea, eb) == make_less(kind, Flags(pq_cmp=pq_cmp))(ea, eb)

@@ -32,21 +32,12 @@ OBJ_BLOB = 3
 _MASK64 = (1 << 64) - 1
 
 
+STATS_FIELDS = ("adds", "bytes", "collisions", "deltas", "entries", "evictions", "hits",
+                "limit", "lookups", "lru_steps", "peak_bytes", "strategy")
+
+
 class CacheStats:
-    __slots__ = (
-        "adds",
-        "bytes",
-        "collisions",
-        "deltas",
-        "entries",
-        "evictions",
-        "hits",
-        "limit",
-        "lookups",
-        "lru_steps",
-        "peak_bytes",
-        "strategy",
-    )
+    __slots__ = STATS_FIELDS      # as_dict reads these (a compiled class has no __slots__)
 
     def __init__(self, limit: int, strategy: str) -> None:
         self.lookups = self.hits = self.adds = self.evictions = self.collisions = 0
@@ -61,7 +52,7 @@ class CacheStats:
         return self.lookups - self.hits
 
     def as_dict(self) -> dict[str, Any]:
-        d = {k: getattr(self, k) for k in self.__slots__}
+        d = {k: getattr(self, k) for k in STATS_FIELDS}
         d["misses"] = self.misses
         return d
 

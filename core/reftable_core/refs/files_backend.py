@@ -209,13 +209,11 @@ def _check_update_name(name: bytes) -> None:
 
 
 class _Upd(QueuedUpdate):
-    """A queued update plus the files backend's per-ref lock state."""
-    __slots__ = ("lock", "write")
-
-    def __init__(self, *args: Any, **kw: Any) -> None:
-        super().__init__(*args, **kw)
-        self.lock: LooseLock | None = None
-        self.write = False
+    """A queued update plus the files backend's per-ref lock state (class-level
+    defaults, no __init__ of its own: compiled by mypyc, an __init__(*args, **kw)
+    passing them on to QueuedUpdate's gets the args tuple as its first argument)."""
+    lock: LooseLock | None = None
+    write: bool = False
 
 
 class FilesTransaction:

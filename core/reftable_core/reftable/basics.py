@@ -6,9 +6,12 @@ return (value, new_off); they raise FormatError on truncation/overflow.
 """
 from __future__ import annotations
 
+import mmap
+
 from ..errors import FormatError
 
-Buf = bytes | bytearray | memoryview
+# a block's data: bytes, or the file's map under mmap=on (indexing gives ints either way)
+Buf = bytes | bytearray | memoryview | mmap.mmap
 
 MAX_U64 = (1 << 64) - 1      # the largest update index; log keys store MAX_U64 - index
 _MAX_VARINT_BYTES = 10

@@ -235,7 +235,8 @@ def _inflate(source, data: Buf, base: int, have: int, off: int, skip: int, sz: i
     if not d.eof or got != want:
         raise ZlibError(f"log block inflated to {got} bytes, header says {want}",
                         source.name, off)
-    return data[base:base + skip] + b"".join(out), skip + consumed
+    head = data[base:base + skip]      # data is bytes or a map here: a slice is bytes
+    return head + b"".join(out), skip + consumed    # type: ignore[operator, return-value]
 
 
 def load_block_early_exit(source, off: int, header_off: int, table_block_size: int,
@@ -312,7 +313,7 @@ def _restart_scan_start(block: Block, want: bytes) -> int:
                 o = r + 3
             else:
                 s, o = get_varint(data, r + 1)
-            if data[o:o + (s >> 3)] > want:
+            if data[o:o + (s >> 3)] > want:    # type: ignore[operator]  # bytes or a map
                 hi = mid
             else:
                 lo = mid + 1

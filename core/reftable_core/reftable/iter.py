@@ -50,7 +50,7 @@ class RecordIter(Iterator[Any]):
 class Reftable(ABC):
     """What one table and a merged stack of tables both offer."""
 
-    hash_id: str
+    hash_id: str | None      # None only for a merged table of no tables given no hash_id
     min_update_index: int
     max_update_index: int
 

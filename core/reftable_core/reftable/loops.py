@@ -77,7 +77,7 @@ def ref_loop__swap_on__alloc_on(
     """Yield RefRecords from block (at off, after key last), then from the blocks
     next_block(block) returns (decode_key_in_place=off, block_key_swap=on, ref_name_alloc=on)."""
     RefRec = RefRecord
-    new = object.__new__
+    new = RefRec.__new__        # object.__new__ (a compiled RefRecord: its own)
     h2 = 2 * hash_size
     while True:
         data = block.data
@@ -118,7 +118,7 @@ def ref_loop__swap_on__alloc_on(
                 name = bytes(key)
                 vt = s & 7
                 if vt == 1:
-                    # the common records are built slot by slot: object.__new__ plus
+                    # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
                     nxt = off + hash_size
                     rec = new(RefRec)
@@ -172,7 +172,7 @@ def ref_loop__swap_on__alloc_off(
     """Yield RefRecords from block (at off, after key last), then from the blocks
     next_block(block) returns (decode_key_in_place=off, block_key_swap=on, ref_name_alloc=off)."""
     RefRec = RefRecord
-    new = object.__new__
+    new = RefRec.__new__        # object.__new__ (a compiled RefRecord: its own)
     h2 = 2 * hash_size
     while True:
         data = block.data
@@ -210,12 +210,12 @@ def ref_loop__swap_on__alloc_off(
                     off += 1
                 else:
                     u, off = get_varint(data, off)
-                name = None                 # reftable_ref_record_release(r): NULL
+                name: bytes | None = None   # reftable_ref_record_release(r): NULL
                 if name is None:            # reftable_realloc(NULL, n) is malloc(n)
                     name = bytes(key)
                 vt = s & 7
                 if vt == 1:
-                    # the common records are built slot by slot: object.__new__ plus
+                    # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
                     nxt = off + hash_size
                     rec = new(RefRec)
@@ -269,7 +269,7 @@ def ref_loop__swap_off__alloc_on(
     """Yield RefRecords from block (at off, after key last), then from the blocks
     next_block(block) returns (decode_key_in_place=off, block_key_swap=off, ref_name_alloc=on)."""
     RefRec = RefRecord
-    new = object.__new__
+    new = RefRec.__new__        # object.__new__ (a compiled RefRecord: its own)
     h2 = 2 * hash_size
     while True:
         data = block.data
@@ -310,7 +310,7 @@ def ref_loop__swap_off__alloc_on(
                 name = bytes(key)
                 vt = s & 7
                 if vt == 1:
-                    # the common records are built slot by slot: object.__new__ plus
+                    # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
                     nxt = off + hash_size
                     rec = new(RefRec)
@@ -364,7 +364,7 @@ def ref_loop__swap_off__alloc_off(
     """Yield RefRecords from block (at off, after key last), then from the blocks
     next_block(block) returns (decode_key_in_place=off, block_key_swap=off, ref_name_alloc=off)."""
     RefRec = RefRecord
-    new = object.__new__
+    new = RefRec.__new__        # object.__new__ (a compiled RefRecord: its own)
     h2 = 2 * hash_size
     while True:
         data = block.data
@@ -402,12 +402,12 @@ def ref_loop__swap_off__alloc_off(
                     off += 1
                 else:
                     u, off = get_varint(data, off)
-                name = None                 # reftable_ref_record_release(r): NULL
+                name: bytes | None = None   # reftable_ref_record_release(r): NULL
                 if name is None:            # reftable_realloc(NULL, n) is malloc(n)
                     name = bytes(key)
                 vt = s & 7
                 if vt == 1:
-                    # the common records are built slot by slot: object.__new__ plus
+                    # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
                     nxt = off + hash_size
                     rec = new(RefRec)
@@ -461,7 +461,7 @@ def ref_loop__in_place__alloc_on(
     """Yield RefRecords from block (at off, after key last), then from the blocks
     next_block(block) returns (decode_key_in_place=on, ref_name_alloc=on)."""
     RefRec = RefRecord
-    new = object.__new__
+    new = RefRec.__new__        # object.__new__ (a compiled RefRecord: its own)
     h2 = 2 * hash_size
     while True:
         data = block.data
@@ -503,7 +503,7 @@ def ref_loop__in_place__alloc_on(
                 name = bytes(key)
                 vt = s & 7
                 if vt == 1:
-                    # the common records are built slot by slot: object.__new__ plus
+                    # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
                     nxt = off + hash_size
                     rec = new(RefRec)
@@ -556,7 +556,7 @@ def ref_loop__in_place__alloc_off(
     """Yield RefRecords from block (at off, after key last), then from the blocks
     next_block(block) returns (decode_key_in_place=on, ref_name_alloc=off)."""
     RefRec = RefRecord
-    new = object.__new__
+    new = RefRec.__new__        # object.__new__ (a compiled RefRecord: its own)
     h2 = 2 * hash_size
     while True:
         data = block.data
@@ -595,12 +595,12 @@ def ref_loop__in_place__alloc_off(
                     off += 1
                 else:
                     u, off = get_varint(data, off)
-                name = None                 # reftable_ref_record_release(r): NULL
+                name: bytes | None = None   # reftable_ref_record_release(r): NULL
                 if name is None:            # reftable_realloc(NULL, n) is malloc(n)
                     name = bytes(key)
                 vt = s & 7
                 if vt == 1:
-                    # the common records are built slot by slot: object.__new__ plus
+                    # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
                     nxt = off + hash_size
                     rec = new(RefRec)

@@ -112,7 +112,7 @@ class MergedTable(Reftable):
 
     def __init__(self, readers: Sequence[Any], flags: Flags | None = None,
                  hash_id: Any = None, suppress_deletions: bool = True) -> None:
-        self.readers = list(readers)
+        self.readers: Sequence[Any] = list(readers)    # not list[Any]: see build-compiled-core.sh
         self.flags = flags or Flags()
         self.suppress_deletions = suppress_deletions
         if hash_id is None and self.readers:

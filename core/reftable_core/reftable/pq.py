@@ -25,7 +25,7 @@ from typing import Any
 
 from ..flags import Flags
 
-Entry = tuple[Any, int]
+Entry = list[Any]     # [record, sub-iterator index]
 Less = Callable[[Entry, Entry], bool]
 
 REF = "ref"
