@@ -37,11 +37,13 @@ browser: setup
 # everything: the unit tests and the notebooks under nbmake ($(JOBS) workers), then the
 # notebooks in JupyterLab in headless chromium (one pytest process: one JupyterLab),
 # then git's own ref tests with the lab in place (scripts/git-tests.sh; a failing git
-# test fails make test)
+# test fails make test), then the reftable, refs and odb tests against the core
+# compiled by mypyc (test-compiled; the build is cached by the sources' hash)
 test: setup browser
 	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) -q -m 'not browser' --nbmake --nbmake-timeout=600 tests notebooks
 	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -q -m browser tests/notebooks
 	bash scripts/git-tests.sh
+	$(MAKE) --no-print-directory test-compiled
 
 # the browser test alone
 test-browser: setup browser
