@@ -32,7 +32,7 @@ After the measures, every flags variant runs once more, untimed, in a work
 pass (`python -m lab.worker --work`): its reftable_core.counters snapshot and
 the bytecodes of the hot loops become the variant's `work`, and each ratio row
 says whether the studied work differs between its two variants (work_differs:
-the counters lab.scenarios.WORK_OF_FLAG names for the flags the two variants
+the counters lab.scenario.WORK_OF_FLAG names for the flags the two variants
 set differently; None beside a peer, whose work the core does not count).
 
 Two schedules:
@@ -96,7 +96,8 @@ from .measure.time import (
     time_within_process,
     time_worker,
 )
-from .scenarios import SCENARIOS, Scenario, Variant, studied_counters
+from .scenario import Scenario, Variant, studied_counters
+from .scenarios import SCENARIOS
 from .stats import ALPHA, holm, in_words, min_ratio, paired_ratio_ci, ratio_ci, summarize
 
 try:
@@ -728,7 +729,7 @@ def _flags_of(v: VariantResult) -> Flags:
 
 def work_differs(a: VariantResult, b: VariantResult) -> bool | None:
     """Did a and b do different studied work? The studied counters are those
-    lab.scenarios.studied_counters names for the flags a and b set differently;
+    lab.scenario.studied_counters names for the flags a and b set differently;
     True when one of them differs (a counter one side lacks counts as 0 there).
     None when it cannot be told: a peer, a variant without work counters, or no
     studied counter measured on either side."""

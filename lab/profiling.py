@@ -29,7 +29,7 @@ from reftable_core.reftable.block import record_loop
 from reftable_core.reftable.record import BLOCK_TYPE_REF
 
 from . import worker
-from .scenarios import Scenario
+from .scenario import Scenario
 from .workloads import TimeFunc, build
 
 

@@ -36,7 +36,7 @@ from reftable_core.flags import FLAG_INFO, Flags, by_source
 
 from .harness import ScenarioResult, per_record
 from .plots import published_ratio, seed_beside_lab, series_plot
-from .scenarios import studied_counters
+from .scenario import studied_counters
 from .stats import CV_WARN, cv, format_count, format_seconds, summarize
 
 

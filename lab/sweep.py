@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .harness import ScenarioResult, VariantResult, run_scenario
-from .scenarios import Scenario
+from .scenario import Scenario
 from .stats import summarize
 
 QUADRATIC = 1.5          # an exponent from here up: flagged as quadratic (or worse)

@@ -37,7 +37,7 @@ from reftable_core.refs.api import SeekableRefStore
 from reftable_core.refs.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format
 from reftable_core.repo import Repo
 
-from .gitlike import Die, open_git_repo, run_git_command, write_err
+from .gitlike import Die, add_git_command, open_git_repo, write_err
 from .parseopt import OptSpec, parse_git_options, split_lab_options
 from .show_ref import Objects
 from .wildmatch import wildmatch
@@ -120,16 +120,7 @@ _IRREGULAR_ROOT_REFS = (b"HEAD", b"AUTO_MERGE", b"BISECT_EXPECTED_REV", b"NOTES_
 
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
-    helptext = "list references like git for-each-ref"
-    p = sub.add_parser("for-each-ref", help=helptext, prefix_chars="\x01", add_help=False,
-                       description=f"{helptext}; also takes --git-dir DIR, --flags SPEC, "
-                                   "--baseline")
-    p.add_argument("rest", nargs=argparse.REMAINDER)
-    p.set_defaults(func=run_for_each_ref)
-
-
-def run_for_each_ref(args: argparse.Namespace, flags: Flags) -> int:
-    return run_git_command(for_each_ref, list(args.rest), flags)
+    add_git_command(sub, "for-each-ref", "list references like git for-each-ref", for_each_ref)
 
 
 # -- the format ------------------------------------------------------------------------

@@ -15,6 +15,9 @@ Contract:
       a git repository" message otherwise. The config from the environment (git
       -c, reftable_core.config.env_config) overrides the repository's.
   ref_resolver(refs)   name -> oid or None through a RefStore's resolve().
+  add_git_command(sub, name, helptext, command)   the subcommand `name`, whose
+      arguments all reach command(argv, flags, out) (it parses them as git does,
+      lab.commands.parseopt), run by run_git_command.
   write_trace2_counters()   under $GIT_TRACE2_EVENT, git's trace2 "counter"
       events for the fsyncs the command made (reftable_core.lockfile.FSYNC_COUNTS,
       the non-zero ones, category "fsync"), in git's JSON event format; only these
@@ -25,6 +28,7 @@ Contract:
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -79,6 +83,17 @@ def report_die(d: Die) -> int:
     else:
         write_err(d.prefix, d.msg)
     return d.status
+
+
+def add_git_command(sub: argparse._SubParsersAction, name: str, helptext: str,
+                    command: Callable[[list[str], Flags, Any], int]) -> None:
+    """Register `name`: argparse passes every argument through (no prefix character,
+    no --help of its own), the command parses them as git does."""
+    p = sub.add_parser(name, help=helptext, prefix_chars="\x01", add_help=False,
+                       description=f"{helptext}; also takes --git-dir DIR, --flags SPEC, "
+                                   "--baseline")
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p.set_defaults(func=lambda args, flags: run_git_command(command, list(args.rest), flags))
 
 
 def run_git_command(command: Callable[[list[str], Flags, Any], int], argv: list[str],

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
+from reftable_core.config import config_bool
 from reftable_core.errors import FormatError, ReftableError
 from reftable_core.flags import Flags
 from reftable_core.odb.revision import parse_commit, resolve_range, resolve_revision
@@ -37,7 +38,6 @@ from reftable_core.odb.walk import (
     walk_log_raw,
     walk_log_S,
 )
-from reftable_core.config import config_bool
 from reftable_core.repo import open_repo
 
 from .gitlike import ref_resolver

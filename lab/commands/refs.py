@@ -27,7 +27,7 @@ from reftable_core.flags import Flags
 from reftable_core.refs.migrate import FORMATS, migrate_ref_storage
 from reftable_core.refs.transaction import hooks_dir
 
-from .gitlike import Die, open_git_repo, run_git_command, write_err
+from .gitlike import Die, add_git_command, open_git_repo, write_err
 from .parseopt import OptSpec, parse_git_options, split_lab_options
 
 USAGE_MIGRATE_LINE = "git refs migrate --ref-format=<format> [--dry-run]"
@@ -44,16 +44,7 @@ ERROR_STATUS = 255                   # git's cmd_refs_migrate returns error()'s 
 
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
-    helptext = "migrate the ref storage format like git refs migrate"
-    p = sub.add_parser("refs", help=helptext, prefix_chars="\x01", add_help=False,
-                       description=f"{helptext}; also takes --git-dir DIR, --flags SPEC, "
-                                   "--baseline")
-    p.add_argument("rest", nargs=argparse.REMAINDER)
-    p.set_defaults(func=run_refs)
-
-
-def run_refs(args: argparse.Namespace, flags: Flags) -> int:
-    return run_git_command(refs, list(args.rest), flags)
+    add_git_command(sub, "refs", "migrate the ref storage format like git refs migrate", refs)
 
 
 def refs(argv: list[str], flags: Flags, out: Any) -> int:

@@ -27,7 +27,7 @@ from reftable_core.refs.loose import LooseValue, read_loose
 from reftable_core.refs.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, refname_is_safe
 from reftable_core.repo import Repo
 
-from .gitlike import Die, open_git_repo, run_git_command, write_err
+from .gitlike import Die, add_git_command, open_git_repo, write_err
 from .parseopt import OptSpec, parse_git_options, split_lab_options
 
 MINIMUM_ABBREV = 4
@@ -35,12 +35,7 @@ FALLBACK_DEFAULT_ABBREV = 7
 
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
-    helptext = "list references like git show-ref"
-    p = sub.add_parser("show-ref", help=helptext, prefix_chars="\x01", add_help=False,
-                       description=f"{helptext}; also takes --git-dir DIR, --flags SPEC, "
-                                   "--baseline")
-    p.add_argument("rest", nargs=argparse.REMAINDER)
-    p.set_defaults(func=run_show_ref)
+    add_git_command(sub, "show-ref", "list references like git show-ref", show_ref)
 
 
 class Objects:
@@ -168,10 +163,6 @@ SHOW_REF_SPECS = [
     OptSpec("quiet", "q", "bool", "quiet"),
     OptSpec("exclude-existing", None, "optarg", "exclude_existing", negatable=False),
 ]
-
-
-def run_show_ref(args: argparse.Namespace, flags: Flags) -> int:
-    return run_git_command(show_ref, list(args.rest), flags)
 
 
 def show_ref(argv: list[str], flags: Flags, out: Any) -> int:

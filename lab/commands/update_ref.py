@@ -35,7 +35,7 @@ from reftable_core.refs.refname import (
 from reftable_core.refs.transaction import HookAbortedError
 from reftable_core.repo import Repo
 
-from .gitlike import Die, open_git_repo, ref_resolver, run_git_command, write_err
+from .gitlike import Die, add_git_command, open_git_repo, ref_resolver, write_err
 from .parseopt import OptSpec, parse_git_options, split_lab_options
 from .quote import cstr, unquote_c
 
@@ -43,12 +43,7 @@ _READ_CHUNK = 1 << 16
 
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
-    helptext = "update references like git update-ref --stdin"
-    p = sub.add_parser("update-ref", help=helptext, prefix_chars="\x01", add_help=False,
-                       description=f"{helptext}; also takes --git-dir DIR, --flags SPEC, "
-                                   "--baseline")
-    p.add_argument("rest", nargs=argparse.REMAINDER)
-    p.set_defaults(func=run_update_ref)
+    add_git_command(sub, "update-ref", "update references like git update-ref --stdin", update_ref)
 
 
 UPDATE_REF_SPECS = [
@@ -81,10 +76,6 @@ COMMANDS: list[tuple[str, int, int]] = [
     ("prepare", 0, PREPARED), ("abort", 0, CLOSED), ("commit", 0, CLOSED),
 ]
 
-
-
-def run_update_ref(args: argparse.Namespace, flags: Flags) -> int:
-    return run_git_command(update_ref, list(args.rest), flags)
 
 
 class _UpdateRefStdin:
