@@ -517,6 +517,14 @@ def _work_all(scenario: Scenario, gitdir: Path, params: dict[str, Any],
             f.result()
 
 
+def picked_labels(only: Sequence[str]) -> set[str]:
+    """The labels `only` names: each item, and each run of consecutive items joined by
+    commas (so that `--only a=off,b=off,all-on`, split at its commas, still picks the
+    variant labelled "a=off,b=off")."""
+    items = list(only)
+    return {",".join(items[i:j]) for i in range(len(items)) for j in range(i + 1, len(items) + 1)}
+
+
 def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path | str = "results",
                  mode: str = "fast", peers: bool = True, only: Sequence[str] | None = None,
                  datasets_dir: Path | str | None = None,
@@ -542,7 +550,8 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
     untimed work pass of every flags variant (`jobs` at once), last.
     revisions: git builds as more git peers, core revisions of the flags variants
     (see the module doc); `only` may name a variant by its label or by the label it
-    was made from ("all-on" picks all-on@<each revision>, "git" every git build).
+    was made from ("all-on" picks all-on@<each revision>, "git" every git build); a
+    label with commas in it may come split at them (picked_labels).
     """
     if isinstance(measures, str):
         measures = parse_measures(measures)
@@ -567,8 +576,10 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
                             unreproduced=dict(scenario.unreproduced),
                             cumulative=[list(step) for step in scenario.cumulative_steps(scale)])
     expanded, envs, comparisons = expand(scenario, scale, revisions)
+    picked = None if only is None else picked_labels(only)
     variants = [v for base, v in expanded
-                if (only is None or v.label in only or base in only) and (peers or not v.peer)]
+                if (picked is None or v.label in picked or base in picked)
+                and (peers or not v.peer)]
     results = {v.label: _empty_result(scenario, v, _variant_json(scenario, v, out_dir))
                for v in variants}
     result.variants = [results[v.label] for v in variants]

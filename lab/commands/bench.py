@@ -122,7 +122,9 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
     p.add_argument("--out", default="results", help="results root directory")
     p.add_argument("--datasets", default=None, help="datasets root (default ./datasets)")
     p.add_argument("--no-peers", action="store_true", help="skip git/dulwich/CLI peers")
-    p.add_argument("--only", default=None, help="comma-separated variant labels to run")
+    p.add_argument("--only", default=None,
+                   help="comma-separated variant labels to run (a label with commas in it "
+                        "is given as it is)")
     p.set_defaults(func=run_bench)
 
     c = sub.add_parser("compare", help="speed-up of B over A from two pyperf JSON files",

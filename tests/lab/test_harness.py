@@ -20,6 +20,7 @@ from lab.harness import (
     VariantResult,
     compute_ratios,
     load_runs,
+    picked_labels,
     round_orders,
     rounds_benchmark,
     run_scenario,
@@ -370,3 +371,15 @@ def test_the_first_set_names_scenarios_and_studies_every_flag() -> None:
     assert left == {"packed_reader", "refname_safety"}     # as the set's comment says
     assert expand_names(["show-ref-1table", "first", "show-ref-3tables"])[:2] == [
         "show-ref-1table", SETS["first"][0]]
+
+
+def test_only_picks_a_label_with_commas_given_split_at_them() -> None:
+    """--only is split at commas: a variant labelled "a=off,b=off" is still picked by
+    its label, and not by any one part of it."""
+    scenario = SCENARIOS["migrate-to-reftable"]
+    labels = [v.label for v in scenario.variants("small")]
+    base = next(label for label in labels if "," in label)
+    picked = picked_labels(f"initial_transaction_check=off,{base},git".split(","))
+    assert {label for label in labels if label in picked} == {
+        "initial_transaction_check=off", base, "git"}
+    assert base not in picked_labels(base.split(",")[:-1])
