@@ -53,6 +53,7 @@ strategy, lookup and refname safety come from flags (see packed.py).
 from __future__ import annotations
 
 import os
+from itertools import chain
 from typing import Any, Callable, Iterator
 
 from ..config import read_config
@@ -162,16 +163,26 @@ class FilesRefStore(RefStoreBase):
         symref (name, None, None, target), a broken ref (include_broken)
         (name, zero id, None, None). Loose and packed merged in name order (git's
         merge iterator): the next packed record is parsed only after the one
-        before it is given, so a bad line comes after it; once the loose refs are
-        done the packed rows are given as the packed walk makes them."""
+        before it is given, so a bad line comes after it. Once the loose refs are
+        done (at once when there are none) the packed walk's rows follow as it
+        makes them. The loose refs are listed and the packed-refs snapshot taken
+        when this is called."""
         if not (prefix.startswith(b"refs/") or b"refs/".startswith(prefix)):
-            return
-        gitdir, hash_size, zero = self.gitdir, self.hash_size, self.zero
-        on_broken = _broken_row(zero) if include_broken else _left_out
-        loose = iter_loose_names(gitdir, prefix)
+            return iter(())
+        on_broken = _broken_row(self.zero) if include_broken else _left_out
+        loose = iter_loose_names(self.gitdir, prefix)
         packed = self.packed().rows(prefix, on_broken)   # from the start for b"" (git reads it all)
-        ln = next(loose, None)
-        pe: RefRow | None = next(packed, None) if ln is not None else None
+        first = next(loose, None)
+        if first is None:
+            return packed
+        return chain(self._merged_rows(first, loose, packed, include_broken), packed)
+
+    def _merged_rows(self, ln: tuple[bytes, bool] | None, loose: Iterator[tuple[bytes, bool]],
+                     packed: Iterator[RefRow], include_broken: bool) -> Iterator[RefRow]:
+        """iter_ref_rows' merge, from the loose ref ln on, until the loose refs are
+        done (the packed rows after the last one given are packed's to give)."""
+        gitdir, hash_size, zero = self.gitdir, self.hash_size, self.zero
+        pe: RefRow | None = next(packed, None)
         while ln is not None:
             if pe is None or ln[0] <= pe[0]:
                 name, good = ln
@@ -189,7 +200,6 @@ class FilesRefStore(RefStoreBase):
                 pe = next(packed, None)
         if pe is not None:
             yield pe
-        yield from packed
 
     def iter_ref_records(self, prefix: bytes = b"",
                          include_broken: bool = False) -> Iterator[RefRecord]:

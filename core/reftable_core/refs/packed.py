@@ -49,7 +49,7 @@ import binascii
 import bisect
 import mmap as _mmap
 import os
-from itertools import pairwise
+from itertools import chain, pairwise
 from operator import itemgetter
 from typing import Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
@@ -77,6 +77,7 @@ BrokenRow = Callable[[bytes, bytes], RefRow | None]
 oid: a row (git's REF_ISBROKEN ref, its oid cleared, with DO_FOR_EACH_INCLUDE_BROKEN)
 or None (left out, as git's iteration without that flag does)."""
 _NAME = itemgetter(0)
+_PEELED = itemgetter(2)
 
 
 class PackedEntry(NamedTuple):
@@ -428,6 +429,25 @@ class _ParseAllLookup:
 
 # -- bsearch: git's snapshot, searched and walked in the file's bytes ----------------
 
+def _lines_of(rows: list[RefRow]) -> int:
+    """The lines the rows were read from: one each, and one per "^" line."""
+    return 2 * len(rows) - list(map(_PEELED, rows)).count(None)
+
+
+def _count_under(rows: list[RefRow], prefix: bytes) -> int:
+    """How many rows, from the first, have a name starting with prefix. When the
+    names are in order and the first and the last start with it, all do (they
+    sort between them); else each is tested until one does not."""
+    names = list(map(_NAME, rows))
+    if not names or (names[0].startswith(prefix) and names[-1].startswith(prefix)
+                     and names == sorted(names)):
+        return len(names)
+    for i, name in enumerate(names):
+        if not name.startswith(prefix):
+            return i
+    return len(names)
+
+
 class _BsearchLookup:
     """packed_lookup=bsearch: git's snapshot (refs/packed-backend.c) over the
     file's bytes. Created as git creates it (header, verify_buffer_safe, and
@@ -596,9 +616,15 @@ class _BsearchLookup:
         records from them (_usual_rows) and checks their names in one batch
         (_named_rows); the first other record, and the rest of its chunk, goes
         through next_record itself (_next_record), which raises git's errors.
-        Rows come in file order and an error after the rows before it. Work: one
-        packed_bsearch_seeks; packed_lines counts the lines the walk parsed (a
-        chunk's at once), against parse_all's every line."""
+        Rows come in file order, chunk after chunk (_chunks), and an error after
+        the rows before it. Work: one packed_bsearch_seeks; packed_lines counts
+        the lines the walk parsed (a chunk's at once), against parse_all's every
+        line."""
+        return chain.from_iterable(self._chunks(prefix, on_broken))
+
+    def _chunks(self, prefix: bytes, on_broken: BrokenRow) -> Iterator[list[RefRow]]:
+        """The walk of rows(), as lists of rows (a chunk's usual records, then one
+        list per record of its rest)."""
         pos = self._seek(prefix)[0] if prefix else self.start
         eof = self.eof
         size = FIRST_CHUNK
@@ -607,13 +633,14 @@ class _BsearchLookup:
             size = min(2 * size, CHUNK)
             usual, pos = self._usual_rows(pos, end, prefix)
             rows, error = self._named_rows(usual, on_broken)
-            yield from rows
+            if rows:
+                yield rows
             if error is not None:
                 raise error
             while pos < end:                      # the chunk's rest, as git reads it
                 pos, row, more = self._next_record(pos, prefix, on_broken)
                 if row is not None:
-                    yield row
+                    yield [row]
                 if not more:
                     return
 
@@ -632,32 +659,35 @@ class _BsearchLookup:
         unhex = binascii.unhexlify
         rows: list[RefRow] = []
         append = rows.append
+        odd = False
         try:
             for line in lines:
-                if line[0] == 94:                     # "^": the peeled id of the row before
+                if line[hexsz] == 32:                 # git takes any isspace: others go slow
+                    append((line[name_off:], unhex(line[:hexsz]), None, None))
+                elif line[0] == 94:                   # "^": the peeled id of the row before
                     name, oid, peeled, _ = rows[-1]
                     if peeled is not None or len(line) != peeled_len:
+                        odd = True
                         break
                     rows[-1] = (name, oid, unhex(line[1:]), None)
-                    continue
-                if line[hexsz] != 32:                 # git takes any isspace: others go slow
+                else:
+                    odd = True
                     break
-                name = line[name_off:]
-                if not name.startswith(prefix):
-                    break
-                append((name, unhex(line[:hexsz]), None, None))
-            else:
-                WORK.packed_lines += len(lines)
-                return rows, end
         except (IndexError, binascii.Error):
-            pass
-        # the lines read are the rows' and their "^" lines; the next one starts
-        # the first other record, or is the "^" line of the last row (then that
-        # record is the first other one: its "^" line decides)
-        done = len(rows) + sum(1 for row in rows if row[2] is not None)
-        if done < len(lines) and lines[done][:1] == b"^" and rows and rows[-1][2] is None:
+            odd = True
+        # an odd line starts the first other record, unless it is the "^" line of
+        # the last row: then that record is the first other one (its "^" decides)
+        if odd and rows and rows[-1][2] is None and lines[_lines_of(rows)][:1] == b"^":
             rows.pop()
-            done -= 1
+        if prefix:
+            under = _count_under(rows, prefix)
+            if under < len(rows):
+                del rows[under:]
+                odd = True
+        if not odd:
+            WORK.packed_lines += len(lines)
+            return rows, end
+        done = _lines_of(rows)
         WORK.packed_lines += done
         return rows, pos + sum(map(len, lines[:done])) + done
 

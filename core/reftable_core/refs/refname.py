@@ -74,37 +74,34 @@ def check_refname_format(name: bytes, flags: int = 0) -> bool:
     return True
 
 
-# check_refname_format's rules over many names at once (names_well_formed): every
-# byte git never allows in a name (control characters but LF, which separates the
-# names there, SP, DEL, ":?[\\^~*") translated to NUL, every other byte to itself.
-_FORBIDDEN_TO_NUL = bytes(0 if (c <= 0x20 and c != 0x0A) or c == 0x7F or c in b":?[\\^~*" else c
-                          for c in range(256))
+# check_refname_format's rules over many names at once (names_well_formed), in one
+# translate: every byte git never allows in a name (control characters but LF,
+# SP, DEL, ":?[\\^~*") becomes NUL, and ".", "/" and LF (which separates the
+# names there) all become "/"; every other byte stays itself.
+_FORBIDDEN = frozenset(range(0x00, 0x21)) - {0x0A} | {0x7F} | set(b":?[\\^~*")
+_RULE_BYTES = bytes(0 if c in _FORBIDDEN else 0x2F if c in b"./\n" else c for c in range(256))
 
 
 def names_well_formed(names: Sequence[bytes]) -> bool:
     """True when every name passes check_refname_format(name, REFNAME_ALLOW_ONELEVEL).
 
     The names are read from lines (none holds a LF). They are checked joined, as
-    LF + name + LF + name ... + LF, in C-level passes: one translate for the
-    forbidden characters, substring searches for the rules on "/" and "@", and a
-    look at the bytes around each ".". False says only that some name may fail:
-    the caller then checks each one."""
+    LF + name + LF + name ... + LF, translated by _RULE_BYTES: a NUL is a
+    forbidden character; two of ".", "/", LF side by side are "..", "/.", "//",
+    a leading or trailing "." or "/", or an empty name, except "./" (a component
+    ending in "." before another: allowed, so this one is a false alarm); then
+    ".lock" and "@" are looked at where they occur. False says only that some
+    name may fail: the caller then checks each one."""
     if not names:
         return True
     text = b"\n" + b"\n".join(names) + b"\n"
-    if b"\0" in text.translate(_FORBIDDEN_TO_NUL):
-        return False                     # control character, SP, DEL, ":?[\\^~*"
-    if b"//" in text or b"\n/" in text or b"/\n" in text or b"\n\n" in text:
-        return False                     # empty component, leading or trailing "/", empty name
+    rules = text.translate(_RULE_BYTES)
+    if b"\0" in rules or b"//" in rules:
+        return False
+    if b".lock" in text and (b".lock/" in text or b".lock\n" in text):
+        return False                     # a component ending in ".lock"
     if b"@" in text and (b"@{" in text or b"\n@\n" in text):
         return False                     # "@{", the name "@"
-    find = text.find
-    dot = find(b".")
-    while dot >= 0:                      # "..", a component starting with ".", a trailing ".",
-        if (text[dot - 1] in b"\n/." or text[dot + 1] == 0x0A      # a component ending in ".lock"
-                or (text.startswith(b"lock", dot + 1) and text[dot + 5] in b"\n/")):
-            return False
-        dot = find(b".", dot + 1)
     return True
 
 
