@@ -710,7 +710,9 @@ class _BsearchLookup:
             if good:
                 out.append(row)
             else:
-                broken = on_broken(name, row[1])              # type: ignore[arg-type]
+                oid = row[1]
+                assert oid is not None                        # a packed row has its oid
+                broken = on_broken(name, oid)
                 if broken is not None:
                     out.append(broken)
         return out, None
