@@ -40,6 +40,12 @@ on it. Errors: PackedRefsError (a FormatError with file and byte offset) whose
 text is git's ("unexpected line in <path>: <line>", "unterminated line in ...",
 "couldn't read <path>: <reason>"), RefnameError "packed refname is dangerous: <name>".
 
+A walk (PackedRefs.rows: plain tuples (name, oid, peeled, None), a broken name's
+row chosen by the caller; PackedRefs.iter: PackedEntry) reads a chunk of whole
+records at a time: the usual ones from the chunk's lines, split at once, their
+names checked in one batch (refname.make_names_checker); any other record goes
+through git's next_record, record by record: same rows, same errors, same place.
+
 write_packed_refs(path, refs) writes exactly what `git pack-refs --all` does,
 through packed-refs.lock (LockError when a stale lock exists).
 """
