@@ -308,21 +308,15 @@ def _show_patterns(store: Any, objs: Objects, o: dict[str, Any], patterns: list[
 
 def _show_files(store: Any, objs: Objects, o: dict[str, Any], match: _Tails | None,
                 prefixes: list[bytes], found: int, out: Any) -> int:
-    """show-ref's loop over the files backend's records (loose and packed merged,
-    broken ones included): a dangling symref is skipped silently; a broken ref
-    (zero id) or a missing object makes _show_one die with git's "bad ref", once
-    the pattern matched (git's paranoid iteration)."""
+    """show-ref's loop over the files backend's refs as rows (name, oid, peeled,
+    target; loose and packed merged, broken ones included): a dangling symref is
+    skipped silently; a broken ref (zero id) or a missing object makes _show_one
+    die with git's "bad ref", once the pattern matched (git's paranoid iteration)."""
     m = match or _Tails([])
     exact, tails, lasts, empty_ok = m.exact, m.tails, m.lasts, m.empty_ok
     for prefix in prefixes:
-        for rec in store.iter_ref_records(prefix, include_broken=True):
-            name = rec.refname
-            vt = rec.value_type
-            if vt == 1:
-                oid, peeled = rec.value, None
-            elif vt == 2:
-                oid, peeled = rec.value, rec.target_value
-            else:
+        for name, oid, peeled, target in _file_rows(store, prefix):
+            if target is not None:
                 r = _resolve_oid(store, name)
                 if r is None:
                     continue                 # dangling symref: skipped silently
@@ -333,6 +327,15 @@ def _show_files(store: Any, objs: Objects, o: dict[str, Any], match: _Tails | No
             found += 1
             _show_one(objs, o, name, oid, peeled, out)
     return 0 if found else 1
+
+
+def _file_rows(store: Any, prefix: bytes) -> Iterator[tuple[bytes, Any, Any, Any]]:
+    """A files store's refs under prefix, broken ones included, as rows (name, oid,
+    peeled, target); a store of linked worktrees gives records, read as rows."""
+    if isinstance(store, FilesRefStore):
+        return store.iter_ref_rows(prefix, include_broken=True)
+    return ((rec.refname, rec.value, rec.target_value, rec.target)
+            for rec in store.iter_ref_records(prefix, include_broken=True))
 
 
 def _prefix_end(prefix: bytes) -> bytes:

@@ -109,6 +109,33 @@ def test_all_flags_agree(gitdir: str) -> None:
         assert view(Flags(packed_reader=r, packed_lookup=l, refname_safety=sf)) == base
 
 
+def test_ref_rows(gitdir: str) -> None:
+    """iter_ref_rows: the refs of iter_ref_records as (name, oid, peeled, target)
+    tuples, broken ones (with include_broken) as the zero id, for every prefix
+    and flag; loose refs merged, packed rows once the loose ones are done."""
+    rows = list(store_of(gitdir).iter_ref_rows(b"", include_broken=True))
+    assert rows == [
+        (b"refs/heads/broken", Z, None, None),
+        (b"refs/heads/dangling", None, None, b"refs/heads/nope"),
+        (b"refs/heads/loose-only", C, None, None),
+        (b"refs/heads/main", A, None, None),
+        (b"refs/heads/packed-only", B, None, None),
+        (b"refs/heads/shadowed", B, None, None),
+        (b"refs/heads/x\r", Z, None, None),
+        (b"refs/remotes/origin/HEAD", None, None, b"refs/heads/main"),
+        (b"refs/tags/light", A, None, None),
+        (b"refs/tags/v1", C, A, None)]
+    for r, l, sf in itertools.product(PACKED_READERS, PACKED_LOOKUPS, REFNAME_SAFETY):
+        s = store_of(gitdir, Flags(packed_reader=r, packed_lookup=l, refname_safety=sf))
+        for prefix in (b"", b"refs/", b"refs/heads/", b"refs/heads/s", b"refs/tags/", b"HEAD"):
+            for broken in (False, True):
+                got = list(s.iter_ref_rows(prefix, include_broken=broken))
+                assert got == [(rec.refname, rec.value, rec.target_value, rec.target)
+                               for rec in s.iter_ref_records(prefix, include_broken=broken)]
+                assert got == [row for row in rows if row[0].startswith(prefix)
+                               and (broken or row[1] != Z)], (prefix, broken)
+
+
 def test_packed_snapshot_follows_the_file(gitdir: str) -> None:
     s = store_of(gitdir)
     assert s.read_ref(b"refs/heads/packed-only").value == B

@@ -4,12 +4,14 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from reftable_core import counters
 from reftable_core.errors import RefnameError
 from reftable_core.flags import REFNAME_SAFETY, Flags
 from reftable_core.refs.refname import (REFNAME_ALLOW_ONELEVEL, REFNAME_REFSPEC_PATTERN,
                                    check_refname_format, check_refname_format_slow,
-                                   make_name_checker, normalize_path_copy,
-                                   refname_is_safe_normalize, refname_is_safe_scan)
+                                   make_name_checker, make_names_checker, names_well_formed,
+                                   normalize_path_copy, refname_is_safe_normalize,
+                                   refname_is_safe_scan)
 
 # (name, valid with flags=0, valid with ALLOW_ONELEVEL), mostly from git's t1402
 FORMAT_CASES = [
@@ -145,3 +147,53 @@ def test_name_checker_outcomes(mode: str) -> None:
         check(b"refs/heads/../../config")
     with pytest.raises(RefnameError):
         check(b"")
+
+
+# -- the batch check (packed-refs walks) ----------------------------------------------
+
+def _good(name: bytes) -> bool:
+    return check_refname_format(name, REFNAME_ALLOW_ONELEVEL)
+
+
+def test_batch_check_cases() -> None:
+    good = [n for n, _, ok in FORMAT_CASES if ok]
+    assert names_well_formed(good) and names_well_formed([]) and names_well_formed([b"@/x"])
+    for name, _, ok in FORMAT_CASES:
+        assert names_well_formed(good + [name]) is ok, name
+        assert names_well_formed([name] + good) is ok, name
+    # "./" is allowed (a component may end in "." when another follows): the batch
+    # check does not say so, and each name is checked then
+    assert _good(b"refs/heads/a./b") and not names_well_formed([b"refs/heads/a./b"])
+
+
+@settings(max_examples=600, deadline=None)
+@given(names=st.lists(st.lists(_ALPHABET, max_size=8).map(b"".join), max_size=5))
+def test_batch_check_matches_each_check(names: list[bytes]) -> None:
+    """True only when every name is good; and when they are (no "./"), True."""
+    every = all(map(_good, names))
+    if names_well_formed(names):
+        assert every
+    elif every:
+        assert any(b"./" in n for n in names), names
+
+
+@pytest.mark.parametrize("mode", REFNAME_SAFETY)
+def test_batch_checker_does_the_variants_work(mode: str) -> None:
+    """The batch form of each refname_safety variant: the format check in bulk,
+    and, before v2 8/9 (normalize, escape_scan), the safety check of every name
+    as the per-name checker does it."""
+    names = [b"refs/heads/a", b"refs/heads/b.c", b"refs/tags/v1.0", b"HEAD"]
+    batch, each = make_names_checker(Flags(refname_safety=mode)), make_name_checker(
+        Flags(refname_safety=mode))
+    counters.reset()
+    assert batch(names)
+    by_batch = counters.snapshot()
+    counters.reset()
+    assert all(each(n) for n in names)
+    by_name = counters.snapshot()
+    for key in ("refname_escape_scans", "refname_normalized"):
+        assert by_batch[key] == by_name[key], key
+    expected = {"normalize": "refname_normalized", "escape_scan": "refname_escape_scans"}
+    if mode in expected:
+        assert by_batch[expected[mode]] >= 3        # refs/... names (HEAD needs no copy)
+    assert not batch(names + [b"refs/heads/x\r"])   # one broken: check each one then

@@ -20,6 +20,9 @@ it those checks are skipped.
                    value record holding the zero id (git's REF_ISBROKEN, show-ref
                    dies on it). A bad packed-refs line is raised (PackedRefsError)
                    when the walk reaches it, after the refs before it.
+                   iter_ref_rows(pre, include_broken) gives them as plain
+                   tuples (name, oid, peeled, target), no object per ref: the
+                   rows of the packed walk pass through as it makes them.
   iter_log(name)   logs/<name>, newest first.
   transaction()    git's semantics: prepare() takes <ref>.lock for every ref
                    (LockError text when one is held), checks old values and D/F
@@ -50,6 +53,7 @@ strategy, lookup and refname safety come from flags (see packed.py).
 from __future__ import annotations
 
 import os
+from itertools import chain
 from typing import Any, Callable, Iterator
 
 from ..config import read_config
@@ -60,7 +64,7 @@ from ..reftable.record import REF_SYMREF, REF_VAL1, REF_VAL2, RefRecord
 from .api import LogEntry, Ref, RefStoreBase, RefUpdate
 from .loose import (LooseLock, delete_loose, format_loose, iter_loose_names, prune_ref_parents,
                     read_loose)
-from .packed import PackedEntry, PackedRefs, format_packed_refs
+from .packed import BrokenRow, PackedRefs, RefRow, format_packed_refs
 from .reflog import (append_reflog, committer_ident, delete_reflog, format_reflog_line, log_mode,
                      normalize_reflog_message, read_reflog, reflog_exists,
                      should_autocreate_reflog)
@@ -153,41 +157,59 @@ class FilesRefStore(RefStoreBase):
         return read_loose(self.gitdir, name, self.hash_size) is not None or \
             self.packed().get(name) is not None
 
-    def iter_ref_records(self, prefix: bytes = b"",
-                         include_broken: bool = False) -> Iterator[RefRecord]:
+    def iter_ref_rows(self, prefix: bytes = b"",
+                      include_broken: bool = False) -> Iterator[RefRow]:
+        """The refs of iter_ref_records as rows (name, oid, peeled, target): a
+        symref (name, None, None, target), a broken ref (include_broken)
+        (name, zero id, None, None). Loose and packed merged in name order (git's
+        merge iterator): the next packed record is parsed only after the one
+        before it is given, so a bad line comes after it. Once the loose refs are
+        done (at once when there are none) the packed walk's rows follow as it
+        makes them. The loose refs are listed and the packed-refs snapshot taken
+        when this is called."""
         if not (prefix.startswith(b"refs/") or b"refs/".startswith(prefix)):
-            return
+            return iter(())
+        on_broken = _broken_row(self.zero) if include_broken else _left_out
         loose = iter_loose_names(self.gitdir, prefix)
-        packed = self.packed().iter(prefix)        # from the start for b"" (git reads it all)
+        packed = self.packed().rows(prefix, on_broken)   # from the start for b"" (git reads it all)
+        first = next(loose, None)
+        if first is None:
+            return packed
+        return chain(self._merged_rows(first, loose, packed, include_broken), packed)
+
+    def _merged_rows(self, ln: tuple[bytes, bool] | None, loose: Iterator[tuple[bytes, bool]],
+                     packed: Iterator[RefRow], include_broken: bool) -> Iterator[RefRow]:
+        """iter_ref_rows' merge, from the loose ref ln on, until the loose refs are
+        done (the packed rows after the last one given are packed's to give)."""
         gitdir, hash_size, zero = self.gitdir, self.hash_size, self.zero
-        ln = next(loose, None)
-        pe: PackedEntry | None = next(packed, None)
-        while ln is not None or pe is not None:
-            if pe is None or (ln is not None and ln[0] <= pe.name):
-                name, good = ln                                  # type: ignore[misc]
-                if pe is not None and pe.name == name:
+        pe: RefRow | None = next(packed, None)
+        while ln is not None:
+            if pe is None or ln[0] <= pe[0]:
+                name, good = ln
+                if pe is not None and pe[0] == name:
                     pe = next(packed, None)                      # shadowed by the loose ref
                 ln = next(loose, None)
                 lv = read_loose(gitdir, name, hash_size) if good else None
                 if lv is None or lv.broken:
                     if include_broken and (not good or lv is not None):
-                        yield RefRecord(name, 0, REF_VAL1, zero)
+                        yield name, zero, None, None
                     continue
-                if lv.target is not None:
-                    yield RefRecord(name, 0, REF_SYMREF, target=lv.target)
-                else:
-                    yield RefRecord(name, 0, REF_VAL1, lv.oid)
+                yield name, lv.oid, None, lv.target
             else:
-                # the next packed record is parsed only after this one is given
-                # out (git's merge iterator), so a bad line comes after it
-                if pe.broken:
-                    if include_broken:
-                        yield RefRecord(pe.name, 0, REF_VAL1, zero)
-                elif pe.peeled is None:
-                    yield RefRecord(pe.name, 0, REF_VAL1, pe.oid)
-                else:
-                    yield RefRecord(pe.name, 0, REF_VAL2, pe.oid, pe.peeled)
+                yield pe
                 pe = next(packed, None)
+        if pe is not None:
+            yield pe
+
+    def iter_ref_records(self, prefix: bytes = b"",
+                         include_broken: bool = False) -> Iterator[RefRecord]:
+        for name, oid, peeled, target in self.iter_ref_rows(prefix, include_broken):
+            if target is not None:
+                yield RefRecord(name, 0, REF_SYMREF, target=target)
+            elif peeled is None:
+                yield RefRecord(name, 0, REF_VAL1, oid)
+            else:
+                yield RefRecord(name, 0, REF_VAL2, oid, peeled)
 
     def iter_log(self, name: bytes) -> Iterator[LogEntry]:
         return iter(read_reflog(self.gitdir, name, self.hash_size))
@@ -201,6 +223,17 @@ class FilesRefStore(RefStoreBase):
     def transaction(self, initial: bool = False) -> "FilesTransaction":
         """A transaction; initial: git's REF_TRANSACTION_FLAG_INITIAL (see the contract)."""
         return FilesTransaction(self, initial)
+
+
+def _broken_row(zero: bytes) -> BrokenRow:
+    """A broken packed ref as iteration with broken refs gives it: the zero id."""
+    def row(name: bytes, oid: bytes) -> RefRow:
+        return name, zero, None, None
+    return row
+
+
+def _left_out(name: bytes, oid: bytes) -> RefRow | None:
+    return None
 
 
 def _check_update_name(name: bytes) -> None:

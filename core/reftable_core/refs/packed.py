@@ -40,6 +40,12 @@ on it. Errors: PackedRefsError (a FormatError with file and byte offset) whose
 text is git's ("unexpected line in <path>: <line>", "unterminated line in ...",
 "couldn't read <path>: <reason>"), RefnameError "packed refname is dangerous: <name>".
 
+A walk (PackedRefs.rows: plain tuples (name, oid, peeled, None), a broken name's
+row chosen by the caller; PackedRefs.iter: PackedEntry) reads a chunk of whole
+records at a time: the usual ones from the chunk's lines, split at once, their
+names checked in one batch (refname.make_names_checker); any other record goes
+through git's next_record, record by record: same rows, same errors, same place.
+
 write_packed_refs(path, refs) writes exactly what `git pack-refs --all` does,
 through packed-refs.lock (LockError when a stale lock exists).
 """
@@ -49,21 +55,35 @@ import binascii
 import bisect
 import mmap as _mmap
 import os
-from itertools import pairwise
-from typing import Iterable, Iterator, Mapping, NamedTuple, Sequence
+from itertools import chain, pairwise
+from operator import itemgetter
+from typing import Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from ..counters import WORK
 from ..errors import FormatError, RefnameError
 from ..flags import Flags
 from ..lockfile import write_locked
 from .packed_readers import LINE_READERS
-from .refname import NameCheck, make_name_checker
+from .refname import NameCheck, NamesCheck, make_name_checker, make_names_checker
 
 HEADER_PREFIX = b"# pack-refs with:"
 PACKED_REFS_HEADER = b"# pack-refs with: peeled fully-peeled sorted \n"
 SMALL_FILE_SIZE = 32 * 1024           # git reads files this small instead of mapping them
 _SPACE = b" \t\n\r"                   # git's isspace()
 PEELED_NONE, PEELED_TAGS, PEELED_FULLY = 0, 1, 2
+FIRST_CHUNK = 4 * 1024                # bytes of records a walk splits at once, doubling up to
+CHUNK = 64 * 1024                     # CHUNK (a lookup's first record costs no big split)
+
+RefRow = tuple[bytes, bytes | None, bytes | None, bytes | None]
+"""(name, oid, peeled, target): a ref as a plain tuple, in Ref's field order, what
+a walk gives (no object per ref). A packed ref has no target (None); a loose
+symref (files_backend) has its target and no oid."""
+BrokenRow = Callable[[bytes, bytes], RefRow | None]
+"""What a walk gives for a ref whose name is broken, from its name and the file's
+oid: a row (git's REF_ISBROKEN ref, its oid cleared, with DO_FOR_EACH_INCLUDE_BROKEN)
+or None (left out, as git's iteration without that flag does)."""
+_NAME = itemgetter(0)
+_PEELED = itemgetter(2)
 
 
 class PackedEntry(NamedTuple):
@@ -351,7 +371,8 @@ class _ParseAllLookup:
     not clean (load_lines) is answered by git's snapshot of it instead (the file
     read again whole), so that every flag gives git's answers on it too."""
 
-    def __init__(self, path: str, hash_size: int, reader: str, check_name: NameCheck) -> None:
+    def __init__(self, path: str, hash_size: int, reader: str, check_name: NameCheck,
+                 check_names: NamesCheck) -> None:
         self.git: _BsearchLookup | None = None
         data: _Loaded | None
         if reader == "mmap":
@@ -359,7 +380,8 @@ class _ParseAllLookup:
             try:
                 data = load_buffer(buf, path, hash_size, check_name) if buf else _EMPTY
                 if data is None:
-                    self.git = _BsearchLookup(path, hash_size, check_name, (bytes(buf), None))
+                    self.git = _BsearchLookup(path, hash_size, check_name, check_names,
+                                              (bytes(buf), None))
             finally:
                 if m is not None:
                     m.close()
@@ -370,7 +392,7 @@ class _ParseAllLookup:
             except OSError as e:
                 raise _read_error(path, e) from None
             if data is None:
-                self.git = _BsearchLookup(path, hash_size, check_name)
+                self.git = _BsearchLookup(path, hash_size, check_name, check_names)
         self.data = data or _EMPTY
 
     def get(self, name: bytes) -> PackedEntry | None:
@@ -382,18 +404,28 @@ class _ParseAllLookup:
             return self.data.entry(i)
         return None
 
-    def iter(self, prefix: bytes) -> Iterator[PackedEntry]:
+    @property
+    def level(self) -> int:
+        return self.git.level if self.git is not None else self.data.level
+
+    def rows(self, prefix: bytes, on_broken: BrokenRow) -> Iterator[RefRow]:
         if self.git is not None:
-            yield from self.git.iter(prefix)
+            yield from self.git.rows(prefix, on_broken)
             return
-        names = self.data.names
-        entry = self.data.entry
+        d = self.data
+        names, oids, peeled, broken = d.names, d.oids, d.peeled, d.broken
         i = bisect.bisect_left(names, prefix) if prefix else 0
         n = len(names)
         while i < n:
-            if prefix and not names[i].startswith(prefix):
+            name = names[i]
+            if not name.startswith(prefix):
                 break
-            yield entry(i)
+            if i in broken:
+                row = on_broken(name, oids[i])
+                if row is not None:
+                    yield row
+            else:
+                yield name, oids[i], peeled.get(i), None
             i += 1
 
     def close(self) -> None:
@@ -403,6 +435,25 @@ class _ParseAllLookup:
 
 # -- bsearch: git's snapshot, searched and walked in the file's bytes ----------------
 
+def _lines_of(rows: list[RefRow]) -> int:
+    """The lines the rows were read from: one each, and one per "^" line."""
+    return 2 * len(rows) - list(map(_PEELED, rows)).count(None)
+
+
+def _count_under(rows: list[RefRow], prefix: bytes) -> int:
+    """How many rows, from the first, have a name starting with prefix. When the
+    names are in order and the first and the last start with it, all do (they
+    sort between them); else each is tested until one does not."""
+    names = list(map(_NAME, rows))
+    if not names or (names[0].startswith(prefix) and names[-1].startswith(prefix)
+                     and names == sorted(names)):
+        return len(names)
+    for i, name in enumerate(names):
+        if not name.startswith(prefix):
+            return i
+    return len(names)
+
+
 class _BsearchLookup:
     """packed_lookup=bsearch: git's snapshot (refs/packed-backend.c) over the
     file's bytes. Created as git creates it (header, verify_buffer_safe, and
@@ -411,12 +462,13 @@ class _BsearchLookup:
     checks each record when it reaches it (next_record), so a bad line is
     reported where git reports it, and only then."""
 
-    def __init__(self, path: str, hash_size: int, check_name: NameCheck,
+    def __init__(self, path: str, hash_size: int, check_name: NameCheck, check_names: NamesCheck,
                  contents: tuple[bytes | _mmap.mmap, _mmap.mmap | None] | None = None) -> None:
         self.path = path
         self.hash_size = hash_size
         self.hexsz = 2 * hash_size
         self.check_name = check_name
+        self.check_names = check_names
         self.level = PEELED_NONE
         buf, self._map = contents if contents is not None else load_file(path)
         start, eof = 0, len(buf)
@@ -551,10 +603,10 @@ class _BsearchLookup:
             knows = False
         return PackedEntry(name, oid, peeled, knows, not good)
 
-    def iter(self, prefix: bytes) -> Iterator[PackedEntry]:
+    def rows(self, prefix: bytes, on_broken: BrokenRow) -> Iterator[RefRow]:
         """Records from the first name >= prefix on, as git's packed iterator and
         its prefix iterator give them: a name sorting before prefix is passed over,
-        the first one after it ends the walk.
+        the first one after it ends the walk; a broken name's row is on_broken's.
 
         This is git's packed_ref_iterator_begin seeking with
         find_reference_location and the prefix iterator stopping at the first
@@ -562,63 +614,151 @@ class _BsearchLookup:
         search landing mid-line, "walk back to find the start of the line", skip
         "^" peel lines; then "pos.cur && starts_with(pos.ref, prefix)") is its
         prototype: for-each-ref refs/remotes/2325298/ over a 218M packed-refs,
-        1.649 s -> 0.012 s. Work: one packed_bsearch_seeks, and packed_lines
-        counts the lines the walk parsed (counted once, from the bytes it
-        crossed, when the walk ends), against parse_all's every line."""
-        start = pos = self._seek(prefix)[0] if prefix else self.start
-        # git's next_record, inline: each record parsed and checked when the walk
-        # reaches it; the file, its traits and the checks are fixed for a snapshot
-        buf, eof, hexsz, path = self.buf, self.eof, self.hexsz, self.path
-        find = buf.find
-        unhex = binascii.unhexlify
-        Error = binascii.Error
-        check_name = self.check_name
-        min_len = hexsz + 2
+        1.649 s -> 0.012 s.
+
+        Every record gets git's next_record checks when the walk reaches it, in
+        bulk where that decides nothing: the walk splits a chunk of whole records
+        (FIRST_CHUNK bytes, doubling to CHUNK) into lines at once, reads the usual
+        records from them (_usual_rows) and checks their names in one batch
+        (_named_rows); the first other record, and the rest of its chunk, goes
+        through next_record itself (_next_record), which raises git's errors.
+        Rows come in file order, chunk after chunk (_chunks), and an error after
+        the rows before it. Work: one packed_bsearch_seeks; packed_lines counts
+        the lines the walk parsed (a chunk's at once), against parse_all's every
+        line."""
+        return chain.from_iterable(self._chunks(prefix, on_broken))
+
+    def _chunks(self, prefix: bytes, on_broken: BrokenRow) -> Iterator[list[RefRow]]:
+        """The walk of rows(), as lists of rows (a chunk's usual records, then one
+        list per record of its rest)."""
+        pos = self._seek(prefix)[0] if prefix else self.start
+        eof = self.eof
+        size = FIRST_CHUNK
+        while pos < eof:
+            end = eof if pos + size >= eof else self._record_end(pos + size, eof)
+            size = min(2 * size, CHUNK)
+            usual, pos = self._usual_rows(pos, end, prefix)
+            rows, error = self._named_rows(usual, on_broken)
+            if rows:
+                yield rows
+            if error is not None:
+                raise error
+            while pos < end:                      # the chunk's rest, as git reads it
+                pos, row, more = self._next_record(pos, prefix, on_broken)
+                if row is not None:
+                    yield [row]
+                if not more:
+                    return
+
+    def _usual_rows(self, pos: int, end: int, prefix: bytes) -> tuple[list[RefRow], int]:
+        """The rows of the records of buf[pos:end] (whole records) that leave git's
+        next_record nothing to decide, up to the first other one: hex id, SP, a
+        name under prefix, LF, at most one "^" + hex id + LF line. Returns them
+        (names not checked yet) and where the first other record starts (end if
+        none): another separator than SP, a bad id or line, a name outside prefix.
+        The chunk's lines come from one split; nothing is raised here."""
+        lines = self.buf[pos:end].split(b"\n")
+        lines.pop()                                   # after the chunk's last LF
+        hexsz = self.hexsz
         name_off = hexsz + 1
-        knows_all = self.level == PEELED_FULLY
-        knows_tags = self.level == PEELED_TAGS
-        n = len(prefix)
+        peeled_len = hexsz + 1                        # "^" + hex (LF cut by the split)
+        unhex = binascii.unhexlify
+        rows: list[RefRow] = []
+        append = rows.append
+        odd = False
         try:
-            while pos < eof:
-                if eof - pos < min_len or buf[pos + hexsz] not in _SPACE:
-                    raise invalid_line(path, buf, pos, eof)
-                try:
-                    oid = unhex(buf[pos:pos + hexsz])
-                except Error:
-                    raise invalid_line(path, buf, pos, eof) from None
-                eol = find(b"\n", pos + name_off, eof)
-                if eol < 0:
-                    raise unterminated_line(path, buf, pos, eof)
-                name = buf[pos + name_off:eol]
-                good = check_name(name)
-                peeled = None
-                nxt = eol + 1
-                if nxt < eof and buf[nxt] == 94:              # "^": the peeled value
-                    pend = nxt + min_len
-                    if pend > eof or buf[pend - 1] != 10:
-                        raise invalid_line(path, buf, nxt, eof)
-                    try:
-                        peeled = unhex(buf[nxt + 1:pend - 1])
-                    except Error:
-                        raise invalid_line(path, buf, nxt, eof) from None
-                    nxt = pend
-                pos = nxt
-                if n:
-                    head = name[:n]
-                    if head != prefix:
-                        if head < prefix:
-                            continue
+            for line in lines:
+                if line[hexsz] == 32:                 # git takes any isspace: others go slow
+                    append((line[name_off:], unhex(line[:hexsz]), None, None))
+                elif line[0] == 94:                   # "^": the peeled id of the row before
+                    name, oid, peeled, _ = rows[-1]
+                    if peeled is not None or len(line) != peeled_len:
+                        odd = True
                         break
-                if not good:
-                    yield PackedEntry(name, oid, None, False, True)
-                elif peeled is not None:
-                    yield PackedEntry(name, oid, peeled, True, False)
+                    rows[-1] = (name, oid, unhex(line[1:]), None)
                 else:
-                    yield PackedEntry(name, oid, None, knows_all or (
-                        knows_tags and name.startswith(b"refs/tags/")), False)
-        finally:
-            if self.buf:
-                WORK.packed_lines += _count_lines(self.buf, start, pos)
+                    odd = True
+                    break
+        except (IndexError, binascii.Error):
+            odd = True
+        # an odd line starts the first other record, unless it is the "^" line of
+        # the last row: then that record is the first other one (its "^" decides)
+        if odd and rows and rows[-1][2] is None and lines[_lines_of(rows)][:1] == b"^":
+            rows.pop()
+        if prefix:
+            under = _count_under(rows, prefix)
+            if under < len(rows):
+                del rows[under:]
+                odd = True
+        if not odd:
+            WORK.packed_lines += len(lines)
+            return rows, end
+        done = _lines_of(rows)
+        WORK.packed_lines += done
+        return rows, pos + sum(map(len, lines[:done])) + done
+
+    def _named_rows(self, rows: list[RefRow],
+                    on_broken: BrokenRow) -> tuple[list[RefRow], RefnameError | None]:
+        """rows after next_record's refname check: as they are when the batch
+        check passes them all; else each name checked, a broken one's row replaced
+        by on_broken's, and a dangerous name ends the rows (its error returned,
+        to be raised after the rows before it)."""
+        if self.check_names(list(map(_NAME, rows))):
+            return rows, None
+        check_name = self.check_name
+        out: list[RefRow] = []
+        for row in rows:
+            name = row[0]
+            try:
+                good = check_name(name)
+            except RefnameError as e:
+                return out, e
+            if good:
+                out.append(row)
+            else:
+                oid = row[1]
+                assert oid is not None                        # a packed row has its oid
+                broken = on_broken(name, oid)
+                if broken is not None:
+                    out.append(broken)
+        return out, None
+
+    def _next_record(self, pos: int, prefix: bytes,
+                     on_broken: BrokenRow) -> tuple[int, RefRow | None, bool]:
+        """git's next_record for the record at pos, then the prefix iterator's
+        test: (where the next record starts, the row to give or None, whether the
+        walk goes on). Raises git's errors for a bad line or a dangerous name."""
+        buf, eof, hexsz, path = self.buf, self.eof, self.hexsz, self.path
+        name_off = hexsz + 1
+        min_len = hexsz + 2
+        if eof - pos < min_len or buf[pos + hexsz] not in _SPACE:
+            raise invalid_line(path, buf, pos, eof)
+        try:
+            oid = binascii.unhexlify(buf[pos:pos + hexsz])
+        except binascii.Error:
+            raise invalid_line(path, buf, pos, eof) from None
+        eol = buf.find(b"\n", pos + name_off, eof)
+        if eol < 0:
+            raise unterminated_line(path, buf, pos, eof)
+        name = buf[pos + name_off:eol]
+        good = self.check_name(name)
+        peeled = None
+        nxt = eol + 1
+        if nxt < eof and buf[nxt] == 94:              # "^": the peeled value
+            pend = nxt + min_len
+            if pend > eof or buf[pend - 1] != 10:
+                raise invalid_line(path, buf, nxt, eof)
+            try:
+                peeled = binascii.unhexlify(buf[nxt + 1:pend - 1])
+            except binascii.Error:
+                raise invalid_line(path, buf, nxt, eof) from None
+            nxt = pend
+        WORK.packed_lines += 1 if peeled is None else 2
+        if not name.startswith(prefix):
+            return nxt, None, name < prefix           # before the prefix: passed over
+        if not good:
+            return nxt, on_broken(name, oid), True
+        return nxt, (name, oid, peeled, None), True
 
     def close(self) -> None:
         self.buf = b""
@@ -626,15 +766,6 @@ class _BsearchLookup:
         if self._map is not None:
             self._map.close()
             self._map = None
-
-
-def _count_lines(buf: bytes | _mmap.mmap, start: int, end: int) -> int:
-    """The LFs in buf[start:end], counted in C (a map has no .count: its bytes are
-    viewed and copied once; a walk's work counter, not its parse)."""
-    if isinstance(buf, bytes):
-        return buf.count(b"\n", start, end)
-    with memoryview(buf) as view:
-        return bytes(view[start:end]).count(b"\n")
 
 
 def _read_all(fd: int, size: int) -> bytes:
@@ -656,24 +787,45 @@ class PackedRefs:
         flags = flags or Flags()
         self.path = os.fspath(path)
         self.hash_size = hash_size
-        check = make_name_checker(flags)
+        check, check_names = make_name_checker(flags), make_names_checker(flags)
         impl: _ParseAllLookup | _BsearchLookup
         if flags.packed_lookup == "bsearch":
-            impl = _BsearchLookup(self.path, hash_size, check)
+            impl = _BsearchLookup(self.path, hash_size, check, check_names)
         else:
-            impl = _ParseAllLookup(self.path, hash_size, flags.packed_reader, check)
+            impl = _ParseAllLookup(self.path, hash_size, flags.packed_reader, check, check_names)
         self._impl = impl
 
     def get(self, name: bytes) -> PackedEntry | None:
         """The record named name (broken ones included), or None."""
         return self._impl.get(name)
 
+    def rows(self, prefix: bytes, on_broken: BrokenRow) -> Iterator[RefRow]:
+        """The records whose name starts with prefix, sorted by name, as rows
+        (name, oid, peeled, None); a broken name's row is on_broken(name, oid)'s
+        (None: left out). A bad line is raised when the walk reaches it, after the
+        rows before it."""
+        return self._impl.rows(prefix, on_broken)
+
     def iter(self, prefix: bytes = b"") -> Iterator[PackedEntry]:
-        """Records whose name starts with prefix, sorted by name (broken included)."""
-        return self._impl.iter(prefix)
+        """Records whose name starts with prefix, sorted by name (broken included),
+        as PackedEntry: rows() with the file's traits and broken names."""
+        broken: set[bytes] = set()                  # a name's check depends on it alone
+
+        def keep(name: bytes, oid: bytes) -> RefRow:
+            broken.add(name)
+            return name, oid, None, None
+
+        level = self._impl.level
+        for name, oid, peeled, _ in self._impl.rows(prefix, keep):
+            assert oid is not None
+            if name in broken:
+                yield PackedEntry(name, oid, None, False, True)
+            else:
+                yield PackedEntry(name, oid, peeled,
+                                  peeled is not None or _knows_peeled(level, name), False)
 
     def __iter__(self) -> Iterator[PackedEntry]:
-        return self._impl.iter(b"")
+        return self.iter(b"")
 
     def close(self) -> None:
         self._impl.close()

@@ -22,12 +22,17 @@ raises RefnameError when the name is dangerous):
   skip_sane    format check; the safety check only for names that FAIL it
                (v2 8/9: a well-formed name is always safe, so skip the work).
 
+names_well_formed(names) is the format check of a batch of names read from lines
+(packed-refs): the same verdict as check_refname_format on each, in a few C-level
+passes over them joined by LF; make_names_checker(flags) gives the flag's batch
+check (True: every name good; False: check each one with the per-name checker).
+
 Bytes in, no I/O. Names are bytes; a NUL byte counts as a control character.
 """
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Callable, Sequence
 
 from ..counters import WORK
 from ..errors import RefnameError
@@ -66,6 +71,37 @@ def check_refname_format(name: bytes, flags: int = 0) -> bool:
                 return False
     if not flags & REFNAME_ALLOW_ONELEVEL and b"/" not in name:
         return False
+    return True
+
+
+# check_refname_format's rules over many names at once (names_well_formed), in one
+# translate: every byte git never allows in a name (control characters but LF,
+# SP, DEL, ":?[\\^~*") becomes NUL, and ".", "/" and LF (which separates the
+# names there) all become "/"; every other byte stays itself.
+_FORBIDDEN = frozenset(range(0x00, 0x21)) - {0x0A} | {0x7F} | set(b":?[\\^~*")
+_RULE_BYTES = bytes(0 if c in _FORBIDDEN else 0x2F if c in b"./\n" else c for c in range(256))
+
+
+def names_well_formed(names: Sequence[bytes]) -> bool:
+    """True when every name passes check_refname_format(name, REFNAME_ALLOW_ONELEVEL).
+
+    The names are read from lines (none holds a LF). They are checked joined, as
+    LF + name + LF + name ... + LF, translated by _RULE_BYTES: a NUL is a
+    forbidden character; two of ".", "/", LF side by side are "..", "/.", "//",
+    a leading or trailing "." or "/", or an empty name, except "./" (a component
+    ending in "." before another: allowed, so this one is a false alarm); then
+    ".lock" and "@" are looked at where they occur. False says only that some
+    name may fail: the caller then checks each one."""
+    if not names:
+        return True
+    text = b"\n" + b"\n".join(names) + b"\n"
+    rules = text.translate(_RULE_BYTES)
+    if b"\0" in rules or b"//" in rules:
+        return False
+    if b".lock" in text and (b".lock/" in text or b".lock\n" in text):
+        return False                     # a component ending in ".lock"
+    if b"@" in text and (b"@{" in text or b"\n@\n" in text):
+        return False                     # "@{", the name "@"
     return True
 
 
@@ -237,6 +273,36 @@ def make_name_checker(flags: Flags) -> NameCheck:
     """The per-refname check of a ref reader: True good, False broken (bad name,
     kept as git keeps it, flagged), raises RefnameError if dangerous."""
     return NAME_CHECKERS[flags.refname_safety]
+
+
+NamesCheck = Callable[[Sequence[bytes]], bool]
+
+
+def _batch_check(safety: Callable[[bytes], bool] | None) -> NamesCheck:
+    """A batch check: the format check in bulk, then (normalize, escape_scan) the
+    safety check the variant runs on every name, a well-formed one included."""
+    def check(names: Sequence[bytes]) -> bool:
+        if not names_well_formed(names):
+            return False
+        if safety is not None:
+            for name in names:
+                safety(name)             # its verdict is not needed: the name is well formed
+        return True
+    return check
+
+
+NAMES_CHECKERS: dict[str, NamesCheck] = {
+    "normalize": _batch_check(refname_is_safe_normalize),
+    "escape_scan": _batch_check(refname_is_safe_scan),
+    "skip_sane": _batch_check(None),
+}
+
+
+def make_names_checker(flags: Flags) -> NamesCheck:
+    """The batch form of make_name_checker(flags): True when every name is good,
+    with the same work per name as the flag's variant beyond the format check;
+    False when some name may not be (then check each with make_name_checker's)."""
+    return NAMES_CHECKERS[flags.refname_safety]
 
 
 _PSEUDO_REFS = (b"FETCH_HEAD", b"MERGE_HEAD")
