@@ -382,8 +382,7 @@ def FUNC(
     while heap:
         entry = heap[0]
         REMOVE_TOP
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         BYPASS
         rec = nxt(its[idx], None)
         if rec is not None:

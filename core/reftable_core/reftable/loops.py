@@ -1043,8 +1043,7 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -1146,8 +1145,7 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -1239,8 +1237,7 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -1342,8 +1339,7 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -1435,8 +1431,7 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -1527,8 +1522,7 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -1616,8 +1610,7 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -1708,8 +1701,7 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -1797,8 +1789,7 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -1898,8 +1889,7 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -1989,8 +1979,7 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -2090,8 +2079,7 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -2181,8 +2169,7 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -2271,8 +2258,7 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -2358,8 +2344,7 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -2448,8 +2433,7 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -2537,8 +2521,7 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -2644,8 +2627,7 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -2741,8 +2723,7 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -2848,8 +2829,7 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -2945,8 +2925,7 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -3041,8 +3020,7 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -3134,8 +3112,7 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -3230,8 +3207,7 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -3323,8 +3299,7 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -3428,8 +3403,7 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -3523,8 +3497,7 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -3628,8 +3601,7 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -3723,8 +3695,7 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -3817,8 +3788,7 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -3908,8 +3878,7 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -4002,8 +3971,7 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -4091,8 +4059,7 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -4194,8 +4161,7 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -4287,8 +4253,7 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -4390,8 +4355,7 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -4483,8 +4447,7 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -4575,8 +4538,7 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -4664,8 +4626,7 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -4756,8 +4717,7 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -4845,8 +4805,7 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -4946,8 +4905,7 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -5037,8 +4995,7 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -5138,8 +5095,7 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -5229,8 +5185,7 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -5319,8 +5274,7 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -5406,8 +5360,7 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -5496,8 +5449,7 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -5585,8 +5537,7 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -5697,8 +5648,7 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -5799,8 +5749,7 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -5911,8 +5860,7 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -6013,8 +5961,7 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -6114,8 +6061,7 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -6212,8 +6158,7 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -6313,8 +6258,7 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -6411,8 +6355,7 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -6521,8 +6464,7 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -6621,8 +6563,7 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -6731,8 +6672,7 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -6831,8 +6771,7 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -6930,8 +6869,7 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -7026,8 +6964,7 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -7125,8 +7062,7 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
