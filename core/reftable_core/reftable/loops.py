@@ -120,8 +120,9 @@ def ref_loop__swap_on__alloc_on(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
+                    # (the annotation: compiled, the stores are native, not setattr calls)
                     nxt = off + hash_size
-                    rec = new(RefRec)
+                    rec: RefRecord = new(RefRec)
                     rec.refname = name
                     rec.update_index = u + min_ui
                     rec.value_type = 1
@@ -217,8 +218,9 @@ def ref_loop__swap_on__alloc_off(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
+                    # (the annotation: compiled, the stores are native, not setattr calls)
                     nxt = off + hash_size
-                    rec = new(RefRec)
+                    rec: RefRecord = new(RefRec)
                     rec.refname = name
                     rec.update_index = u + min_ui
                     rec.value_type = 1
@@ -312,8 +314,9 @@ def ref_loop__swap_off__alloc_on(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
+                    # (the annotation: compiled, the stores are native, not setattr calls)
                     nxt = off + hash_size
-                    rec = new(RefRec)
+                    rec: RefRecord = new(RefRec)
                     rec.refname = name
                     rec.update_index = u + min_ui
                     rec.value_type = 1
@@ -409,8 +412,9 @@ def ref_loop__swap_off__alloc_off(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
+                    # (the annotation: compiled, the stores are native, not setattr calls)
                     nxt = off + hash_size
-                    rec = new(RefRec)
+                    rec: RefRecord = new(RefRec)
                     rec.refname = name
                     rec.update_index = u + min_ui
                     rec.value_type = 1
@@ -505,8 +509,9 @@ def ref_loop__in_place__alloc_on(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
+                    # (the annotation: compiled, the stores are native, not setattr calls)
                     nxt = off + hash_size
-                    rec = new(RefRec)
+                    rec: RefRecord = new(RefRec)
                     rec.refname = name
                     rec.update_index = u + min_ui
                     rec.value_type = 1
@@ -602,8 +607,9 @@ def ref_loop__in_place__alloc_off(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
+                    # (the annotation: compiled, the stores are native, not setattr calls)
                     nxt = off + hash_size
-                    rec = new(RefRec)
+                    rec: RefRecord = new(RefRec)
                     rec.refname = name
                     rec.update_index = u + min_ui
                     rec.value_type = 1
