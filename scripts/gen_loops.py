@@ -165,8 +165,9 @@ def FUNC(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
+                    # (the annotation: compiled, the stores are native, not setattr calls)
                     nxt = off + hash_size
-                    rec = new(RefRec)
+                    rec: RefRecord = new(RefRec)
                     rec.refname = name
                     rec.update_index = u + min_ui
                     rec.value_type = 1
@@ -382,8 +383,7 @@ def FUNC(
     while heap:
         entry = heap[0]
         REMOVE_TOP
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         BYPASS
         rec = nxt(its[idx], None)
         if rec is not None:

@@ -120,8 +120,9 @@ def ref_loop__swap_on__alloc_on(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
+                    # (the annotation: compiled, the stores are native, not setattr calls)
                     nxt = off + hash_size
-                    rec = new(RefRec)
+                    rec: RefRecord = new(RefRec)
                     rec.refname = name
                     rec.update_index = u + min_ui
                     rec.value_type = 1
@@ -217,8 +218,9 @@ def ref_loop__swap_on__alloc_off(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
+                    # (the annotation: compiled, the stores are native, not setattr calls)
                     nxt = off + hash_size
-                    rec = new(RefRec)
+                    rec: RefRecord = new(RefRec)
                     rec.refname = name
                     rec.update_index = u + min_ui
                     rec.value_type = 1
@@ -312,8 +314,9 @@ def ref_loop__swap_off__alloc_on(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
+                    # (the annotation: compiled, the stores are native, not setattr calls)
                     nxt = off + hash_size
-                    rec = new(RefRec)
+                    rec: RefRecord = new(RefRec)
                     rec.refname = name
                     rec.update_index = u + min_ui
                     rec.value_type = 1
@@ -409,8 +412,9 @@ def ref_loop__swap_off__alloc_off(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
+                    # (the annotation: compiled, the stores are native, not setattr calls)
                     nxt = off + hash_size
-                    rec = new(RefRec)
+                    rec: RefRecord = new(RefRec)
                     rec.refname = name
                     rec.update_index = u + min_ui
                     rec.value_type = 1
@@ -505,8 +509,9 @@ def ref_loop__in_place__alloc_on(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
+                    # (the annotation: compiled, the stores are native, not setattr calls)
                     nxt = off + hash_size
-                    rec = new(RefRec)
+                    rec: RefRecord = new(RefRec)
                     rec.refname = name
                     rec.update_index = u + min_ui
                     rec.value_type = 1
@@ -602,8 +607,9 @@ def ref_loop__in_place__alloc_off(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
+                    # (the annotation: compiled, the stores are native, not setattr calls)
                     nxt = off + hash_size
-                    rec = new(RefRec)
+                    rec: RefRecord = new(RefRec)
                     rec.refname = name
                     rec.update_index = u + min_ui
                     rec.value_type = 1
@@ -1043,8 +1049,7 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -1146,8 +1151,7 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -1239,8 +1243,7 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -1342,8 +1345,7 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -1435,8 +1437,7 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -1527,8 +1528,7 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -1616,8 +1616,7 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -1708,8 +1707,7 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -1797,8 +1795,7 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -1898,8 +1895,7 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -1989,8 +1985,7 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -2090,8 +2085,7 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -2181,8 +2175,7 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -2271,8 +2264,7 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -2358,8 +2350,7 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -2448,8 +2439,7 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -2537,8 +2527,7 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -2644,8 +2633,7 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -2741,8 +2729,7 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -2848,8 +2835,7 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -2945,8 +2931,7 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -3041,8 +3026,7 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -3134,8 +3118,7 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -3230,8 +3213,7 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -3323,8 +3305,7 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -3428,8 +3409,7 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -3523,8 +3503,7 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -3628,8 +3607,7 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -3723,8 +3701,7 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -3817,8 +3794,7 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -3908,8 +3884,7 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -4002,8 +3977,7 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -4091,8 +4065,7 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -4194,8 +4167,7 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -4287,8 +4259,7 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -4390,8 +4361,7 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -4483,8 +4453,7 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -4575,8 +4544,7 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -4664,8 +4632,7 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -4756,8 +4723,7 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -4845,8 +4811,7 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -4946,8 +4911,7 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -5037,8 +5001,7 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -5138,8 +5101,7 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -5229,8 +5191,7 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -5319,8 +5280,7 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -5406,8 +5366,7 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -5496,8 +5455,7 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -5585,8 +5543,7 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -5697,8 +5654,7 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -5799,8 +5755,7 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -5911,8 +5866,7 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -6013,8 +5967,7 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -6114,8 +6067,7 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -6212,8 +6164,7 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -6313,8 +6264,7 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -6411,8 +6361,7 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -6521,8 +6470,7 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -6621,8 +6569,7 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             if erec.value_type:
                 yield erec
@@ -6731,8 +6678,7 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         if not heap:
             yield erec
             yield from its[idx]
@@ -6831,8 +6777,7 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -6930,8 +6875,7 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -7026,8 +6970,7 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_on(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
@@ -7125,8 +7068,7 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
                 i = j
                 j = 2 * i + 1
             heap[i] = last
-        idx = entry[1]
-        erec = entry[0]
+        erec, idx = entry
         rec = nxt(its[idx], None)
         if rec is not None:
             entry[0] = rec
