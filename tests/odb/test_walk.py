@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reftable_core.flags import Flags, baseline
 from reftable_core.odb.store import open_object_store
-from reftable_core.odb.walk import format_raw, walk_log_raw, walk_log_S
+from reftable_core.odb.walk import format_raw, quote_path, walk_log_raw, walk_log_S
 
 from lab.cli import main as cli_main
 from lab.commands.odb import log_raw, log_S, walk_start
@@ -326,3 +326,15 @@ def test_trees_written_with_other_modes_like_git(mgit: GitRunner, tmp_path: Path
     got = _cli(d, ["log-raw", c])
     assert got == _git_log(mgit, d, ["log-raw", c])
     assert got[1].count(b"\t") == 3 + 0 + 3 + 2, got[1]
+
+
+@pytest.mark.parametrize("quote_high", [True, False])
+def test_quote_path_every_byte(quote_high: bool) -> None:
+    """git's rule: a path is printed as is unless it holds a control byte, DEL, '"',
+    '\\' or (under core.quotePath) a byte >= 0x80; then it is C-quoted."""
+    for c in range(256):
+        name = bytes([0x61, c, 0x62])
+        plain = 0x20 <= c < (0x80 if quote_high else 0x100) and c not in (0x22, 0x5C, 0x7F)
+        got = quote_path(name, quote_high)
+        assert (got == name) == plain, c
+        assert plain or (got.startswith(b'"') and got.endswith(b'"')), c

@@ -31,6 +31,7 @@ git's `--no-renames`.
 from __future__ import annotations
 
 import heapq
+import re
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
@@ -285,12 +286,16 @@ _C_ESCAPES = {7: b"\\a", 8: b"\\b", 9: b"\\t", 10: b"\\n", 11: b"\\v", 12: b"\\f
               13: b"\\r", 34: b'\\"', 92: b"\\\\"}
 
 
+# a byte that makes a path quoted: under core.quotePath (first) and without it
+_NEEDS_QUOTING = (re.compile(rb'[\x00-\x1f"\\\x7f-\xff]'), re.compile(rb'[\x00-\x1f"\\\x7f]'))
+
+
 def quote_path(name: bytes, quote_high: bool = True) -> bytes:
     """A path as git prints it: as is when no byte needs quoting, else C-quoted in
     double quotes (quote_high=False is core.quotePath=false: bytes >= 0x80 as is)."""
-    limit = 0x80 if quote_high else 0x100
-    if all(0x20 <= c < limit and c not in (34, 92, 127) for c in name):
+    if _NEEDS_QUOTING[0 if quote_high else 1].search(name) is None:
         return name
+    limit = 0x80 if quote_high else 0x100
     out = bytearray(b'"')
     for c in name:
         if c in _C_ESCAPES:
