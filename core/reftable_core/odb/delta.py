@@ -20,20 +20,21 @@ Buf = bytes | bytearray | memoryview
 
 def decode_size(buf: Buf, off: int) -> tuple[int, int]:
     """Decode one delta-header size at buf[off:]; return (value, new_off)."""
-    n = len(buf)
-    val = 0
-    shift = 0
-    while True:
-        if off >= n:
-            raise FormatError("truncated delta size", offset=off)
+    try:
         c = buf[off]
         off += 1
-        val |= (c & 0x7F) << shift
-        shift += 7
-        if not c & 0x80:
-            return val, off
-        if shift > 70:
-            raise FormatError("delta size varint too long", offset=off)
+        val = c & 0x7F
+        shift = 7
+        while c & 0x80:
+            if shift > 70:
+                raise FormatError("delta size varint too long", offset=off)
+            c = buf[off]
+            off += 1
+            val |= (c & 0x7F) << shift
+            shift += 7
+    except IndexError:
+        raise FormatError("truncated delta size", offset=off) from None
+    return val, off
 
 
 def encode_size(value: int) -> bytes:
