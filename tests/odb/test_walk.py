@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reftable_core.flags import Flags, baseline
 from reftable_core.odb.store import open_object_store
-from reftable_core.odb.walk import format_raw, walk_log_raw, walk_log_S
+from reftable_core.odb.walk import format_raw, quote_path, walk_log_raw, walk_log_S
 
 from lab.cli import main as cli_main
 from lab.commands.odb import log_raw, log_S, walk_start
@@ -300,3 +300,41 @@ def test_hostile_commits_and_trees_like_git(mgit: GitRunner, tmp_path: Path) -> 
     assert _cli(d, ["log-raw", self_parent.hex()])[1] == self_parent.hex().encode() + b"\n"
     assert _cli(d, ["log-raw", loop])[2] == b"fatal: exceeded maximum allowed tree depth\n"
     assert _cli(d, ["log-raw", bad[0]])[2] == f"fatal: bad object {bad[0]}\n".encode()
+
+
+def test_trees_written_with_other_modes_like_git(mgit: GitRunner, tmp_path: Path) -> None:
+    """Entries git canonicalizes (100664, 040000: the same entry as 100644, 40000 when
+    the ids match), beside real changes, in trees written --literally."""
+    d = tmp_path / "m.git"
+    mgit.run(["init", "-q", "--bare", "-b", "main", str(d)])
+
+    def obj(typ: str, body: bytes) -> bytes:
+        return bytes.fromhex(mgit.out(["hash-object", "-t", typ, "-w", "--literally", "--stdin"],
+                                      cwd=d, input=body).strip().decode())
+    b1, b2 = obj("blob", b"one\n"), obj("blob", b"two\n")
+    sub = obj("tree", b"100644 s\0" + b1)
+    sub2 = obj("tree", b"100664 s\0" + b2)
+    trees = [b"100664 a\0" + b1 + b"040000 d\0" + sub + b"100644 e\0" + b2,
+             b"100644 a\0" + b1 + b"40000 d\0" + sub + b"100644 e\0" + b2,      # no change
+             b"100755 a\0" + b1 + b"040000 d\0" + sub2 + b"100664 e\0" + b1,    # three changes
+             b"100755 a\0" + b1 + b"100664 d\0" + b2 + b"100644 e\0" + b1]      # tree -> file
+    parent: list[str] = []
+    for n, body in enumerate(trees):
+        c = mgit.out(["commit-tree", "-m", f"c{n}", *parent, obj("tree", body).hex()],
+                     cwd=d).strip().decode()
+        parent = ["-p", c]
+    got = _cli(d, ["log-raw", c])
+    assert got == _git_log(mgit, d, ["log-raw", c])
+    assert got[1].count(b"\t") == 3 + 0 + 3 + 2, got[1]
+
+
+@pytest.mark.parametrize("quote_high", [True, False])
+def test_quote_path_every_byte(quote_high: bool) -> None:
+    """git's rule: a path is printed as is unless it holds a control byte, DEL, '"',
+    '\\' or (under core.quotePath) a byte >= 0x80; then it is C-quoted."""
+    for c in range(256):
+        name = bytes([0x61, c, 0x62])
+        plain = 0x20 <= c < (0x80 if quote_high else 0x100) and c not in (0x22, 0x5C, 0x7F)
+        got = quote_path(name, quote_high)
+        assert (got == name) == plain, c
+        assert plain or (got.startswith(b'"') and got.endswith(b'"')), c

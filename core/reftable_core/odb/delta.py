@@ -8,7 +8,7 @@ base; a byte 1..127 is an INSERT of that many literal bytes; 0 is reserved.
 apply_delta(base, delta, limit) -> bytes; every inconsistency (base size mismatch,
 copy past the base's end, truncated instruction, result size mismatch, a result
 size over limit) raises FormatError with the offset inside the delta. The output
-never grows past the declared result size by more than one instruction's copy.
+never grows past the declared result size (each copy is checked before it is made).
 """
 from __future__ import annotations
 
@@ -20,20 +20,21 @@ Buf = bytes | bytearray | memoryview
 
 def decode_size(buf: Buf, off: int) -> tuple[int, int]:
     """Decode one delta-header size at buf[off:]; return (value, new_off)."""
-    n = len(buf)
-    val = 0
-    shift = 0
-    while True:
-        if off >= n:
-            raise FormatError("truncated delta size", offset=off)
+    try:
         c = buf[off]
         off += 1
-        val |= (c & 0x7F) << shift
-        shift += 7
-        if not c & 0x80:
-            return val, off
-        if shift > 70:
-            raise FormatError("delta size varint too long", offset=off)
+        val = c & 0x7F
+        shift = 7
+        while c & 0x80:
+            if shift > 70:
+                raise FormatError("delta size varint too long", offset=off)
+            c = buf[off]
+            off += 1
+            val |= (c & 0x7F) << shift
+            shift += 7
+    except IndexError:
+        raise FormatError("truncated delta size", offset=off) from None
+    return val, off
 
 
 def encode_size(value: int) -> bytes:
@@ -56,14 +57,20 @@ def delta_sizes(delta: Buf) -> tuple[int, int, int]:
 
 
 def apply_delta(base: Buf, delta: Buf, limit: int = MAX_OBJECT_SIZE) -> bytes:
-    """Return the object obtained by applying delta to base (at most limit bytes)."""
-    base_size, result_size, off = delta_sizes(delta)
+    """Return the object obtained by applying delta to base (at most limit bytes).
+    One bulk copy per instruction (a slice of the base or of the delta); what is
+    left of the declared size is checked before each one, so the output never
+    grows past it."""
+    base_size, off = decode_size(delta, 0)
+    result_size, off = decode_size(delta, off)
     check_size(result_size, limit, "delta result", None, 0)
     blen = len(base)
     if base_size != blen:
         raise FormatError(f"delta base size {base_size} != actual base size {blen}", offset=0)
     bmv = memoryview(base)
+    dmv = memoryview(delta)
     out = bytearray()
+    left = result_size          # bytes the instructions may still produce
     n = len(delta)
     while off < n:
         cmd = delta[off]
@@ -94,18 +101,24 @@ def apply_delta(base: Buf, delta: Buf, limit: int = MAX_OBJECT_SIZE) -> bytes:
             if end > blen:
                 raise FormatError(f"delta copy past the base's end ({cp_off}+{cp_size} > {blen})",
                                   offset=off)
+            left -= cp_size
+            if left < 0:
+                break
             out += bmv[cp_off:end]
         elif cmd:
             end = off + cmd
             if end > n:
                 raise FormatError("truncated delta insert instruction", offset=off)
-            out += delta[off:end]
+            left -= cmd
             off = end
+            if left < 0:
+                break
+            out += dmv[end - cmd:end]
         else:
             raise FormatError("delta opcode 0 (reserved)", offset=off - 1)
-        if len(out) > result_size:
-            raise FormatError(f"delta result exceeds its declared size {result_size}", offset=off)
-    if len(out) != result_size:
+    if left < 0:
+        raise FormatError(f"delta result exceeds its declared size {result_size}", offset=off)
+    if left:
         raise FormatError(f"delta result size {len(out)} != declared {result_size}", offset=off)
     return bytes(out)
 

@@ -64,12 +64,13 @@ class Entry:
     """One cached base; also a node of the LRU list (prev/next)."""
     __slots__ = ("data", "next", "offset", "pack", "prev", "size", "type")
 
-    def __init__(self) -> None:
-        self.pack = -1
-        self.offset = -1
-        self.data: bytes | None = None
-        self.type = 0
-        self.size = 0
+    def __init__(self, pack: int = -1, offset: int = -1, data: bytes | None = None,
+                 type_code: int = 0, size: int = 0) -> None:
+        self.pack = pack
+        self.offset = offset
+        self.data = data
+        self.type = type_code
+        self.size = size
         self.prev: Entry = self
         self.next: Entry = self
 
@@ -199,7 +200,8 @@ class FixedSlotCache(_CacheBase):
             stats.collisions += 1
         size = len(data)
         stats.bytes += size
-        self._evict()
+        if stats.bytes > self.limit:        # (an eviction walk under the limit visits nothing)
+            self._evict()
         ent.pack = pack_key
         ent.offset = offset
         ent.type = type_code
@@ -208,7 +210,8 @@ class FixedSlotCache(_CacheBase):
         self._list_add_tail(ent)
         stats.adds += 1
         stats.entries += 1
-        stats.peak_bytes = max(stats.peak_bytes, stats.bytes)
+        if stats.bytes > stats.peak_bytes:
+            stats.peak_bytes = stats.bytes
 
 
 class HashmapCache(_CacheBase):
@@ -235,16 +238,12 @@ class HashmapCache(_CacheBase):
         stats.entries -= 1
 
     def add(self, pack_key: int, offset: int, data: bytes, type_code: int) -> None:
-        ent = Entry()
         stats = self.stats
         size = len(data)
         stats.bytes += size
-        self._evict()
-        ent.pack = pack_key
-        ent.offset = offset
-        ent.type = type_code
-        ent.data = data
-        ent.size = size
+        if stats.bytes > self.limit:        # (an eviction walk under the limit visits nothing)
+            self._evict()
+        ent = Entry(pack_key, offset, data, type_code, size)
         self._list_add_tail(ent)
         old = self.map.get((pack_key, offset))
         if old is not None:          # cannot happen through the pack reader; stay consistent
@@ -252,7 +251,8 @@ class HashmapCache(_CacheBase):
         self.map[(pack_key, offset)] = ent
         stats.adds += 1
         stats.entries += 1
-        stats.peak_bytes = max(stats.peak_bytes, stats.bytes)
+        if stats.bytes > stats.peak_bytes:
+            stats.peak_bytes = stats.bytes
 
 
 DeltaBaseCache = FixedSlotCache | HashmapCache

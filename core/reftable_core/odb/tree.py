@@ -1,8 +1,13 @@
 """Tree objects: git's tree entry format and the path lookup under <rev>:<path>.
 
 Contract:
-  parse_tree(data, hash_len) -> [(sort_key, mode, oid, is_dir)] in tree order;
-      the key is the name (+ b"/" for trees); FormatError on a malformed entry.
+  split_tree(data, hash_len) -> [raw entry] in tree order: each entry's bytes
+      ("<mode> <name>\0<id>"), so that two entries are the same entry exactly when
+      their bytes are equal; FormatError on a malformed entry or mode, checked for
+      every entry here (as git dies on any, even one a diff skips).
+  decode_entry(raw) -> (sort_key, mode, oid, is_dir) of one entry split_tree gave;
+      the key is the name (+ b"/" for trees), the mode canonical (canon_mode).
+  parse_tree(data, hash_len) -> [decode_entry(raw) for each entry].
   canon_mode(mode) -> git's canonical mode (100644/100755, 040000, 120000, 160000).
   tree_entry(objects, tree, path) -> (oid, mode) of the entry at path below the
       tree id tree (git's get_tree_entry: "/"-separated names, one trailing "/"
@@ -10,6 +15,8 @@ Contract:
       missing or not a tree. NotExistError when an object is missing.
 """
 from __future__ import annotations
+
+import re
 
 from ..errors import FormatError
 from .store import ObjectStore
@@ -44,11 +51,34 @@ def _mode(text: bytes, pos: int) -> tuple[int, bool]:
     return canon_mode(mode), mode & S_IFMT == S_IFDIR
 
 
-def parse_tree(data: bytes, hash_len: int) -> list[tuple[bytes, int, bytes, bool]]:
-    """[(sort_key, mode, oid, is_dir)] in tree order; the key is name (+ b'/' for trees)."""
-    out: list[tuple[bytes, int, bytes, bool]] = []
+# an entry with a mode git writes, as one match; a tree made only of those is split
+# by one findall (in C), any other tree by _split_checked, entry by entry
+_ENTRY_PATTERNS: dict[int, re.Pattern[bytes]] = {}
+
+
+def _entry_pattern(hash_len: int) -> re.Pattern[bytes]:
+    pat = _ENTRY_PATTERNS.get(hash_len)
+    if pat is None:
+        modes = b"|".join(_KNOWN_MODES)
+        pat = _ENTRY_PATTERNS[hash_len] = re.compile(
+            b"(?:%s) [^\\0]*\\0.{%d}" % (modes, hash_len), re.DOTALL)
+    return pat
+
+
+def split_tree(data: bytes, hash_len: int) -> list[bytes]:
+    """The raw entries of a tree, in order (see the module contract)."""
+    entries: list[bytes] = _entry_pattern(hash_len).findall(data)
+    # the matches never overlap: together as long as data, they are its entries
+    # one after the other from offset 0, as the entry-by-entry parse finds them
+    if sum(map(len, entries)) != len(data):
+        entries = _split_checked(data, hash_len)
+    return entries
+
+
+def _split_checked(data: bytes, hash_len: int) -> list[bytes]:
+    """split_tree entry by entry: any mode (parsed and checked), every error."""
+    out: list[bytes] = []
     append = out.append
-    known = _KNOWN_MODES.get
     pos = 0
     n = len(data)
     find = data.find
@@ -58,12 +88,27 @@ def parse_tree(data: bytes, hash_len: int) -> list[tuple[bytes, int, bytes, bool
         if sp < 0 or nul < 0 or nul + 1 + hash_len > n:
             raise FormatError("malformed tree entry", offset=pos)
         text = data[pos:sp]
-        mode, isdir = known(text) or _mode(text, pos)
+        if text not in _KNOWN_MODES:
+            _mode(text, pos)
         end = nul + 1 + hash_len
-        append((data[sp + 1:nul] + b"/" if isdir else data[sp + 1:nul], mode,
-                data[nul + 1:end], isdir))
+        append(data[pos:end])
         pos = end
     return out
+
+
+def decode_entry(raw: bytes) -> tuple[bytes, int, bytes, bool]:
+    """(sort_key, mode, oid, is_dir) of an entry split_tree returned."""
+    sp = raw.find(b" ")
+    nul = raw.find(b"\0", sp + 1)
+    text = raw[:sp]
+    mode, isdir = _KNOWN_MODES.get(text) or _mode(text, 0)
+    name = raw[sp + 1:nul]
+    return (name + b"/" if isdir else name), mode, raw[nul + 1:], isdir
+
+
+def parse_tree(data: bytes, hash_len: int) -> list[tuple[bytes, int, bytes, bool]]:
+    """[(sort_key, mode, oid, is_dir)] in tree order; the key is name (+ b'/' for trees)."""
+    return [decode_entry(raw) for raw in split_tree(data, hash_len)]
 
 
 def tree_entry(objects: ObjectStore, tree: bytes, path: bytes) -> tuple[bytes, int] | None:

@@ -31,13 +31,14 @@ git's `--no-renames`.
 from __future__ import annotations
 
 import heapq
+import re
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from ..errors import FormatError, NotExistError
 from .revision import RefResolver, commit_date, parse_commit, resolve_revision
 from .store import ObjectStore
-from .tree import S_IFGITLINK, S_IFMT, parse_tree
+from .tree import S_IFGITLINK, S_IFMT, decode_entry, split_tree
 
 
 class Change(NamedTuple):
@@ -61,17 +62,22 @@ class TreeDiff:
 
     Every tree is read from the store each time a diff needs it (the object
     store's work, delta base cache included, is git's); what is kept is the
-    parsed entry list of the trees the previous diff read, by id: a log's next
+    split entry list of the trees the previous diff read, by id: a log's next
     diff reads most of them again (its new tree is the next one's old tree),
-    and an id's entries never change, so they are not parsed twice."""
+    and an id's entries never change, so they are not split twice.
+
+    The two entry lists are walked in step as git's diff_tree walks them; an
+    entry is kept as its raw bytes (tree.split_tree), so the common case, the
+    same entry on both sides, is one bytes comparison, and only the entries
+    that differ are decoded (tree.decode_entry) and compared by name."""
 
     def __init__(self, store: ObjectStore) -> None:
         self.store = store
         self.hash_len = store.hash_len
-        self._parsed: dict[bytes, list[tuple[bytes, int, bytes, bool]]] = {}
-        self._last: dict[bytes, list[tuple[bytes, int, bytes, bool]]] = {}
+        self._parsed: dict[bytes, list[bytes]] = {}
+        self._last: dict[bytes, list[bytes]] = {}
 
-    def _entries(self, oid: bytes | None) -> list[tuple[bytes, int, bytes, bool]]:
+    def _entries(self, oid: bytes | None) -> list[bytes]:
         if oid is None:
             return []
         typ, data = self.store.read_raw(oid)
@@ -79,7 +85,7 @@ class TreeDiff:
             raise FormatError(f"{oid.hex()} is not a tree")
         entries = self._last.get(oid)
         if entries is None:
-            entries = parse_tree(data, self.hash_len)
+            entries = split_tree(data, self.hash_len)
         self._parsed[oid] = entries
         return entries
 
@@ -97,27 +103,38 @@ class TreeDiff:
             a, b, i, j, prefix = frame
             na, nb = len(a), len(b)
             down: tuple[bytes | None, bytes | None, bytes] | None = None
-            while i < na or j < nb:
-                if j >= nb or (i < na and a[i][0] < b[j][0]):
-                    key, mode, oid, isdir = a[i]
+            while True:
+                while i < na and j < nb and a[i] == b[j]:     # the same entry: no change
                     i += 1
-                    if isdir:
-                        down = (oid, None, prefix + key)
-                        break
-                    append(Change(mode, 0, oid, None, "D", prefix + key))
-                elif i >= na or b[j][0] < a[i][0]:
-                    key, mode, oid, isdir = b[j]
                     j += 1
-                    if isdir:
-                        down = (None, oid, prefix + key)
-                        break
-                    append(Change(0, mode, None, oid, "A", prefix + key))
+                if i < na:
+                    ka, ma, oa, da = decode_entry(a[i])
+                    if j < nb:
+                        kb, mb, ob, db = decode_entry(b[j])
+                        side = -1 if ka < kb else 1 if kb < ka else 0
+                    else:
+                        side = -1
+                elif j < nb:
+                    kb, mb, ob, db = decode_entry(b[j])
+                    side = 1
                 else:
-                    ka, ma, oa, da = a[i]
-                    _, mb, ob, _ = b[j]
+                    break
+                if side < 0:                        # only in the old tree
+                    i += 1
+                    if da:
+                        down = (oa, None, prefix + ka)
+                        break
+                    append(Change(ma, 0, oa, None, "D", prefix + ka))
+                elif side > 0:                      # only in the new tree
+                    j += 1
+                    if db:
+                        down = (None, ob, prefix + kb)
+                        break
+                    append(Change(0, mb, None, ob, "A", prefix + kb))
+                else:
                     i += 1
                     j += 1
-                    if oa == ob and ma == mb:
+                    if oa == ob and ma == mb:       # differently written, the same entry
                         continue
                     if da:          # both trees (same key implies same kind)
                         down = (oa, ob, prefix + ka)
@@ -269,12 +286,16 @@ _C_ESCAPES = {7: b"\\a", 8: b"\\b", 9: b"\\t", 10: b"\\n", 11: b"\\v", 12: b"\\f
               13: b"\\r", 34: b'\\"', 92: b"\\\\"}
 
 
+# a byte that makes a path quoted: under core.quotePath (first) and without it
+_NEEDS_QUOTING = (re.compile(rb'[\x00-\x1f"\\\x7f-\xff]'), re.compile(rb'[\x00-\x1f"\\\x7f]'))
+
+
 def quote_path(name: bytes, quote_high: bool = True) -> bytes:
     """A path as git prints it: as is when no byte needs quoting, else C-quoted in
     double quotes (quote_high=False is core.quotePath=false: bytes >= 0x80 as is)."""
-    limit = 0x80 if quote_high else 0x100
-    if all(0x20 <= c < limit and c not in (34, 92, 127) for c in name):
+    if _NEEDS_QUOTING[0 if quote_high else 1].search(name) is None:
         return name
+    limit = 0x80 if quote_high else 0x100
     out = bytearray(b'"')
     for c in name:
         if c in _C_ESCAPES:
