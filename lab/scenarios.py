@@ -550,7 +550,8 @@ SCENARIOS: dict[str, Scenario] = registry([
         published="for-each-ref refs/remotes/2325298/: 1.649 s -> 0.012 s (quick-list: mmap + "
                   "binary search)",
         peer_workloads=(("git", "git_for_each_ref"), ("reftable-lab-cli", "cli_for_each_ref")),
-        hot=("reftable_core.refs.packed:_BsearchLookup.iter",)),
+        hot=("reftable_core.refs.packed:_BsearchLookup._chunks",
+             "reftable_core.refs.packed:_BsearchLookup._usual_rows")),
     Scenario(
         name="packed-load", seed="001",
         description="load every record of a huge packed-refs file, per reader strategy",
