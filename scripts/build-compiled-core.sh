@@ -19,6 +19,9 @@ export LC_ALL=C                 # one sort order for the key
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CORE_DIR="$(cd "${1:-$ROOT/core}" && pwd)"
 PYTHON="${PYTHON:-python3}"
+case "$PYTHON" in                # a relative path (make's .venv/bin/python) made absolute:
+  */*) PYTHON="$(cd "$(dirname "$PYTHON")" && pwd)/$(basename "$PYTHON")" ;;   # we cd below
+esac
 OPT="${MYPYC_OPT_LEVEL:-3}"
 CACHE_ROOT="${REFTABLE_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reftable-lab}"
 BUILD_INFO=lab-build.json
