@@ -6,7 +6,11 @@ subparser(s) with `set_defaults(func=handler)`; a handler takes
 (args: argparse.Namespace, flags: Flags) and returns the exit status. Running
 one known command imports only its module (start-up time is part of what
 `reftable-lab show-ref` is measured on); otherwise (help, unknown names) every
-module registers, in COMMANDS order. Every command takes --flags SPEC and
+module registers, in COMMANDS order. A git-like command (a module whose GIT_COMMAND
+is (name, help, function), registered by gitlike.add_git_command) runs without
+argparse: it parses its own arguments as git does, and building the parser (an
+argparse add_argument instantiates a HelpFormatter, which imports shutil) is most of
+what such a command would spend before its work. Every command takes --flags SPEC and
 --baseline (and $REFTABLE_LAB_FLAGS). git's global options before the command
 name (-C DIR, -c name=value, --git-dir, ...) are applied as git applies them
 (lab.commands.gitlike.apply_global_options), so `reftable-lab -C repo show-ref`
@@ -17,12 +21,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from reftable_core.errors import ReftableError
 from reftable_core.flags import resolve
 
-from lab.commands.gitlike import Die, apply_global_options, report_die
+from lab.commands.gitlike import Die, apply_global_options, report_die, run_git_command
 
 COMMANDS: dict[str, str] = {
     "flags": "lab.commands.flags",
@@ -66,11 +70,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = apply_global_options(argv)
     except Die as d:
         return report_die(d)
-    parser = build_parser(argv[0] if argv else None)
-    args = parser.parse_args(argv)
+    git_command = None
+    if argv and argv[0] in COMMANDS:
+        git_command = getattr(importlib.import_module(COMMANDS[argv[0]]), "GIT_COMMAND", None)
+    if git_command is not None and git_command[0] == argv[0]:
+        command, rest = git_command[2], argv[1:]
+        run: Callable[[], int | None] = lambda: run_git_command(command, rest, resolve(None, False))
+    else:
+        args = build_parser(argv[0] if argv else None).parse_args(argv)
+        run = lambda: args.func(
+            args, resolve(getattr(args, "flags", None), getattr(args, "baseline", False)))
     try:
-        flags = resolve(getattr(args, "flags", None), getattr(args, "baseline", False))
-        return int(args.func(args, flags) or 0)
+        return int(run() or 0)
     except ReftableError as e:
         print(f"fatal: {e}", file=sys.stderr)
         return 128

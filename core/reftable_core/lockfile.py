@@ -27,7 +27,6 @@ under GIT_TRACE2_EVENT).
 from __future__ import annotations
 
 import os
-import random
 import time
 
 from .errors import LockError
@@ -87,6 +86,7 @@ def unable_to_lock_message(lock_path: str, err: OSError) -> str:
 
 def create_lock_fd(lock_path: str, timeout_ms: int = 0) -> int:
     """Create lock_path exclusively, retrying for timeout_ms; its open fd, or LockError."""
+    import random           # here: only a contended lock waits (random backoff, as git's)
     deadline = time.monotonic() + max(timeout_ms, 0) / 1000.0
     delay_ms = 1.0
     rng: random.Random | None = None

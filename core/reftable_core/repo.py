@@ -32,8 +32,8 @@ from .flags import Flags
 from .odb import ObjectStore, open_object_store
 from .refs.api import HASH_SIZES, RefStore
 from .refs.files_backend import FilesRefStore
-from .refs.migrate import open_store
 from .refs.reftable_backend import ReftableRefStore
+from .refs.stores import open_store
 from .refs.transaction import hooks_dir
 from .refs.worktree import WorktreeRefStore
 

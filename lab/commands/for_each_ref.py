@@ -120,7 +120,7 @@ _IRREGULAR_ROOT_REFS = (b"HEAD", b"AUTO_MERGE", b"BISECT_EXPECTED_REV", b"NOTES_
 
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
-    add_git_command(sub, "for-each-ref", "list references like git for-each-ref", for_each_ref)
+    add_git_command(sub, *GIT_COMMAND)
 
 
 # -- the format ------------------------------------------------------------------------
@@ -550,3 +550,7 @@ class Formatter:
         if s is None:
             s = self._short[name] = shorten(self.store, name)
         return s
+
+
+# the command, as lab.cli runs it (without argparse) and register() registers it
+GIT_COMMAND = ("for-each-ref", "list references like git for-each-ref", for_each_ref)

@@ -29,10 +29,7 @@ Contract:
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import os
-import socket
 import sys
 import time
 from collections.abc import Callable
@@ -115,6 +112,8 @@ def run_git_command(command: Callable[[list[str], Flags, Any], int], argv: list[
 
 def _trace2_sid(now: float) -> str:
     """git's tr2_sid_compute: <UTC time>-H<hostname hash>-P<pid>."""
+    import hashlib          # here: only a trace2 run needs these
+    import socket
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
     host = hashlib.sha1(socket.gethostname().encode()).hexdigest()[:8]
     return f"{stamp}-H{host}-P{os.getpid():08x}"
@@ -126,6 +125,7 @@ def write_trace2_counters() -> None:
     counts = [(name, n) for name, n in FSYNC_COUNTS.items() if n]
     if not target or target.lower() in ("0", "false") or not counts:
         return
+    import json
     now = time.time()
     sid = _trace2_sid(now)
     when = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"

@@ -44,7 +44,7 @@ ERROR_STATUS = 255                   # git's cmd_refs_migrate returns error()'s 
 
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
-    add_git_command(sub, "refs", "migrate the ref storage format like git refs migrate", refs)
+    add_git_command(sub, *GIT_COMMAND)
 
 
 def refs(argv: list[str], flags: Flags, out: Any) -> int:
@@ -111,3 +111,7 @@ def migrate(argv: list[str], gitdir: str | None, flags: Flags, out: Any) -> int:
         return 0
     finally:
         repo.close()
+
+
+# the command, as lab.cli runs it (without argparse) and register() registers it
+GIT_COMMAND = ("refs", "migrate the ref storage format like git refs migrate", refs)

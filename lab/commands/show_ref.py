@@ -35,7 +35,7 @@ FALLBACK_DEFAULT_ABBREV = 7
 
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
-    add_git_command(sub, "show-ref", "list references like git show-ref", show_ref)
+    add_git_command(sub, *GIT_COMMAND)
 
 
 class Objects:
@@ -455,3 +455,6 @@ def _exclude_existing(store: Any, pattern: str | None, out: Any) -> int:
             out.write(line + b"\n")
     return 0
 
+
+# the command, as lab.cli runs it (without argparse) and register() registers it
+GIT_COMMAND = ("show-ref", "list references like git show-ref", show_ref)

@@ -43,7 +43,7 @@ _READ_CHUNK = 1 << 16
 
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
-    add_git_command(sub, "update-ref", "update references like git update-ref --stdin", update_ref)
+    add_git_command(sub, *GIT_COMMAND)
 
 
 UPDATE_REF_SPECS = [
@@ -510,3 +510,7 @@ def update_ref(argv: list[str], flags: Flags, out: Any) -> int:
     finally:
         runner.tx.release()        # like git's atexit lock cleanup when dying
         repo.close()
+
+
+# the command, as lab.cli runs it (without argparse) and register() registers it
+GIT_COMMAND = ("update-ref", "update references like git update-ref --stdin", update_ref)

@@ -14,7 +14,6 @@ Lookup order is git's: packs (most recently used pack first), then loose objects
 """
 from __future__ import annotations
 
-import configparser
 import os
 from collections.abc import Iterator
 
@@ -35,6 +34,7 @@ def detect_object_format(gitdir: str) -> str:
     cfg = os.path.join(gitdir, "config")
     if not os.path.isfile(cfg):
         return "sha1"
+    import configparser     # here: a repository opened with its config read needs none
     cp = configparser.RawConfigParser(strict=False)
     try:
         cp.read(cfg)

@@ -40,11 +40,12 @@ from ..errors import MigrationError, ReftableError
 from ..flags import Flags
 from ..lockfile import write_locked
 from ..reftable.record import REF_SYMREF
-from .api import HASH_SIZES, RefStore, RefUpdate
+from .api import RefStore, RefUpdate
 from .files_backend import FilesRefStore
 from .loose import read_loose
 from .refname import is_root_ref
 from .reftable_backend import ReftableRefStore
+from .stores import Store, open_store
 from .worktree import WorktreeRefStore
 
 FORMATS = ("files", "reftable")
@@ -52,7 +53,6 @@ REFTABLE_STUB_HEAD = b"ref: refs/heads/.invalid\n"
 REFTABLE_STUB_HEADS = b"this repository uses the reftable format\n"
 _TEMP_CHARS = string.ascii_letters + string.digits
 
-Store = FilesRefStore | ReftableRefStore
 
 
 @dataclass
@@ -292,14 +292,6 @@ def set_repository_format(commondir: str, object_format: str, ref_format: str) -
 
 
 # -- the migration -------------------------------------------------------------------
-
-def open_store(gitdir: str, fmt: str, flags: Flags, object_format: str,
-               config: dict[str, str], objects: Callable[[], Any] | None) -> Store:
-    """A ref store of format fmt over gitdir (the new store of a migration)."""
-    if fmt == "reftable":
-        return ReftableRefStore(gitdir, flags, object_format, config, objects=objects)
-    return FilesRefStore(gitdir, HASH_SIZES[object_format], flags, config, objects=objects)
-
 
 def copy_refs(old: Store, new: Store) -> int:
     """migrate_one_ref for every ref, in one initial transaction of the new store:

@@ -19,9 +19,7 @@ Contract:
 from __future__ import annotations
 
 import binascii
-import getpass
 import os
-import socket
 import time
 from typing import Mapping
 
@@ -44,6 +42,9 @@ def committer_ident(config: Mapping[str, str],
     env = os.environ if environ is None else environ
     name = env.get("GIT_COMMITTER_NAME") or config.get("user.name")
     email = env.get("GIT_COMMITTER_EMAIL") or config.get("user.email") or env.get("EMAIL")
+    if not name or not email:
+        import getpass      # here: most commands take the identity from config or env
+        import socket
     if not name:
         try:
             name = getpass.getuser()

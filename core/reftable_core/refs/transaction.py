@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import bisect
 import os
-import subprocess
 import sys
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
@@ -341,6 +340,7 @@ def run_transaction_hook(directory: str, state: str, updates: Iterable[QueuedUpd
     path = os.path.join(directory, "reference-transaction")
     if not os.access(path, os.X_OK):
         return 0
+    import subprocess       # here: only a repository with the hook starts a process
     data = b"".join(hook_line(u, zero) for u in updates)
     for stream in (sys.stdout, sys.stderr):
         stream.flush()

@@ -29,21 +29,48 @@ def _put_varint(value: int) -> bytes:
 
 
 # every one- and two-byte varint (v < 2**14), and the same with the high bit
-# set on every byte: the leading bytes of a longer varint (v < 2**21)
+# set on every byte: the leading bytes of a longer varint (v < 2**21); filled on
+# first use, value by value (a reading command encodes none: building all 2 x 16384
+# at import was a twelfth of a command's start-up)
 _NSHORT = 1 << 14
-_SHORT = ([bytes((v,)) for v in range(128)]
-          + [bytes((0x80 | ((v >> 7) - 1), v & 0x7F)) for v in range(128, _NSHORT)])
-_LEAD = ([bytes((0x80 | v,)) for v in range(128)]
-         + [bytes((0x80 | ((v >> 7) - 1), 0x80 | (v & 0x7F))) for v in range(128, _NSHORT)])
+_SHORT: dict[int, bytes] = {}
+_LEAD: dict[int, bytes] = {}
 _NLEAD = (_NSHORT + 1) << 7
+
+
+def _short(v: int) -> bytes:
+    """The varint of v < 2**14, remembered in _SHORT."""
+    b = bytes((v,)) if v < 128 else bytes((0x80 | ((v >> 7) - 1), v & 0x7F))
+    _SHORT[v] = b
+    return b
+
+
+def _lead(v: int) -> bytes:
+    """The varint of v < 2**14 with the high bit set on every byte, remembered in _LEAD."""
+    b = (bytes((0x80 | v,)) if v < 128
+         else bytes((0x80 | ((v >> 7) - 1), 0x80 | (v & 0x7F))))
+    _LEAD[v] = b
+    return b
 
 
 def put_varint(value: int) -> bytes:
     """Encode value (0 <= value < 2**64) as git's varint (by table below 2**21)."""
     if 0 <= value < _NSHORT:
-        return _SHORT[value]
+        try:
+            return _SHORT[value]
+        except KeyError:
+            return _short(value)
     if _NSHORT <= value < _NLEAD:
-        return _LEAD[(value >> 7) - 1] + _SHORT[value & 0x7F]
+        hi = (value >> 7) - 1
+        lo = value & 0x7F
+        try:
+            lead = _LEAD[hi]
+        except KeyError:
+            lead = _lead(hi)
+        try:
+            return lead + _SHORT[lo]
+        except KeyError:
+            return lead + _short(lo)
     if value < 0 or value >= 1 << 64:
         raise ValueError(f"varint out of range: {value}")
     return _put_varint(value)

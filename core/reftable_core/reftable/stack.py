@@ -37,7 +37,6 @@ concurrent compaction deletes the files it has open.
 from __future__ import annotations
 
 import os
-import random
 import stat
 import time
 from collections.abc import Callable, Iterator
@@ -54,7 +53,6 @@ from .compact import (DEFAULT_GEOMETRIC_FACTOR, compaction_sizes, merge_tables,
                       suggest_compaction_segment)
 from .merged import MergedTable
 from .table import TableReader
-from .writer import TableWriter, WriterOptions
 
 TABLES_LIST = "tables.list"
 TEMP_MARK = ".temp."
@@ -243,7 +241,7 @@ class Stack:
         deadline = time.monotonic() + self.opts.reload_deadline_s
         tries = 0
         delay_ms = 0.0
-        rng = random.Random()
+        rng: Any = None                 # random.Random, made on the first retry
         if self._list_fd >= 0:
             os.close(self._list_fd)
             self._list_fd = -1
@@ -272,6 +270,9 @@ class Stack:
                 after = read_names(self.list_file)
                 if after == names:
                     raise
+                if rng is None:
+                    import random       # here: only a retry waits (git's randomized backoff)
+                    rng = random.Random()
                 delay_ms = delay_ms + delay_ms * rng.random() + 1
                 time.sleep(delay_ms / 1000.0)
                 continue
@@ -365,6 +366,7 @@ class Stack:
     def _new_writer(self, out: BinaryIO, min_ui: int, max_ui: int) -> Any:
         if self.opts.hash_id is None:
             raise APIError("a stack opened without a hash id is read-only")
+        from .writer import TableWriter, WriterOptions  # here: a reading command writes none
         return TableWriter(out, WriterOptions(
             block_size=self.opts.block_size, restart_interval=self.opts.restart_interval,
             index_objects=self.opts.index_objects, hash_id=self.opts.hash_id,
