@@ -42,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "report": "lab.commands.bench",
     "profile": "lab.commands.bench",
     "history": "lab.commands.history",
+    "speed": "lab.commands.speed",
 }
 
 
