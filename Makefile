@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
 .PHONY: setup git browser test test-browser test-fast test-compiled compiled-core git-tests bench \
-        lab notebooks clean
+        speed lab notebooks clean
 
 setup: $(STAMP)
 
@@ -80,6 +80,13 @@ BENCH_ARGS ?= first
 bench: setup
 	$(BIN)/python -m compileall -q core/reftable_core lab data_gen
 	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/reftable-lab bench $(if $(CORE),--core $(CORE)) $(BENCH_ARGS)
+
+# the speed of the model (issue 15): whole commands of the lab beside git's, counted by
+# callgrind, CPU and output compared (lab/speed.py). E.g. SPEED_ARGS="--scale full --core
+# interpreted,compiled --core-rev 07148d6 --history /path/to/a/real/repo.git"
+SPEED_ARGS ?=
+speed: setup
+	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/reftable-lab speed $(SPEED_ARGS)
 
 lab: setup
 	$(BIN)/jupyter lab notebooks/
