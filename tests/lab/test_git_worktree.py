@@ -123,3 +123,36 @@ def test_head_split_over_two_stores_like_git(git: GitRunner, top: Path, stdin: b
     the split (the branch or HEAD queued twice) and its messages naming the
     symref still hold."""
     _same(git, top, "wt1", ["update-ref", "--stdin"], stdin)
+
+
+HOOK = '#!/bin/sh\n{ echo "$*"; cat; } >>"$(dirname "$0")/../hook.log"\n'
+REFUSING = HOOK + 'test "$1" != prepared\n'
+
+
+@pytest.mark.parametrize("where,stdin", [
+    ("wt2", b"create refs/bisect/a HEAD\ncreate main-worktree/refs/bisect/b HEAD\n"
+            b"update refs/heads/main HEAD\n"),
+    ("repo", b"create worktrees/wt1/refs/bisect/per-worktree HEAD\n"
+             b"create refs/branches/shared HEAD\n"),
+    ("wt1", b"create refs/heads/shared HEAD\ncreate refs/bisect/own HEAD\n"
+            b"create refs/heads/other HEAD\n"),
+    ("wt1", b"update HEAD HEAD~\n"),
+    ("wt1", b"update refs/heads/wt1 HEAD~\ncreate refs/bisect/own HEAD\n"),
+    ("wt1", b"start\ncreate refs/bisect/x HEAD\ncreate refs/heads/y HEAD\nprepare\nabort\n"),
+    ("wt1", b"create refs/bisect/x HEAD\ncreate refs/heads/main HEAD\n"),   # main exists: fails
+])
+@pytest.mark.parametrize("script", [HOOK, REFUSING], ids=["logging", "refusing"])
+def test_reference_transaction_hook_runs_once_over_two_stores(
+        git: GitRunner, top: Path, where: str, stdin: bytes, script: str) -> None:
+    """git runs the reference-transaction hook once per transaction, whatever stores
+    its refs live in (a linked worktree's own and the shared ones), with every
+    update in the order queued; the lab's transaction over two stores does too."""
+    hook = top / "repo" / ".git" / "hooks" / "reference-transaction"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(script)
+    hook.chmod(0o755)
+    _same(git, top, where, ["update-ref", "--stdin"], stdin)
+    twin = top.with_name("git")
+    log = lambda t: (t / "repo" / ".git" / "hook.log").read_bytes() \
+        if (t / "repo" / ".git" / "hook.log").exists() else None    # a failed one: no hook
+    assert log(top) == log(twin)

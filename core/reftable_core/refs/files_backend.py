@@ -255,6 +255,9 @@ class FilesTransaction:
     def __init__(self, store: FilesRefStore, initial: bool = False) -> None:
         self.store = store
         self.initial = initial
+        # where its reference-transaction hook is looked up; None: a WorktreeTransaction
+        # runs the hook once for all its stores' transactions
+        self.hooks: str | None = store.hooks
         self.updates: list[_Upd] = []
         self.state = "open"
         self._locks: list[LooseLock] = []
@@ -288,7 +291,7 @@ class FilesTransaction:
             self.release()
             raise
         self.state = "prepared"
-        if run_transaction_hook(self.store.hooks, "prepared", self.updates, self.store.zero):
+        if run_transaction_hook(self.hooks, "prepared", self.updates, self.store.zero):
             self.abort()
             raise HookAbortedError()
 
@@ -437,7 +440,7 @@ class FilesTransaction:
             self._commit()
         finally:
             self.release()
-        run_transaction_hook(self.store.hooks, "committed", self.updates, self.store.zero)
+        run_transaction_hook(self.hooks, "committed", self.updates, self.store.zero)
 
     def _commit_initial(self) -> None:
         """git's files_transaction_finish_initial."""
@@ -589,4 +592,4 @@ class FilesTransaction:
         locks released, then the hook's "aborted"."""
         self._abort_packed()
         self.release()
-        run_transaction_hook(self.store.hooks, "aborted", self.updates, self.store.zero)
+        run_transaction_hook(self.hooks, "aborted", self.updates, self.store.zero)

@@ -278,6 +278,9 @@ class ReftableTransaction:
         self.initial = initial
         # e4929cdf79: an initial transaction's refname check skips the store
         self._check_store = not (initial and store.flags.initial_transaction_check)
+        # where its reference-transaction hook is looked up; None: a WorktreeTransaction
+        # runs the hook once for all its stores' transactions
+        self.hooks: str | None = store.hooks
         self.updates: list[QueuedUpdate] = []
         self.queued: list[QueuedUpdate] = []
         self.state = "open"
@@ -343,7 +346,7 @@ class ReftableTransaction:
             self.release()
             raise
         self.state = "prepared"
-        if run_transaction_hook(store.hooks, "prepared", self.updates, zero):
+        if run_transaction_hook(self.hooks, "prepared", self.updates, zero):
             self.abort()
             raise HookAbortedError()
 
@@ -412,12 +415,12 @@ class ReftableTransaction:
             self._addition = None
             self.state = "closed"
         if not self.initial:                  # git runs no "committed" hook for an initial one
-            run_transaction_hook(self.store.hooks, "committed", self.updates, self.store.zero)
+            run_transaction_hook(self.hooks, "committed", self.updates, self.store.zero)
 
     def abort(self) -> None:
         """git's ref_transaction_abort: release, then the hook's "aborted"."""
         self.release()
-        run_transaction_hook(self.store.hooks, "aborted", self.updates, self.store.zero)
+        run_transaction_hook(self.hooks, "aborted", self.updates, self.store.zero)
 
     def release(self) -> None:
         """Drop the stack lock and close, no hook (git's cleanup when dying)."""

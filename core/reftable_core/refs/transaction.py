@@ -43,7 +43,7 @@ from __future__ import annotations
 import bisect
 import os
 import sys
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from ..counters import WORK
 from ..errors import ReftableError, TransactionError
@@ -317,9 +317,10 @@ def hooks_dir(gitdir: str, config: Mapping[str, str]) -> str:
     return os.path.join(gitdir, "hooks")
 
 
-def hook_line(u: QueuedUpdate, zero: bytes) -> bytes:
-    """One line of the hook's input: "<old> <new> <refname>", a symref's side as
-    "ref:<target>", the zero id for a side the update does not name."""
+def hook_line(u: QueuedUpdate, zero: bytes, name: bytes | None = None) -> bytes:
+    """One line of the hook's input: "<old> <new> <refname>" (name: the refname to
+    show, if not u's), a symref's side as "ref:<target>", the zero id for a side the
+    update does not name."""
     if u.old_target is not None:
         old = b"ref:" + u.old_target
     else:
@@ -328,20 +329,24 @@ def hook_line(u: QueuedUpdate, zero: bytes) -> bytes:
         new = b"ref:" + u.new_target
     else:
         new = (zero if u.new_value is None else u.new_value).hex().encode()
-    return b"%s %s %s\n" % (old, new, u.refname)
+    return b"%s %s %s\n" % (old, new, u.refname if name is None else name)
 
 
-def run_transaction_hook(directory: str, state: str, updates: Iterable[QueuedUpdate],
-                         zero: bytes) -> int:
+def run_transaction_hook(directory: str | None, state: str, updates: Iterable[QueuedUpdate],
+                         zero: bytes, names: Sequence[bytes] | None = None) -> int:
     """git's run_transaction_hook: <directory>/reference-transaction <state> when it
-    is executable, one hook_line per update on its stdin (a hook that stops
-    reading is no error), its stdout sent to stderr; the hook's exit status
-    (0 without a hook)."""
+    is executable, one hook_line per update on its stdin (names: the refname each
+    shows, if not its own; a hook that stops reading is no error), its stdout sent
+    to stderr; the hook's exit status (0 without a hook, or directory None: the
+    hook is run by the caller)."""
+    if directory is None:
+        return 0
     path = os.path.join(directory, "reference-transaction")
     if not os.access(path, os.X_OK):
         return 0
     import subprocess       # here: only a repository with the hook starts a process
-    data = b"".join(hook_line(u, zero) for u in updates)
+    data = b"".join(hook_line(u, zero) for u in updates) if names is None else \
+        b"".join(hook_line(u, zero, name) for u, name in zip(updates, names))
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     try:

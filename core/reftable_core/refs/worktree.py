@@ -17,7 +17,11 @@ Contract:
       store's shared refs with the current worktree's own (git's
       merge_ref_iterator over both stacks); transaction() queues each update in
       its store's transaction, prepares them all, then commits them all (one
-      table, or one set of loose refs, per store; each runs its own hooks). A
+      table, or one set of loose refs, per store) and runs the reference-transaction
+      hook once for them all, as git's one transaction does: every update under
+      the name it was queued as, in the order queued, then the ones the
+      routing split off (a symref's target, the current HEAD's log), then any a
+      store's own prepare added. A
       reftable store is written under the full name (git's reftable backend
       writes "worktrees/<w>/<ref>" as given, and reads the bare name: a symref
       read so is followed here too, its log-only update keeping the full
@@ -46,7 +50,8 @@ from typing import Any
 from ..errors import TransactionError
 from ..reftable.record import RefRecord
 from .api import LogEntry, Ref, RefStoreBase, RefUpdate, SeekableRefStore, Transaction
-from .transaction import reject_duplicates, via_referent_conflict, via_symref_conflict
+from .transaction import (HookAbortedError, reject_duplicates, run_transaction_hook,
+                          via_referent_conflict, via_symref_conflict)
 
 _ROOT_SYNTAX = re.compile(rb"[A-Z_-]*")
 PER_WORKTREE_PREFIXES = (b"refs/worktree/", b"refs/bisect/", b"refs/rewritten/")
@@ -158,12 +163,16 @@ class WorktreeTransaction:
         self.names: list[bytes] = []          # the names queued, as given
         # the names the splits add: (name, the update's name, via a symref?)
         self.splits: list[tuple[bytes, bytes, bool]] = []
+        # the hook's lines: (a store's queued update, the name it shows), the queued
+        # ones in order, then the split ones
+        self.shown: list[tuple[Any, bytes]] = []
+        self.shown_splits: list[tuple[Any, bytes]] = []
 
     def queue(self, update: RefUpdate) -> None:
         self.names.append(update.refname)
         self._route(update)
 
-    def _route(self, update: RefUpdate) -> None:
+    def _route(self, update: RefUpdate, split: bool = False) -> None:
         """Queue update in its store's transaction. A symref (HEAD) whose target
         lives in another store is followed here, the update going to the
         target's store (the backends follow symrefs within one store only).
@@ -185,10 +194,10 @@ class WorktreeTransaction:
                     self.splits.append((ref.target, update.refname, True))
                     self._route(replace(update, refname=ref.target,
                                         original=update.original or update.refname,
-                                        flags=flags | {"via-head"}))
+                                        flags=flags | {"via-head"}), split=True)
                     self._queue_in(store, bare, replace(
                         update, old_value=None, old_target=None,
-                        flags=flags | {"log-only", "no-deref"}))
+                        flags=flags | {"log-only", "no-deref"}), split)
                     return
         current = self.store.current
         if (current is not None and store is self.store.main and "log-only" not in flags
@@ -199,16 +208,31 @@ class WorktreeTransaction:
                 self.splits.append((b"HEAD", update.refname, False))
                 self._queue_in(current, b"HEAD", replace(
                     update, refname=b"HEAD", new_target=None, old_target=None,
-                    flags=flags | {"log-only", "no-deref"}))
-        self._queue_in(store, bare, update)
+                    flags=flags | {"log-only", "no-deref"}), True)
+        self._queue_in(store, bare, update, split)
 
-    def _queue_in(self, store: Any, bare: bytes, update: RefUpdate) -> None:
-        """update in store's transaction (opened on first use), under its name there."""
+    def _queue_in(self, store: Any, bare: bytes, update: RefUpdate, split: bool) -> None:
+        """update in store's transaction (opened on first use, its own hook off),
+        under its name there; the hook shows it under the name given (split: after
+        the queued ones)."""
         part = self.parts.get(id(store))
         if part is None:
             part = self.parts[id(store)] = store.transaction()
+            part.hooks = None
         name = update.refname if isinstance(store, SeekableRefStore) else bare
         part.queue(replace(update, refname=name))
+        (self.shown_splits if split else self.shown).append((part.updates[-1], update.refname))
+
+    def _hook(self, state: str) -> int:
+        """The reference-transaction hook, once for every store's updates (the main
+        store's hooks: the common dir's, or core.hooksPath)."""
+        lines = self.shown + self.shown_splits
+        seen = {id(u) for u, _ in lines}
+        lines += [(u, u.refname) for part in self.parts.values() for u in part.updates
+                  if id(u) not in seen]
+        main = self.store.main
+        return run_transaction_hook(main.hooks, state, [u for u, _ in lines], main.zero,
+                                    [name for _, name in lines])
 
     def prepare(self) -> None:
         if self.prepared:
@@ -221,6 +245,9 @@ class WorktreeTransaction:
             self.release()
             raise
         self.prepared = True
+        if self._hook("prepared"):
+            self.abort()
+            raise HookAbortedError()
 
     def _check_names(self) -> None:
         """git's checks before any ref is locked: duplicate names, then a name a
@@ -236,10 +263,12 @@ class WorktreeTransaction:
         self.prepare()
         for part in self.parts.values():
             part.commit()
+        self._hook("committed")
 
     def abort(self) -> None:
         for part in self.parts.values():
             part.abort()
+        self._hook("aborted")
 
     def release(self) -> None:
         for part in self.parts.values():
