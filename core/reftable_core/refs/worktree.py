@@ -49,7 +49,7 @@ from typing import Any
 
 from ..errors import TransactionError
 from ..reftable.record import RefRecord
-from .api import LogEntry, Ref, RefStoreBase, RefUpdate, SeekableRefStore, Transaction
+from .api import LogEntry, Ref, RefStoreBase, RefUpdate, SeekableRefStore
 from .transaction import (HookAbortedError, reject_duplicates, run_transaction_hook,
                           via_referent_conflict, via_symref_conflict)
 
@@ -158,7 +158,7 @@ class WorktreeTransaction:
 
     def __init__(self, store: WorktreeRefStore) -> None:
         self.store = store
-        self.parts: dict[int, Transaction] = {}
+        self.parts: dict[int, Any] = {}       # Transactions (with .updates and .hooks)
         self.prepared = False
         self.names: list[bytes] = []          # the names queued, as given
         # the names the splits add: (name, the update's name, via a symref?)
