@@ -28,6 +28,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ import data_gen
 
 from lab.builds import BuildError, compiled_core, core_rev
 from lab.gitbin import REPO_ROOT, find_git, hermetic_env
-from lab.measure.instructions import VALGRIND, count_env
+from lab.measure.instructions import callgrind_argv, count_env, read_parts
 
 LOG_ARGS = ["log", "--format=%H", "--first-parent", "--no-renames", "--raw", "--no-abbrev",
             "-m", "refs/heads/main"]
@@ -182,12 +183,14 @@ def _run(argv: list[str], env: dict[str, str], stdin: bytes) -> tuple[int, bytes
 
 
 def _count_instructions(argv: list[str], env: dict[str, str], stdin: bytes) -> int:
-    proc = subprocess.run([VALGRIND, "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                           *argv], input=stdin, capture_output=True, env=env)
-    for line in proc.stderr.decode(errors="replace").splitlines():
-        if "Collected :" in line:
-            return int(line.rsplit(":", 1)[1])
-    raise RuntimeError(f"callgrind gave no count for {argv[:4]}: {proc.stderr[-300:]!r}")
+    """The whole process's instructions, counted as instructions.noop_count counts one."""
+    with tempfile.TemporaryDirectory(prefix="reftable-lab-cg-") as d:
+        proc = subprocess.run([*callgrind_argv(Path(d)), *argv], input=stdin,
+                              capture_output=True, env=env)
+        parts = read_parts(Path(d))
+    if not parts:
+        raise RuntimeError(f"callgrind gave no count for {argv[:4]}: {proc.stderr[-300:]!r}")
+    return sum(p.ir for ps in parts.values() for p in ps)
 
 
 def measure(rows: list[Row], lab: Sequence[Variant], repeat: int, jobs: int,
