@@ -235,6 +235,82 @@ def measure(rows: list[Row], lab: Sequence[Variant], repeat: int, jobs: int,
         list(pool.map(one, cells))
 
 
+@dataclass
+class Stages:
+    """lab.stages' counts for one lab variant over the reftable workload's stack:
+    instructions per stage (whole processes), and the records each went through."""
+    counts: dict[str, int] = field(default_factory=dict)
+    records: dict[str, int] = field(default_factory=dict)
+    error: str = ""
+
+
+def measure_stages(gitdir: Path, lab: Sequence[Variant], jobs: int,
+                   log: Callable[[str], None]) -> dict[str, Stages]:
+    """Per lab variant, each of lab.stages.STAGES over gitdir: run once for its record
+    count (stdout), then counted under callgrind as the commands are."""
+    from lab.stages import STAGES
+    base = hermetic_env()
+    out = {v.label: Stages() for v in lab}
+    jobs_list: list[tuple[Stages, str, list[str], dict[str, str]]] = []
+    for v in lab:
+        env = count_env({**base, **v.env()})
+        for stage in STAGES:
+            argv = [sys.executable, "-m", "lab.stages", stage, str(gitdir)]
+            status, stdout, _ = _run(argv, env, b"")
+            if status != 0:
+                out[v.label].error = f"{stage}: exit {status}"
+                continue
+            out[v.label].records[stage] = int(stdout)
+            jobs_list.append((out[v.label], stage, argv, env))
+
+    def one(item: tuple[Stages, str, list[str], dict[str, str]]) -> None:
+        st, stage, argv, env = item
+        try:
+            st.counts[stage] = _count_instructions(argv, env, b"")
+        except RuntimeError as e:
+            st.error = str(e)
+        log(f"speed: counted stage {stage}: {st.counts.get(stage)}")
+    with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
+        list(pool.map(one, jobs_list))
+    return out
+
+
+def stage_table(row: Row, lab: Sequence[Variant], stages: dict[str, Stages]) -> str:
+    """Where a ref's instructions go: the reftable row's whole command split by the
+    stage counts into additive parts, each per ref show-ref reads (the merged
+    iterator's records), beside git's whole command per ref."""
+    head = ["per ref show-ref reads", "git"] + [v.label for v in lab]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    parts: list[list[str]] = [
+        ["start-up, imports, the stack opened (whole, not per ref)", "—"],
+        ["the record loops of the stack's tables (every table's records)", "—"],
+        ["the merge loop (the priority queue over the tables)", "—"],
+        ["show-ref's own loop (object check, pattern) and lab.cli's imports", "—"],
+        ["the whole command", "—"]]
+    refs_git = None
+    for v in lab:
+        st = stages[v.label]
+        c, whole = st.counts, row.lab[v.label].instructions
+        refs = st.records.get("merged")
+        if st.error or whole is None or not refs or len(c) < 3:
+            for p in parts:
+                p.append(st.error or "—")
+            continue
+        refs_git = refs
+        per = [(c["tables"] - c["open"]) / refs, (c["merged"] - c["tables"]) / refs,
+               (whole - c["merged"]) / refs]
+        parts[0].append(_g(c["open"]))
+        for p, x in zip(parts[1:4], per):
+            p.append(f"{x:,.0f}")
+        g = row.git.instructions
+        ratio = f" ({whole / g:.1f}x git)" if g else ""
+        parts[4].append(f"{whole / refs:,.0f}{ratio}")
+    if refs_git and row.git.instructions:
+        parts[4][1] = f"{row.git.instructions / refs_git:,.0f}"
+    lines += ["| " + " | ".join(p) + " |" for p in parts]
+    return "\n".join(lines) + "\n"
+
+
 def _g(n: int | None) -> str:
     return "—" if n is None else f"{n / 1e9:.2f} G" if n >= 1e9 else f"{n / 1e6:.1f} M"
 
@@ -266,14 +342,26 @@ def run(scale: str = "small", cores: Sequence[str] = ("interpreted",),
         revs: Sequence[str] = (), histories: Sequence[Path] = (),
         names: Sequence[str] | None = None, datasets: Path = Path("datasets"),
         repeat: int = 3, jobs: int = 1, count: bool = True, out: Path | None = None,
-        log: Callable[[str], None] = lambda s: print(s, file=sys.stderr)) -> str:
-    """Measure and return the table (also written to out.md and out.json if out)."""
+        log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
+        stages: bool = False) -> str:
+    """Measure and return the table (also written to out.md and out.json if out);
+    with stages (and count), also the reftable row's split into stages (stage_table;
+    its workload is then measured whatever names says)."""
     lab = variants(cores, revs, log)
+    if stages and names is not None and "show-ref-reftable" not in names:
+        names = [*names, "show-ref-reftable"]
     rows = [Row(w) for w in workloads(scale, Path(datasets), histories, names)]
     measure(rows, lab, repeat, jobs, count, log)
     python_pass = (_count_instructions([sys.executable, "-c", "pass"], count_env(), b"")
                    if count else None)
     text = table(rows, lab, python_pass)
+    split: dict[str, Stages] = {}
+    if stages and count:
+        row = next(r for r in rows if "reftable" in r.workload.title)
+        split = measure_stages(row.workload.gitdir, lab, jobs, log)
+        text += ("\nWhere a ref's instructions go (" + row.workload.title + "; "
+                 "python -m lab.stages, whole processes counted, differences per ref):\n\n"
+                 + stage_table(row, lab, split))
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.with_suffix(".md").write_text(text)
@@ -284,5 +372,6 @@ def run(scale: str = "small", cores: Sequence[str] = ("interpreted",),
                       "git_args": list(r.workload.git_args),
                       "lab_args": list(r.workload.lab_args),
                       "git": vars(r.git), "lab": {k: vars(c) for k, c in r.lab.items()}}
-                     for r in rows]}, indent=1))
+                     for r in rows],
+            "stages": {k: vars(st) for k, st in split.items()}}, indent=1))
     return text

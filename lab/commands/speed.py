@@ -3,7 +3,7 @@ on the same data, counted by callgrind, in one run (lab.speed; issue 15's table)
 
     reftable-lab speed [--scale small|full] [--core interpreted,compiled]
                        [--core-rev REV ...] [--history GITDIR ...] [--only W,...]
-                       [--repeat N] [--jobs N] [--no-count] [--out PATH]
+                       [--repeat N] [--jobs N] [--no-count] [--stages] [--out PATH]
 """
 from __future__ import annotations
 
@@ -40,6 +40,10 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
     p.add_argument("--repeat", type=int, default=3, help="CPU runs per command (best taken)")
     p.add_argument("--jobs", type=int, default=1, help="callgrind counts made at once")
     p.add_argument("--no-count", action="store_true", help="CPU and output only (no callgrind)")
+    p.add_argument("--stages", action="store_true",
+                   help="also split the reftable show-ref row into stages (start-up, the "
+                        "tables' record loops, the merge loop, show-ref's loop), instructions "
+                        "per ref (python -m lab.stages)")
     p.add_argument("--datasets", type=Path, default=Path("datasets"))
     p.add_argument("--out", type=Path, default=None,
                    help="also write PATH.md and PATH.json")
@@ -61,5 +65,6 @@ def run_speed(args: argparse.Namespace, flags: Flags) -> int:
               file=sys.stderr)
         return 2
     print(run(args.scale, cores, args.core_rev, args.history, names, args.datasets,
-              args.repeat, args.jobs, not args.no_count, args.out), end="")
+              args.repeat, args.jobs, not args.no_count, args.out,
+              stages=args.stages), end="")
     return 0

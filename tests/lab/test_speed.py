@@ -48,3 +48,48 @@ def test_counts_repeat_to_the_instruction(git: GitRunner, make_repo) -> None:
     assert counts[0][1] > counts[0][0] > 0        # the lab's Python start-up alone is more
     text = speed.table(rows, [here], 1)
     assert "x**)" in text
+
+
+def test_stages_go_through_the_stack(git: GitRunner, make_repo) -> None:
+    from lab import stages
+    gitdir = _repo(git, make_repo)
+    git.run(["update-ref", "-d", "refs/heads/b03"], cwd=gitdir)      # a newer table, a deletion
+    git.run(["branch", "-f", "b05", "HEAD"], cwd=gitdir)
+    names = git.run(["for-each-ref", "--format=%(refname)"], cwd=gitdir).stdout.split()
+    assert stages.run("open", gitdir) == 0
+    merged = stages.run("merged", gitdir)
+    assert merged == len(names) == 31 - 1     # main and b00..b29, less the deleted one
+    assert stages.run("tables", gitdir) >= merged
+    with pytest.raises(ValueError, match="unknown stage"):
+        stages.run("nope", gitdir)
+    files = make_repo("files", ref_format="files")
+    git.run(["commit", "-q", "--allow-empty", "-m", "one"], cwd=files)
+    with pytest.raises(ValueError, match="not a reftable repository"):
+        stages.run("tables", str(files / ".git"))
+    assert stages.main(["tables"]) == 2
+
+
+def test_stage_table_parts_add_up_to_the_command() -> None:
+    here = speed.Variant("this checkout", ("core", "."))
+    row = speed.Row(speed.Workload("show-ref over reftable", "g", ("show-ref", "x"), ()))
+    row.git.instructions = 2000
+    row.lab["this checkout"] = speed.Cell(instructions=1000 + 100 * (10 + 5 + 3))
+    st = speed.Stages(counts={"open": 1000, "tables": 1000 + 100 * 10,
+                              "merged": 1000 + 100 * 15},
+                      records={"open": 0, "tables": 104, "merged": 100})
+    lines = speed.stage_table(row, [here], {"this checkout": st}).splitlines()
+    cells = [line.split(" | ")[-1].rstrip(" |") for line in lines[2:]]
+    assert cells == [speed._g(1000), "10", "5", "3", "28 (1.4x git)"]
+    assert lines[-1].split(" | ")[1] == "20"         # git: 2000 instructions over 100 refs
+    failed = speed.Stages(error="tables: exit 1")
+    text = speed.stage_table(row, [here], {"this checkout": failed})
+    assert text.count("tables: exit 1") == 5
+
+
+@pytest.mark.skipif(not available(), reason="valgrind (and gcc for detrand) needed")
+def test_stages_are_counted(git: GitRunner, make_repo) -> None:
+    gitdir = _repo(git, make_repo)
+    here = speed.Variant("this checkout", (str(REPO_ROOT / "core"), str(REPO_ROOT)))
+    st = speed.measure_stages(gitdir, [here], jobs=2, log=lambda s: None)["this checkout"]
+    assert not st.error and st.records["merged"] == 31
+    assert st.counts["merged"] > st.counts["tables"] > st.counts["open"] > 0
