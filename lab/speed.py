@@ -278,12 +278,15 @@ def measure_stages(gitdir: Path, lab: Sequence[Variant], jobs: int,
 def stage_table(row: Row, lab: Sequence[Variant], stages: dict[str, Stages]) -> str:
     """Where a ref's instructions go: the reftable row's whole command split by the
     stage counts into additive parts, each per ref show-ref reads (the merged
-    iterator's records), beside git's whole command per ref."""
+    iterator's records), beside git's whole command per ref; the walk's line is a
+    part of the record loops' (what stepping through the bytes alone costs)."""
     head = ["per ref show-ref reads", "git"] + [v.label for v in lab]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     parts: list[list[str]] = [
         ["start-up, imports, the stack opened (whole, not per ref)", "—"],
         ["the record loops of the stack's tables (every table's records)", "—"],
+        ["  of which the blocks loaded and the records stepped through, nothing decoded "
+         "(lab.stages walk: a floor for a Python loop)", "—"],
         ["the merge loop (the priority queue over the tables)", "—"],
         ["show-ref's own loop (object check, pattern) and lab.cli's imports", "—"],
         ["the whole command", "—"]]
@@ -292,21 +295,21 @@ def stage_table(row: Row, lab: Sequence[Variant], stages: dict[str, Stages]) -> 
         st = stages[v.label]
         c, whole = st.counts, row.lab[v.label].instructions
         refs = st.records.get("merged")
-        if st.error or whole is None or not refs or len(c) < 3:
+        if st.error or whole is None or not refs or len(c) < 4:
             for p in parts:
                 p.append(st.error or "—")
             continue
         refs_git = refs
-        per = [(c["tables"] - c["open"]) / refs, (c["merged"] - c["tables"]) / refs,
-               (whole - c["merged"]) / refs]
+        per = [(c["tables"] - c["open"]) / refs, (c["walk"] - c["open"]) / refs,
+               (c["merged"] - c["tables"]) / refs, (whole - c["merged"]) / refs]
         parts[0].append(_g(c["open"]))
-        for p, x in zip(parts[1:4], per):
+        for p, x in zip(parts[1:5], per):
             p.append(f"{x:,.0f}")
         g = row.git.instructions
         ratio = f" ({whole / g:.1f}x git)" if g else ""
-        parts[4].append(f"{whole / refs:,.0f}{ratio}")
+        parts[5].append(f"{whole / refs:,.0f}{ratio}")
     if refs_git and row.git.instructions:
-        parts[4][1] = f"{row.git.instructions / refs_git:,.0f}"
+        parts[5][1] = f"{row.git.instructions / refs_git:,.0f}"
     lines += ["| " + " | ".join(p) + " |" for p in parts]
     return "\n".join(lines) + "\n"
 

@@ -7,13 +7,18 @@ runs the start of show-ref's work up to STAGE and prints the number of ref recor
 it went through:
 
 - open:    start-up, the core's imports, the repository and its stack opened;
+- walk:    open, then every ref block of every table loaded as the record loops load
+           them and its records stepped through, nothing decoded: each record's
+           prefix length, suffix length and update index read (git's varints), its
+           key suffix and value skipped (a floor: the least a per-record Python loop
+           over these bytes does, no key built, no object made);
 - tables:  open, then each table's own ref records from "refs/" on (every record of
            every table, the sub-iterators' record loops alone, no merge);
 - merged:  open, then the merged iterator from "refs/" on (the record loops under
            the merge loop: what show-ref's loop reads).
 
-Differences of whole-process counts give the cost of one stage: tables - open is
-the record loops, merged - tables the merge loop, and the whole command (lab.cli
+Differences of whole-process counts give the cost of one stage: walk - open is the
+blocks' loading and the bare walk, tables - open the record loops, merged - tables the merge loop, and the whole command (lab.cli
 show-ref) - merged show-ref's own loop (its object checks, its pattern match) plus
 lab.cli's imports. Only reftable_core is imported here, and the consumers are
 loops inside functions (a loop at module level pays a dict store per record).
@@ -23,10 +28,55 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from reftable_core.reftable.basics import get_varint
+from reftable_core.reftable.record import BLOCK_TYPE_REF
 from reftable_core.repo import open_repo
 
-STAGES = ("open", "tables", "merged")
+STAGES = ("open", "walk", "tables", "merged")
 START = b"refs/"
+
+
+def _walk_block(data: Any, off: int, end: int, hash_size: int) -> int:
+    """Step through the records of one block at data[off:end], nothing decoded (a
+    one-byte varint read inline, as the record loops read them)."""
+    n = 0
+    h2 = 2 * hash_size
+    while off < end:
+        if data[off] < 0x80:                    # prefix length
+            off += 1
+        else:
+            _, off = get_varint(data, off)
+        s = data[off]                           # suffix length and value type
+        if s < 0x80:
+            off += 1
+        else:
+            s, off = get_varint(data, off)
+        off += s >> 3                           # the key suffix, skipped
+        if data[off] < 0x80:                    # update index delta
+            off += 1
+        else:
+            _, off = get_varint(data, off)
+        vt = s & 7
+        if vt == 1:
+            off += hash_size
+        elif vt == 2:
+            off += h2
+        elif vt == 3:
+            t, off = get_varint(data, off)      # a symref's target, skipped
+            off += t
+        n += 1
+    return n
+
+
+def _walk(store: Any) -> int:
+    n = 0
+    for table in store.stack.merged.readers:
+        block = table.load_block(0, BLOCK_TYPE_REF) if table.has_refs else None
+        while block is not None:
+            n += _walk_block(block.data, block.base + block.header_off + 4,
+                             block.base + block.end, table.hash_size)
+            block = table.load_block(block.off + block.full_size, BLOCK_TYPE_REF)
+    return n
 
 
 def _tables(store: Any) -> int:
@@ -57,6 +107,8 @@ def run(stage: str, gitdir: str) -> int:
         if not hasattr(store, "ref_record_iter"):
             raise ValueError(f"{gitdir}: not a reftable repository")
         store.stack.reload()
+        if stage == "walk":
+            return _walk(store)
         if stage == "tables":
             return _tables(store)
         if stage == "merged":
@@ -68,7 +120,7 @@ def run(stage: str, gitdir: str) -> int:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        print("usage: python -m lab.stages {open|tables|merged} GITDIR", file=sys.stderr)
+        print("usage: python -m lab.stages {open|walk|tables|merged} GITDIR", file=sys.stderr)
         return 2
     try:
         print(run(argv[0], argv[1]))

@@ -60,6 +60,15 @@ def test_stages_go_through_the_stack(git: GitRunner, make_repo) -> None:
     merged = stages.run("merged", gitdir)
     assert merged == len(names) == 31 - 1     # main and b00..b29, less the deleted one
     assert stages.run("tables", gitdir) >= merged
+    from reftable_core.repo import open_repo
+    repo = open_repo(gitdir)
+    every = 0                       # every ref record of every table, HEAD's too
+    for table in repo.refs.stack.merged.readers:
+        it = table.refs()
+        it.seek(b"")
+        every += sum(1 for _ in it)
+    repo.close()
+    assert stages.run("walk", gitdir) == every > stages.run("tables", gitdir)
     with pytest.raises(ValueError, match="unknown stage"):
         stages.run("nope", gitdir)
     files = make_repo("files", ref_format="files")
@@ -74,16 +83,16 @@ def test_stage_table_parts_add_up_to_the_command() -> None:
     row = speed.Row(speed.Workload("show-ref over reftable", "g", ("show-ref", "x"), ()))
     row.git.instructions = 2000
     row.lab["this checkout"] = speed.Cell(instructions=1000 + 100 * (10 + 5 + 3))
-    st = speed.Stages(counts={"open": 1000, "tables": 1000 + 100 * 10,
+    st = speed.Stages(counts={"open": 1000, "walk": 1000 + 100 * 4, "tables": 1000 + 100 * 10,
                               "merged": 1000 + 100 * 15},
-                      records={"open": 0, "tables": 104, "merged": 100})
+                      records={"open": 0, "walk": 106, "tables": 104, "merged": 100})
     lines = speed.stage_table(row, [here], {"this checkout": st}).splitlines()
     cells = [line.split(" | ")[-1].rstrip(" |") for line in lines[2:]]
-    assert cells == [speed._g(1000), "10", "5", "3", "28 (1.4x git)"]
+    assert cells == [speed._g(1000), "10", "4", "5", "3", "28 (1.4x git)"]
     assert lines[-1].split(" | ")[1] == "20"         # git: 2000 instructions over 100 refs
     failed = speed.Stages(error="tables: exit 1")
     text = speed.stage_table(row, [here], {"this checkout": failed})
-    assert text.count("tables: exit 1") == 5
+    assert text.count("tables: exit 1") == 6
 
 
 @pytest.mark.skipif(not available(), reason="valgrind (and gcc for detrand) needed")
@@ -93,3 +102,4 @@ def test_stages_are_counted(git: GitRunner, make_repo) -> None:
     st = speed.measure_stages(gitdir, [here], jobs=2, log=lambda s: None)["this checkout"]
     assert not st.error and st.records["merged"] == 31
     assert st.counts["merged"] > st.counts["tables"] > st.counts["open"] > 0
+    assert st.counts["tables"] > st.counts["walk"] > st.counts["open"]
