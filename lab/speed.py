@@ -288,7 +288,7 @@ def stage_table(row: Row, lab: Sequence[Variant], stages: dict[str, Stages]) -> 
         ["  of which the blocks loaded and the records stepped through, nothing decoded "
          "(lab.stages walk: a floor for a Python loop)", "—"],
         ["the merge loop (the priority queue over the tables)", "—"],
-        ["show-ref's own loop (object check, pattern) and lab.cli's imports", "—"],
+        ["show-ref's own loop (each ref's object checked, the pattern matched)", "—"],
         ["the whole command", "—"]]
     refs_git = None
     for v in lab:

@@ -6,7 +6,8 @@ stages `reftable-lab speed --stages` counts (lab.speed.stage_table).
 runs the start of show-ref's work up to STAGE and prints the number of ref records
 it went through:
 
-- open:    start-up, the core's imports, the repository and its stack opened;
+- open:    start-up, the imports of `reftable-lab show-ref` (lab.cli and its show-ref
+           module), the repository and its stack opened;
 - walk:    open, then every ref block of every table loaded as the record loops load
            them and its records stepped through, nothing decoded: each record's
            prefix length, suffix length and update index read (git's varints), its
@@ -19,12 +20,13 @@ it went through:
 
 Differences of whole-process counts give the cost of one stage: walk - open is the
 blocks' loading and the bare walk, tables - open the record loops, merged - tables the merge loop, and the whole command (lab.cli
-show-ref) - merged show-ref's own loop (its object checks, its pattern match) plus
-lab.cli's imports. Only reftable_core is imported here, and the consumers are
+show-ref) - merged show-ref's own loop (its object checks, its pattern match; the
+command's imports are in every stage's count, so they cancel). The consumers are
 loops inside functions (a loop at module level pays a dict store per record).
 """
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
@@ -101,6 +103,8 @@ def run(stage: str, gitdir: str) -> int:
     default flags (all on, what `reftable-lab show-ref` runs with)."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r} (stages: {', '.join(STAGES)})")
+    for module in ("lab.cli", "lab.commands.show_ref"):    # the command's start-up
+        importlib.import_module(module)
     repo = open_repo(gitdir)
     try:
         store = repo.refs
