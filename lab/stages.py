@@ -19,9 +19,10 @@ it went through:
            the merge loop: what show-ref's loop reads).
 
 Differences of whole-process counts give the cost of one stage: walk - open is the
-blocks' loading and the bare walk, tables - open the record loops, merged - tables the merge loop, and the whole command (lab.cli
-show-ref) - merged show-ref's own loop (its object checks, its pattern match; the
-command's imports are in every stage's count, so they cancel). The consumers are
+blocks' loading and the bare walk, tables - open the record loops, merged - tables
+the merge loop, and the whole command (lab.cli show-ref) - merged show-ref's own
+loop (its object checks, its pattern match; the command's imports are in every
+stage's count, so they cancel). The consumers are
 loops inside functions (a loop at module level pays a dict store per record).
 """
 from __future__ import annotations
