@@ -31,7 +31,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -70,12 +70,13 @@ class Variant:
 class Workload:
     """A row: the title, the repository, git's arguments (after `git --git-dir D`) and
     the lab's (after `reftable-lab`, the git dir among them: odb takes it after its
-    subcommand)."""
+    subcommand), and its name (key: show-ref-reftable, log-raw, ...; set by workloads())."""
     title: str
     gitdir: Path
     git_args: tuple[str, ...]
     lab_args: tuple[str, ...]
     stdin: bytes = b""
+    key: str = ""
 
 
 @dataclass
@@ -128,7 +129,7 @@ def workloads(scale: str, datasets: Path, histories: Sequence[Path],
 
     def add(key: str, make: Callable[[], Workload]) -> None:
         if want is None or key in want:
-            out.append(make())
+            out.append(replace(make(), key=key))
 
     def show_ref(preset: str, what: str) -> Workload:
         d = ds(preset)
@@ -360,7 +361,7 @@ def run(scale: str = "small", cores: Sequence[str] = ("interpreted",),
     text = table(rows, lab, python_pass)
     split: dict[str, Stages] = {}
     if stages and count:
-        row = next(r for r in rows if "reftable" in r.workload.title)
+        row = next(r for r in rows if r.workload.key == "show-ref-reftable")
         split = measure_stages(row.workload.gitdir, lab, jobs, log)
         text += ("\nWhere a ref's instructions go (" + row.workload.title + "; "
                  "python -m lab.stages, whole processes counted, differences per ref):\n\n"
