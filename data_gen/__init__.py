@@ -98,7 +98,7 @@ def build(preset: str, *, out: Path | str | None = None, root: Path | str | None
     verify: "fingerprint" (paths and sizes) or "hash" (full content hash) for
     deciding whether an existing dataset is intact.
     """
-    from lab.gitbin import GitRunner, find_git, hermetic_env
+    from gitbin import GitRunner, find_git, hermetic_env
 
     from .builders import BUILDERS, Context
 

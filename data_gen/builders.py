@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from lab.gitbin import GitRunner
+from gitbin import GitRunner
 
 from .fastwrite import write_bulk_table
 from .manifest import REPO_DIR, DataGenError

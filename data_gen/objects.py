@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from lab.gitbin import GitRunner
+from gitbin import GitRunner
 
 from .names import rng_for
 

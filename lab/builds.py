@@ -3,7 +3,7 @@ checkouts of this repository at a commit (two revisions of reftable-core).
 
 Contract: build(src, rev) resolves `rev` in the repository `src` to a commit
 and returns a GitBuild: the tree of that commit built out of tree in
-<cache>/builds/<commit>/ (lab.gitbin.cache_root()), by
+<cache>/builds/<commit>/ (gitbin.cache_root()), by
 `make -j$(nproc) <the provisioning script's MAKE_OPTS> all` (the same prefix
 and NO_* options, read from scripts/provision-git.sh; CC="ccache cc" when
 ccache is on PATH). A build is reused whenever its folder holds BUILD_INFO.
@@ -12,7 +12,7 @@ The tree is exported without touching `src`'s work tree or index: a private
 index (GIT_INDEX_FILE) over the build folder, `read-tree <commit>`, a refresh,
 and `checkout-index` of the paths whose content differs. A new build starts
 from a copy of the most recent earlier build made with the same compiler
-(else the provisioned git's built source tree, lab.gitbin.provisioned_source(),
+(else the provisioned git's built source tree, gitbin.provisioned_source(),
 which the provisioning script made with the same options), timestamps kept:
 only files whose content differs are rewritten, so make recompiles only what
 changed. BUILD_INFO records what was compiled (the object files make wrote).
@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from .gitbin import (PROVISION_SCRIPT, REPO_ROOT, cache_root, find_git, hermetic_env,
+from gitbin import (PROVISION_SCRIPT, REPO_ROOT, cache_root, find_git, hermetic_env,
                      provisioned_source)
 
 BUILD_INFO = "lab-build.json"

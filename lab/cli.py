@@ -1,8 +1,8 @@
 """reftable-lab command line: a dict registry of subcommands.
 
-COMMANDS maps each command name to the module under lab.commands that serves
-it. Such a module defines `register(sub, add_flag_options) -> None`, adding its
-subparser(s) with `set_defaults(func=handler)`; a handler takes
+COMMANDS maps each command name to the module that serves it (lab.commands: the
+lab's own drivers; reftable_core.builtin: the git-like commands). Such a module
+defines `register(sub, add_flag_options) -> None`, adding its subparser(s) with `set_defaults(func=handler)`; a handler takes
 (args: argparse.Namespace, flags: Flags) and returns the exit status. Running
 one known command imports only its module (start-up time is part of what
 `reftable-lab show-ref` is measured on); otherwise (help, unknown names) every
@@ -13,7 +13,7 @@ argparse add_argument instantiates a HelpFormatter, which imports shutil) is mos
 what such a command would spend before its work. Every command takes --flags SPEC and
 --baseline (and $REFTABLE_LAB_FLAGS). git's global options before the command
 name (-C DIR, -c name=value, --git-dir, ...) are applied as git applies them
-(lab.commands.gitlike.apply_global_options), so `reftable-lab -C repo show-ref`
+(reftable_core.builtin.gitlike.apply_global_options), so `reftable-lab -C repo show-ref`
 stands in for `git -C repo show-ref`.
 """
 from __future__ import annotations
@@ -26,16 +26,16 @@ from collections.abc import Callable, Sequence
 from reftable_core.errors import ReftableError
 from reftable_core.flags import resolve
 
-from lab.commands.gitlike import Die, apply_global_options, report_die, run_git_command
+from reftable_core.builtin.gitlike import Die, apply_global_options, report_die, run_git_command
 
 COMMANDS: dict[str, str] = {
     "flags": "lab.commands.flags",
     "dump": "lab.commands.dump",
-    "show-ref": "lab.commands.show_ref",
-    "for-each-ref": "lab.commands.for_each_ref",
-    "update-ref": "lab.commands.update_ref",
-    "refs": "lab.commands.refs",
-    "odb": "lab.commands.odb",
+    "show-ref": "reftable_core.builtin.show_ref",
+    "for-each-ref": "reftable_core.builtin.for_each_ref",
+    "update-ref": "reftable_core.builtin.update_ref",
+    "refs": "reftable_core.builtin.refs",
+    "odb": "reftable_core.builtin.odb",
     "gen": "lab.commands.gen",
     "bench": "lab.commands.bench",
     "compare": "lab.commands.bench",

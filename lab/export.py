@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .gitbin import REPO_ROOT, GitNotAvailable, GitRunner, find_git, hermetic_env
+from gitbin import REPO_ROOT, GitNotAvailable, GitRunner, find_git, hermetic_env
 from .harness import ScenarioResult, VariantResult
 
 INDEX = "index.jsonl"

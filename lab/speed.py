@@ -38,7 +38,7 @@ from typing import Any
 import data_gen
 
 from lab.builds import BuildError, compiled_core, core_rev
-from lab.gitbin import REPO_ROOT, find_git, hermetic_env
+from gitbin import REPO_ROOT, find_git, hermetic_env
 from lab.measure.instructions import callgrind_argv, count_env, read_parts
 
 LOG_ARGS = ["log", "--format=%H", "--first-parent", "--no-renames", "--raw", "--no-abbrev",

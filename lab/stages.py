@@ -104,7 +104,7 @@ def run(stage: str, gitdir: str) -> int:
     default flags (all on, what `reftable-lab show-ref` runs with)."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r} (stages: {', '.join(STAGES)})")
-    for module in ("lab.cli", "lab.commands.show_ref"):    # the command's start-up
+    for module in ("lab.cli", "reftable_core.builtin.show_ref"):    # the command's start-up
         importlib.import_module(module)
     repo = open_repo(gitdir)
     try:

@@ -35,10 +35,10 @@ from reftable_core.refs.packed import PackedRefs
 from reftable_core.refs.reftable_backend import ReftableRefStore
 from reftable_core.repo import open_repo
 
-from .commands.for_each_ref import for_each_ref
-from .commands.odb import log_raw, log_S
-from .commands.show_ref import show_ref
-from .gitbin import find_git, hermetic_env
+from reftable_core.builtin.for_each_ref import for_each_ref
+from reftable_core.builtin.odb import log_raw, log_S
+from reftable_core.builtin.show_ref import show_ref
+from gitbin import find_git, hermetic_env
 from .measure.clock import clock
 
 TimeFunc = Callable[[int], float]

@@ -149,7 +149,7 @@ NOTEBOOKS = {
         {"fixed:256": "delta_cache_index=fixed:256", "blob_first": "delta_cache_lru=blob_first"},
         "from reftable_core.odb import open_object_store\n"
         "from reftable_core.odb.walk import walk_log_raw\n"
-        "from lab.commands.odb import walk_start\n"
+        "from reftable_core.builtin.odb import walk_start\n"
         "ds = nb.dataset('odb-log-raw', SCALE, DATASETS)   # the one measured above\n"
         "for spec in ('delta_cache_index=fixed:256', 'delta_cache_index=hashmap'):\n"
         "    f = Flags().with_spec(spec)\n"
@@ -196,7 +196,7 @@ def tour() -> nbformat.NotebookNode:
         new_code_cell("ds = nb.dataset('show-ref-3tables', SCALE, DATASETS)\n"
                       "print(ds.gitdir)\nprint(ds.manifest['facts']['probe_refs'])"),
         new_markdown_cell("## Read it: our show-ref beside git's"),
-        new_code_cell("from lab.gitbin import find_git\n"
+        new_code_cell("from gitbin import find_git\n"
                       "probe = ds.manifest['facts']['probe_refs']['middle']\n"
                       "!{sys.executable} -m lab.cli show-ref --git-dir {ds.gitdir} {probe}\n"
                       "!{find_git()} --git-dir {ds.gitdir} show-ref {probe}"),
@@ -266,7 +266,7 @@ def datasets() -> nbformat.NotebookNode:
                       "print(a.path, a.manifest['content_hash'], f'{secs:.2f} s')\n"
                       "print('second call cached:', b.cached, f'{secs2:.3f} s')"),
         new_markdown_cell("## Check it with git"),
-        new_code_cell("from lab.gitbin import find_git\n"
+        new_code_cell("from gitbin import find_git\n"
                       "!{find_git()} --git-dir {a.gitdir} show-ref | head -5\n"
                       "!{find_git()} --git-dir {a.gitdir} fsck --no-progress && echo fsck ok"),
     ])

@@ -100,7 +100,17 @@ build_source() {  # fetches and builds the source tree; prints its path
     echo "$srcdir"
 }
 
+# one build at a time: a second provisioning (parallel test workers, make test beside
+# make bench) waits here for the first, then finds its result
+take_lock() {
+    mkdir -p "$CACHE_ROOT"
+    exec 8>"$CACHE_ROOT/.provision-git.lock"
+    flock 8
+}
+
 if [[ "${1:-}" == "--source" ]]; then
+    built_source && exit 0
+    take_lock
     built_source || build_source
     exit 0
 fi
@@ -116,9 +126,12 @@ if [[ -x "$PREFIX/bin/git" ]] && new_enough "$PREFIX/bin/git"; then
     echo "$PREFIX/bin/git"; exit 0
 fi
 
+take_lock
+if [[ -x "$PREFIX/bin/git" ]] && new_enough "$PREFIX/bin/git"; then   # built while we waited
+    echo "$PREFIX/bin/git"; exit 0
+fi
 log "system git is older than $MIN_MAJOR.$MIN_MINOR; building git from Debian trixie's source package into $PREFIX"
 srcdir=$(built_source || build_source)
-mkdir -p "$CACHE_ROOT"
 STAGE="$PREFIX.tmp.$$"
 rm -rf "$STAGE"
 trap 'rm -rf "$STAGE"' EXIT

@@ -16,7 +16,7 @@ from typing import Callable
 import pytest
 
 from lab.builds import CORE_BUILDS, compiled_core
-from lab.gitbin import GitRunner, find_git, hermetic_env
+from gitbin import GitRunner, find_git, hermetic_env
 
 CORE = os.environ.get("REFTABLE_LAB_CORE") or "interpreted"
 

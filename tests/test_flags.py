@@ -118,7 +118,7 @@ def test_all_combinations_read_the_same(stack_dir: Path) -> None:
 
 @pytest.fixture(scope="module")
 def git_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from lab.gitbin import GitRunner, find_git, hermetic_env
+    from gitbin import GitRunner, find_git, hermetic_env
     tmp = tmp_path_factory.mktemp("flagsrepo")
     git = GitRunner(find_git(), hermetic_env(tmp))
     path = tmp / "repo"
@@ -258,7 +258,7 @@ def test_update_ref_same_for_any_combination(git_repo: Path, tmp_path: Path,
 def bare_files_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A bare files repository made by git (no reflogs): branches loose and packed,
     an annotated tag, a symref, a root ref, refs two levels down."""
-    from lab.gitbin import GitRunner, find_git, hermetic_env
+    from gitbin import GitRunner, find_git, hermetic_env
     tmp = tmp_path_factory.mktemp("migflags")
     git = GitRunner(find_git(), hermetic_env(tmp))
     work, path = tmp / "work", tmp / "repo.git"

@@ -35,7 +35,7 @@ from reftable_core.flags import Flags
 
 from lab.builds import BuildError, CoreBuild, CoreRev, build_all, core_build, core_rev
 from lab.export import append_index, write_bmf
-from lab.gitbin import REPO_ROOT
+from gitbin import REPO_ROOT
 from lab.harness import Revisions, ScenarioResult
 
 _REFUSED = ("{cmd} builds no flags of its own: --flags and --baseline do not apply (a "

@@ -15,7 +15,7 @@ from reftable_core.reftable.writer import WriterOptions
 import data_gen
 from data_gen.fastwrite import write_bulk_table
 from data_gen.names import all_ref_names, apportion, ref_names
-from lab.gitbin import GitRunner
+from gitbin import GitRunner
 
 pytestmark = pytest.mark.git
 

@@ -9,7 +9,7 @@ import struct
 import zlib
 from pathlib import Path
 
-from lab.gitbin import GitRunner, find_git, hermetic_env
+from gitbin import GitRunner, find_git, hermetic_env
 
 
 def cat_file_all(git: GitRunner, gitdir: Path) -> dict[bytes, tuple[str, bytes]]:

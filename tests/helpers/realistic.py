@@ -24,7 +24,7 @@ from reftable_core.odb import ObjectStore
 from reftable_core.odb.delta import delta_sizes
 from reftable_core.odb.pack import OBJ_OFS_DELTA
 
-from lab.gitbin import GitRunner
+from gitbin import GitRunner
 
 QUOTED_PATHS = ["odd/tab\there.txt", 'odd/quo"te.txt', "odd/back\\slash.txt",
                 "odd/new\nline.txt", "odd/ünïcödé-файл-名前.txt", "odd/ space .txt"]

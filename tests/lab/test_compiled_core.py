@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from lab.builds import BuildError, CoreBuild, compiled_core, core_build
-from lab.gitbin import REPO_ROOT
+from gitbin import REPO_ROOT
 from lab.harness import Revisions, build_title, expand, row_published
 from lab.scenarios import SCENARIOS
 

@@ -15,7 +15,7 @@ import pytest
 
 from lab.builds import core_rev
 from lab.cli import main
-from lab.gitbin import REPO_ROOT, hermetic_env
+from gitbin import REPO_ROOT, hermetic_env
 from lab.harness import Revisions, expand, run_scenario
 from lab.scenarios import SCENARIOS, DatasetRef, Scenario
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-pytest.importorskip("lab.commands.show_ref")
+pytest.importorskip("reftable_core.builtin.show_ref")
 
 
 def lab(git, args: list[str], input: bytes | None = None, flags: str | None = None
@@ -48,7 +48,7 @@ def build_files_repo(git, path: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def template_repo(git_path: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
-    from lab.gitbin import GitRunner, hermetic_env
+    from gitbin import GitRunner, hermetic_env
     base = tmp_path_factory.mktemp("files_cli")
     (base / "home").mkdir()
     runner = GitRunner(git_path, hermetic_env(base / "home"))

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from tests.helpers.labrun import run_lab
 
-from lab.commands.for_each_ref import longest_prefixes, match_name_as_path
-from lab.commands.wildmatch import wildmatch
-from lab.gitbin import GitRunner, find_git, hermetic_env
+from reftable_core.builtin.for_each_ref import longest_prefixes, match_name_as_path
+from reftable_core.builtin.wildmatch import wildmatch
+from gitbin import GitRunner, find_git, hermetic_env
 
 NOCOMPACT = ["-c", "reftable.autoCompaction=false"]
 NOCOMPACT_ENV = {"GIT_TEST_REFTABLE_AUTOCOMPACTION": "false"}

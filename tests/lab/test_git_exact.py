@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.commands.show_ref import default_abbrev
-from lab.gitbin import GitRunner, hermetic_env
+from reftable_core.builtin.show_ref import default_abbrev
+from gitbin import GitRunner, hermetic_env
 from tests.helpers.labrun import run_lab
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from reftable_core.config import env_config, parse_config_parameters, push_config_parameter
 
-from lab.gitbin import GitRunner
+from gitbin import GitRunner
 from tests.helpers.labrun import REPO_ROOT, run_lab_proc
 
 FORMATS = ["files", "reftable"]

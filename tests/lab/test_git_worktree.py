@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.gitbin import GitRunner
+from gitbin import GitRunner
 from tests.helpers.labrun import run_lab
 
 FORMATS = ["files", "reftable"]

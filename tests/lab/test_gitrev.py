@@ -18,7 +18,7 @@ import pytest
 
 from lab.builds import BuildError, build_all, resolve
 from lab.cli import main
-from lab.gitbin import PROVISION_SCRIPT, hermetic_env, provisioned_source
+from gitbin import PROVISION_SCRIPT, hermetic_env, provisioned_source
 from lab.harness import Revisions, expand, run_scenario
 from lab.scenarios import SCENARIOS
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.gitbin import GitRunner
+from gitbin import GitRunner
 from lab.harness import ScenarioResult, run_scenario
 from lab.measure import memory
 from lab.report import render

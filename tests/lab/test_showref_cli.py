@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from tests.helpers.labrun import run_lab
 
-from lab.gitbin import GitRunner, find_git, hermetic_env
+from gitbin import GitRunner, find_git, hermetic_env
 
 NOCOMPACT = ["-c", "reftable.autoCompaction=false"]
 NOCOMPACT_ENV = {"GIT_TEST_REFTABLE_AUTOCOMPACTION": "false"}     # git 2.45 .. 2.47

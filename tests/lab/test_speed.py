@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from lab import speed
-from lab.gitbin import REPO_ROOT, GitRunner
+from gitbin import REPO_ROOT, GitRunner
 from lab.measure.instructions import available
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.gitbin import GitRunner
+from gitbin import GitRunner
 
 NOT_IMPORTED = ("shutil", "bz2", "lzma", "subprocess", "json", "hashlib", "socket",
                 "getpass", "random", "configparser", "reftable_core.reftable.writer",

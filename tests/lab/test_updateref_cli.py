@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from tests.helpers.labrun import run_lab
 
-from lab.gitbin import GitRunner
+from gitbin import GitRunner
 
 
 @pytest.fixture(autouse=True)

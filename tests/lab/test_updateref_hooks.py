@@ -16,7 +16,7 @@ import pytest
 from tests.helpers.labrun import run_lab
 from tests.lab.test_updateref_cli import _lab_env, _setup, _state  # noqa: F401  (fixture)
 
-from lab.gitbin import GitRunner
+from gitbin import GitRunner
 
 LOGGER = '#!/bin/sh\necho "$*" >>"$HOOK_LOG"\ncat >>"$HOOK_LOG"\n'
 REFUSER = '#!/bin/sh\necho "$*" >>"$HOOK_LOG"\ncat >>"$HOOK_LOG"\ntest "$1" != prepared\n'

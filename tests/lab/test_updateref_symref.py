@@ -15,7 +15,7 @@ import pytest
 from tests.helpers.labrun import run_lab
 from tests.lab.test_updateref_cli import _lab_env, _setup, _state  # noqa: F401  (fixture)
 
-from lab.gitbin import GitRunner
+from gitbin import GitRunner
 
 A, M, S = "refs/heads/side", "refs/heads/main", "refs/heads/symref"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.gitbin import GitRunner, hermetic_env
+from gitbin import GitRunner, hermetic_env
 from tests.helpers.labrun import run_lab
 
 

@@ -22,7 +22,7 @@ from reftable_core.odb.delta import apply_delta
 from reftable_core.odb.loose import LooseStore, decode_loose
 from reftable_core.odb.pack import OBJ_OFS_DELTA
 
-from lab.gitbin import GitRunner, hermetic_env
+from gitbin import GitRunner, hermetic_env
 from tests.helpers.realistic import noise, quote_path
 
 SEED = 20240611

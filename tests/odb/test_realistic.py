@@ -9,7 +9,7 @@ import pytest
 from reftable_core.flags import Flags
 from reftable_core.odb import open_object_store
 
-from lab.gitbin import GitRunner, hermetic_env
+from gitbin import GitRunner, hermetic_env
 from tests.helpers.odb import cat_file_all
 from tests.helpers.realistic import delta_headers_over, make_realistic_repo
 from tests.odb.test_walk import _cli, _git_log

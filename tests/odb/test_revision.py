@@ -21,7 +21,7 @@ from reftable_core.odb.revision import (
 from reftable_core.odb.store import ObjectStore, open_object_store
 from reftable_core.odb.walk import resolve_start
 
-from lab.gitbin import GitRunner, hermetic_env
+from gitbin import GitRunner, hermetic_env
 
 
 @pytest.fixture(scope="module")

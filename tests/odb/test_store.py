@@ -13,7 +13,7 @@ from reftable_core.flags import Flags
 from reftable_core.odb import PackIndex, open_object_store
 from reftable_core.odb.pack import OBJ_REF_DELTA, decode_obj_header
 
-from lab.gitbin import GitRunner, hermetic_env
+from gitbin import GitRunner, hermetic_env
 from tests.helpers.odb import cat_file_all, make_history
 
 

@@ -14,8 +14,8 @@ from reftable_core.odb.store import open_object_store
 from reftable_core.odb.walk import format_raw, quote_path, walk_log_raw, walk_log_S
 
 from lab.cli import main as cli_main
-from lab.commands.odb import log_raw, log_S, walk_start
-from lab.gitbin import GitRunner, hermetic_env
+from reftable_core.builtin.odb import log_raw, log_S, walk_start
+from gitbin import GitRunner, hermetic_env
 from tests.helpers.labrun import run_lab
 from tests.helpers.odb import make_history
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from reftable_core.flags import PACKED_LOOKUPS, PACKED_READERS
 
-from lab.gitbin import GitRunner
+from gitbin import GitRunner
 from tests.helpers.labrun import run_lab
 
 HEADER = b"# pack-refs with: peeled fully-peeled sorted \n"

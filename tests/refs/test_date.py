@@ -10,7 +10,7 @@ import pytest
 from reftable_core.errors import ReftableError
 from reftable_core.refs.date import parse_date
 
-from lab.gitbin import GitRunner
+from gitbin import GitRunner
 
 CASES = [
     "Thu, 07 Apr 2005 22:13:13 +0200", "2005-04-07T22:13:13", "2005-04-07 22:13:13 +0200",

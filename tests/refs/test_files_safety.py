@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from lab.gitbin import GitRunner
+from gitbin import GitRunner
 from tests.helpers.labrun import REPO_ROOT, run_lab
 
-pytest.importorskip("lab.commands.update_ref")
+pytest.importorskip("reftable_core.builtin.update_ref")
 
 
 class Box:

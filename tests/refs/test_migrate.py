@@ -29,7 +29,7 @@ from reftable_core.flags import Flags
 from reftable_core.refs.migrate import config_set, migrate_ref_storage
 from reftable_core.repo import open_repo
 
-from lab.gitbin import GitRunner, hermetic_env
+from gitbin import GitRunner, hermetic_env
 from tests.helpers.labrun import run_lab
 from tests.helpers.realistic import make_realistic_repo
 

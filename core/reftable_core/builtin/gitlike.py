@@ -17,7 +17,7 @@ Contract:
   ref_resolver(refs)   name -> oid or None through a RefStore's resolve().
   add_git_command(sub, name, helptext, command)   the subcommand `name`, whose
       arguments all reach command(argv, flags, out) (it parses them as git does,
-      lab.commands.parseopt), run by run_git_command.
+      reftable_core.builtin.parseopt), run by run_git_command.
   write_trace2_counters()   under $GIT_TRACE2_EVENT, git's trace2 "counter"
       events for the fsyncs the command made (reftable_core.lockfile.FSYNC_COUNTS,
       the non-zero ones, category "fsync"), in git's JSON event format; only these
