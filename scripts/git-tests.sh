@@ -26,7 +26,9 @@
 # JOBS, TIMEOUT, GIT_TESTS_OUT (folder for the logs; default a new temporary
 # one, kept), GIT_TESTS (the scripts, default the five above; "t1403 t0610"
 # works too), GIT_TESTS_RUN (git's --run=<selection> for every script, e.g.
-# "99,147,173"; a partial run's plan counts the tests not selected as skipped). PYTHONPATH and REFTABLE_LAB_FLAGS, if set, reach reftable-lab.
+# "99,147,173"; a partial run's plan counts the tests not selected as skipped),
+# GIT_TESTS_SRC (a built git source tree to take t/ from instead of the provisioned
+# one: a copy of it lets two runs go at once, each routing its own wrapper). PYTHONPATH and REFTABLE_LAB_FLAGS, if set, reach reftable-lab.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,7 +54,7 @@ ok = all([compileall.compile_dir(os.path.dirname(m.__file__), quiet=1)
           for m in (lab, reftable_core)])
 sys.exit(0 if ok else 1)
 EOF
-SRC=$(bash "$ROOT/scripts/provision-git.sh" --source | tail -n 1)
+SRC=${GIT_TESTS_SRC:-$(bash "$ROOT/scripts/provision-git.sh" --source | tail -n 1)}
 WRAPPER="$SRC/bin-wrappers/git"
 PRISTINE="$SRC/../bin-wrappers-git.orig"   # the build's own wrapper, saved once
 OUT=${GIT_TESTS_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/reftable-lab-git-tests.XXXXXX")}

@@ -235,6 +235,7 @@ def _read_typed(store: ObjectStore, oid: bytes, want: str, name: str) -> bytes:
             raise ReftableError(f"git cat-file {name}: bad file")
 
 
+@_git_words
 def run_cat_file(args: argparse.Namespace, flags: Flags) -> int:
     """git cat-file's shapes, its outputs and statuses; a usage error is one line."""
     try:

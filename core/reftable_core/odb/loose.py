@@ -33,7 +33,25 @@ def _parse_header(head: bytes, path: str | None) -> tuple[str, int, int]:
     tname = tname_b.decode("ascii", "replace")
     if tname not in LOOSE_TYPES:
         raise FormatError(f"unknown loose object type {tname!r}", path, 0)
-    return tname, int(size_b), nul + 1
+    size = int(size_b)
+    if size > SIZE_MAX:
+        _size_overflow(size_b)
+    return tname, size, nul + 1
+
+
+SIZE_MAX = (1 << 64) - 1
+
+
+def _size_overflow(digits: bytes) -> None:
+    """git's parse_loose_header reads the size digit by digit with st_mult and st_add,
+    which die at the first step past SIZE_MAX: its words, no file (git names none)."""
+    size = 0
+    for c in digits:
+        if size > SIZE_MAX // 10:
+            raise FormatError(f"size_t overflow: {size} * 10")
+        if size * 10 > SIZE_MAX - (c - 48):
+            raise FormatError(f"size_t overflow: {size * 10} + {c - 48}")
+        size = size * 10 + c - 48
 
 
 def decode_loose(raw: bytes, path: str | None = None,

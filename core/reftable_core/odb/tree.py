@@ -61,7 +61,7 @@ def _entry_pattern(hash_len: int) -> re.Pattern[bytes]:
     if pat is None:
         modes = b"|".join(_KNOWN_MODES)
         pat = _ENTRY_PATTERNS[hash_len] = re.compile(
-            b"(?:%s) [^\\0]*\\0.{%d}" % (modes, hash_len), re.DOTALL)
+            b"(?:%s) [^\\0]+\\0.{%d}" % (modes, hash_len), re.DOTALL)
     return pat
 
 
@@ -90,6 +90,8 @@ def _split_checked(data: bytes, hash_len: int) -> list[bytes]:
         text = data[pos:sp]
         if text not in _KNOWN_MODES:
             _mode(text, pos)
+        if nul == sp + 1:               # git's decode_tree_entry, in its words
+            raise FormatError("empty filename in tree entry", offset=pos)
         end = nul + 1 + hash_len
         append(data[pos:end])
         pos = end
