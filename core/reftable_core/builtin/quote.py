@@ -4,7 +4,10 @@ Contract:
   unquote_c(s, start) -> (value, end) | None   git's unquote_c_style on s[start:]
       (s[start] is '"'); end is the index after the closing quote; None when the
       quoting is bad.
-  cstr(b) -> str   what C's printf("%s") shows of a buffer: up to the first NUL.
+  cstr(b) -> str   what C's printf("%s") shows of a buffer in a message: up to the
+      first NUL, and no more than a message can hold (git's vreportf cuts every
+      message at 4095 bytes, gitlike.write_err too), so a 200 MB input line costs
+      no 200 MB of text.
 """
 from __future__ import annotations
 
@@ -42,5 +45,9 @@ def unquote_c(s: bytes, start: int) -> tuple[bytes, int] | None:
     return None
 
 
+MESSAGE_MAX = 4096      # more than vreportf's 4095 bytes; a character cut at the end
+                        # decodes to U+FFFD past the message's cut, never inside it
+
+
 def cstr(b: bytes) -> str:
-    return b.split(b"\0", 1)[0].decode("utf-8", "replace")
+    return b[:MESSAGE_MAX].split(b"\0", 1)[0].decode("utf-8", "replace")

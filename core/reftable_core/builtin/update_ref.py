@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any, cast
@@ -40,6 +41,8 @@ from .parseopt import OptSpec, parse_git_options, split_lab_options
 from .quote import cstr, unquote_c
 
 _READ_CHUNK = 1 << 16
+# where an unquoted argument ends: white space (bytes.isspace's set) or a NUL
+_ARG_END = re.compile(rb"[ \t\n\r\x0b\x0c\x00]")
 
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
@@ -78,6 +81,12 @@ COMMANDS: list[tuple[str, int, int]] = [
 
 
 
+
+def _copy(buf: bytearray, start: int, end: int) -> bytes:
+    """buf[start:end] as bytes in one copy (a bytearray slice would make two)."""
+    with memoryview(buf) as view:
+        return bytes(view[start:end])
+
 class _UpdateRefStdin:
     def __init__(self, repo: Repo, msg: bytes, no_deref: bool, z: bool, out: Any,
                  create_reflog: bool = False) -> None:
@@ -105,9 +114,8 @@ class _UpdateRefStdin:
                 raise Die("unexpected character after quoted argument: "
                           f"{cstr(buf[pos:])}")
             return val, end
-        end = pos
-        while end < len(buf) and not buf[end:end + 1].isspace() and buf[end] != 0:
-            end += 1
+        m = _ARG_END.search(buf, pos)       # one C-level scan, not a loop per byte
+        end = len(buf) if m is None else m.start()
         return buf[pos:end], end
 
     def _parse_refname(self, buf: bytes, pos: int) -> tuple[bytes | None, int]:
@@ -368,21 +376,24 @@ class _UpdateRefStdin:
         """Each terminated record as soon as it has arrived (git's strbuf_getwholeline
         on stdin): the caller answers start/prepare/commit while stdin stays open."""
         term = self.term
-        buf = b""
+        buf = bytearray()
         pos = 0
+        scan = 0                    # buf[pos:scan] holds no terminator: never searched twice
         while True:
-            e = buf.find(term, pos)
+            e = buf.find(term, scan)
             if e >= 0:
-                yield buf[pos:e + 1]
-                pos = e + 1
+                yield _copy(buf, pos, e + 1)
+                pos = scan = e + 1
                 continue
             chunk = stream.read1(_READ_CHUNK)
             if not chunk:
                 if pos < len(buf):
-                    yield buf[pos:]
+                    yield _copy(buf, pos, len(buf))
                 return
-            buf = buf[pos:] + chunk
+            del buf[:pos]           # a long record grows in place (amortized), not copied
+            scan = len(buf)         # per chunk: linear, as git's strbuf
             pos = 0
+            buf += chunk
 
     def run(self, stream: io.BufferedIOBase) -> int:
         state = OPEN

@@ -197,14 +197,18 @@ def _resolve_basic(text: bytes, resolve_ref: RefResolver, objects: ObjectsGetter
 def _tree_colon(text: bytes) -> int:
     """The index of the first ":" outside "{...}" (git's get_oid_with_context), or -1."""
     depth = 0
-    for i, c in enumerate(text):
+    for m in _BRACE_OR_COLON.finditer(text):   # only these bytes, found in C
+        c = text[m.start()]
         if c == 0x7B:                       # {
             depth += 1
         elif depth and c == 0x7D:           # }
             depth -= 1
         elif not depth and c == 0x3A:       # :
-            return i
+            return m.start()
     return -1
+
+
+_BRACE_OR_COLON = re.compile(rb"[{}:]")
 
 
 def _resolve_path(rev: bytes, path: bytes, resolve_ref: RefResolver, objects: ObjectsGetter,
