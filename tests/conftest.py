@@ -4,7 +4,8 @@ REFTABLE_LAB_CORE=compiled runs the tests against reftable_core compiled by mypy
 (lab.builds.compiled_core(), built on first use): its folder goes first on sys.path
 and on the PYTHONPATH of the processes the tests start, before anything imports
 reftable_core, and the hot loops' module must then be the extension module.
-REFTABLE_LAB_CORE=interpreted (or unset) is the source tree.
+REFTABLE_LAB_CORE=interpreted (or unset) is the source tree. Neither the system's nor
+the user's git config is read by what the tests run (GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL).
 """
 from __future__ import annotations
 
@@ -19,6 +20,12 @@ from lab.builds import CORE_BUILDS, compiled_core
 from gitbin import GitRunner, find_git, hermetic_env
 
 CORE = os.environ.get("REFTABLE_LAB_CORE") or "interpreted"
+
+# no system or user config reaches the lab in a test, as git's test-lib keeps it from git
+# (the lab reads them as git does: reftable_core.config.config_files); a test that
+# wants one sets these itself
+os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
+os.environ["GIT_CONFIG_GLOBAL"] = os.devnull
 
 
 def _use_compiled_core() -> None:

@@ -51,7 +51,8 @@ def test_parse_config_last_wins_and_empty_value() -> None:
 
 
 def test_read_config(tmp_path: Path) -> None:
-    assert read_config(str(tmp_path)) == {}
+    assert read_config(str(tmp_path), {"GIT_CONFIG_NOSYSTEM": "1"}) == {}
+    assert read_config(str(tmp_path)) == {}         # the tests' environment: no user config
     (tmp_path / "config").write_text("[reftable]\n\tblockSize = 8k\n")
     cfg = read_config(str(tmp_path))
     assert cfg == {"reftable.blocksize": "8k"}

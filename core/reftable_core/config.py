@@ -4,7 +4,9 @@ Contract: parse_config(text) turns git's config syntax (sections, "subsections",
 quotes, backslash escapes, comments) into {"section.key" or "section.sub.key":
 value}, last value winning; section and key names are lower-cased, subsection
 names kept; a bare key (no "=") is stored as "true". read_config(gitdir) is
-parse_config of $GIT_DIR/config ({} when there is none).
+what git reads for the repository: the system and global files (config_files:
+$GIT_CONFIG_SYSTEM or /etc/gitconfig, $GIT_CONFIG_GLOBAL or the XDG file and
+~/.gitconfig, as git's environment variables say), then $GIT_DIR/config.
 
 Command-line config (git -c, which git passes on in the environment):
 canonical_key(name) lower-cases a key's section and key name, keeping the
@@ -90,14 +92,50 @@ def parse_config(text: str) -> dict[str, str]:
     return result
 
 
-def read_config(gitdir: str) -> dict[str, str]:
-    """parse_config of $GIT_DIR/config; {} when the file does not exist."""
+def _read_file(path: str) -> dict[str, str]:
     try:
-        with open(os.path.join(gitdir, "config"), "r", encoding="utf-8",
-                  errors="surrogateescape") as f:
+        with open(path, "r", encoding="utf-8", errors="surrogateescape") as f:
             return parse_config(f.read())
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return {}
+
+
+def config_files(environ: Mapping[str, str]) -> list[str]:
+    """The system and global config files git reads before the repository's, in
+    git's order (a later one wins): $GIT_CONFIG_SYSTEM, else /etc/gitconfig, unless
+    $GIT_CONFIG_NOSYSTEM is true; then $GIT_CONFIG_GLOBAL if set, else
+    $XDG_CONFIG_HOME/git/config (default $HOME/.config/git/config) and
+    $HOME/.gitconfig."""
+    files: list[str] = []
+    if not parse_bool(environ.get("GIT_CONFIG_NOSYSTEM", "")):
+        files.append(environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")
+    if "GIT_CONFIG_GLOBAL" in environ:
+        if environ["GIT_CONFIG_GLOBAL"]:
+            files.append(environ["GIT_CONFIG_GLOBAL"])
+        return files
+    home = environ.get("HOME")
+    xdg = environ.get("XDG_CONFIG_HOME")
+    if xdg:
+        files.append(os.path.join(xdg, "git", "config"))
+    elif home:
+        files.append(os.path.join(home, ".config", "git", "config"))
+    if home:
+        files.append(os.path.join(home, ".gitconfig"))
+    return files
+
+
+def read_config(gitdir: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The config git sees in gitdir: the system and global files (config_files of
+    environ, default os.environ) and then $GIT_DIR/config, later values winning;
+    {} when there is none. extensions.* count only from the repository's own file
+    (git's repository format check reads that file alone). [include] is not
+    followed."""
+    result: dict[str, str] = {}
+    for path in config_files(os.environ if environ is None else environ):
+        result.update((k, v) for k, v in _read_file(path).items()
+                      if not k.startswith("extensions."))
+    result.update(_read_file(os.path.join(gitdir, "config")))
+    return result
 
 
 # -- command-line config --------------------------------------------------------
