@@ -31,7 +31,7 @@ def reference(data: bytes, hash_len: int) -> list[tuple[bytes, int, bytes, bool]
 
 
 entry = st.tuples(st.sampled_from(MODES),
-                  st.binary(min_size=0, max_size=12).map(lambda b: b.replace(b"\0", b"n")),
+                  st.binary(min_size=1, max_size=12).map(lambda b: b.replace(b"\0", b"n")),
                   st.integers(0, 255))
 
 
@@ -47,9 +47,9 @@ def test_split_and_parse_match_the_format(entries: list, hash_len: int) -> None:
 
 def test_ids_holding_spaces_and_nuls() -> None:
     oid = b" \0 \0" * 5
-    data = b"100644 a b\0" + oid + b"40000 \0" + oid
-    assert split_tree(data, 20) == [b"100644 a b\0" + oid, b"40000 \0" + oid]
-    assert parse_tree(data, 20) == [(b"a b", 0o100644, oid, False), (b"/", 0o040000, oid, True)]
+    data = b"100644 a b\0" + oid + b"40000 \x01\0" + oid
+    assert split_tree(data, 20) == [b"100644 a b\0" + oid, b"40000 \x01\0" + oid]
+    assert parse_tree(data, 20) == [(b"a b", 0o100644, oid, False), (b"\x01/", 0o040000, oid, True)]
 
 
 @pytest.mark.parametrize("data", [
