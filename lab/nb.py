@@ -44,8 +44,9 @@ from reftable_core.flags import (
 
 import data_gen
 
-from .harness import ScenarioResult, run_scenario
-from .measure import parse_measures
+from .harness import run_scenario
+from .results import ScenarioResult
+from .measure.registry import parse_measures
 from .plots import seed_beside_lab
 from .report import comparison_rows, plot
 from .scenarios import SCENARIOS

@@ -11,7 +11,7 @@ and the tracemalloc peak, and the allocation ratios. Ratios are said in words, t
 "significant" only after Holm's correction across the scenario's rows; an
 instruction ratio is exact (a deterministic count, no interval). warnings()
 lists the wall-time variants whose coefficient of variation exceeds 5 %. A row whose two
-variants did identical studied work (work_differs false: lab.harness.work_differs) reads
+variants did identical studied work (work_differs false: lab.results.work_differs) reads
 "no difference in work" in place of its ratio's words, never as a speed-up (NO_WORK_DIFFERENCE,
 row_words()). Each comparison row shows the seed's figure for it (published) beside the
 lab's instruction and time ratios, whether the lab goes the same way (same_direction()) and
@@ -34,7 +34,7 @@ from pathlib import Path
 from matplotlib.figure import Figure
 from reftable_core.flags import FLAG_INFO, Flags, by_source
 
-from .harness import ScenarioResult, per_record
+from .results import ScenarioResult, per_record
 from .plots import published_ratio, seed_beside_lab, series_plot
 from .scenario import studied_counters
 from .stats import CV_WARN, cv, format_count, format_seconds, summarize
