@@ -271,15 +271,32 @@ def noop_argv(program: str) -> list[str]:
     return [program, "--version"]
 
 
+def count_process(argv: Sequence[str], env: Mapping[str, str], stdin: bytes | None = None,
+                  check: bool = False) -> int:
+    """The instructions of a whole process (its start-up included) and of every process
+    it runs, under callgrind in env (stdin: its input; None: ours); check: BenchError
+    when it exits non-zero. lab.speed counts whole commands with it."""
+    with tempfile.TemporaryDirectory(prefix="reftable-lab-cg-") as d:
+        cmd = [*callgrind_argv(Path(d)), *argv]
+        err = b""
+        if check:
+            run_command(cmd, env=env)
+        else:
+            err = subprocess.run(cmd, input=stdin, capture_output=True, env=dict(env),
+                                 check=False).stderr
+        parts = read_parts(Path(d))
+    if not parts:
+        raise BenchError(f"callgrind gave no count for {list(argv)[:4]}: {err[-300:]!r}")
+    return sum(p.ir for ps in parts.values() for p in ps)
+
+
 _NOOP_CACHE: dict[str, int] = {}
 
 
 def noop_count(program: str) -> int:
     """Instructions of a no-op run of program (its process start-up), counted once."""
     if program not in _NOOP_CACHE:
-        with tempfile.TemporaryDirectory(prefix="reftable-lab-cg-") as d:
-            run_command([*callgrind_argv(Path(d)), *noop_argv(program)], env=count_env())
-            _NOOP_CACHE[program] = sum(p.ir for ps in read_parts(Path(d)).values() for p in ps)
+        _NOOP_CACHE[program] = count_process(noop_argv(program), count_env(), check=True)
     return _NOOP_CACHE[program]
 
 
