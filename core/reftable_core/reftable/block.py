@@ -40,7 +40,6 @@ from .record import (
 )
 
 DEFAULT_BLOCK_SIZE = 4096
-MAX_BLOCK_SIZE = (1 << 24) - 1
 
 
 # ============================================================== reader
@@ -80,10 +79,6 @@ class Block:
         h = self.base + self.header_off
         return (d[h + 1] << 16) | (d[h + 2] << 8) | d[h + 3]
 
-    @property
-    def records_start(self) -> int:
-        return self.header_off + 4
-
     def error(self, msg: str, rel: int | None = None) -> FormatError:
         return FormatError(msg, self.name, self.off + (rel if rel is not None else 0))
 
@@ -95,9 +90,6 @@ class Block:
         if r < self.header_off + 4 or r >= self.end:
             raise self.error(f"restart offset {r} outside the block's records", p)
         return r
-
-    def restart_offsets(self) -> list[int]:
-        return [self.restart_offset(i) for i in range(self.restart_count)]
 
     def first_key(self) -> bytes:
         key, _, _ = _decode_key_at(self, self.header_off + 4, b"")

@@ -6,15 +6,14 @@ key; encode_x(rec, prev_key, ...) -> bytes writes the prefix-compressed key
 the value; decode_x(buf, off, last_key, ...) -> (record, key, new_off) reads one
 back. Decoders raise FormatError (offset relative to buf) on bad input, never
 IndexError/ValueError. repr() of a record prints its object ids in hex, as git
-does (repr_hex_ids, also used by refs.api). Field-wise comparisons (ref_cmp,
-log_cmp, obj_cmp, index_cmp) order records exactly as their keys do without
-building the keys.
+does (repr_hex_ids, also used by refs.api). The field-wise comparisons that order
+records as their keys do without building them live where they are used: pq.make_less
+and the merge loops of loops.py.
 The hot iteration loops live in block.py; these functions are the reference
 implementation used by the writer, by tests and by cold paths.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -72,9 +71,6 @@ class RefRecord:
     def key(self) -> bytes:
         return bytes(self.refname)
 
-    def is_deletion(self) -> bool:
-        return self.value_type == REF_DELETION
-
 
 @dataclass(slots=True)
 class LogRecord:
@@ -97,9 +93,6 @@ class LogRecord:
 
     def key(self) -> bytes:
         return log_key(self.refname, self.update_index)
-
-    def is_deletion(self) -> bool:
-        return self.value_type == LOG_DELETION
 
 
 @dataclass(slots=True)
@@ -145,47 +138,6 @@ def split_log_key(key: bytes) -> tuple[bytes, int]:
     if len(key) <= 9 or key[-9] != 0:
         raise FormatError("malformed log key")
     return key[:-9], MAX_U64 - int.from_bytes(key[-8:], "big")
-
-
-# ---------------------------------------------------------------- comparison
-def _bcmp(a: bytes, b: bytes) -> int:
-    return (a > b) - (a < b)
-
-
-def ref_cmp(a: RefRecord, b: RefRecord) -> int:
-    """Order by refname (= key order) without building keys."""
-    return _bcmp(a.refname, b.refname)
-
-
-def log_cmp(a: LogRecord, b: LogRecord) -> int:
-    """Order by refname, then update_index descending (= key order).
-
-    The NUL separator makes "a" < "a/b" in keys, exactly as bytes comparison of
-    the refnames does, so comparing refnames first is equivalent.
-    """
-    c = _bcmp(a.refname, b.refname)
-    if c:
-        return c
-    return (a.update_index < b.update_index) - (a.update_index > b.update_index)
-
-
-def obj_cmp(a: ObjRecord, b: ObjRecord) -> int:
-    return _bcmp(a.hash_prefix, b.hash_prefix)
-
-
-def index_cmp(a: IndexRecord, b: IndexRecord) -> int:
-    return _bcmp(a.last_key, b.last_key)
-
-
-def key_cmp(a: Record, b: Record) -> int:
-    """Compare by building both keys (the slow reference order)."""
-    return _bcmp(a.key(), b.key())
-
-
-CMP_BY_TYPE: dict[int, Callable[..., int]] = {
-    BLOCK_TYPE_REF: ref_cmp, BLOCK_TYPE_LOG: log_cmp,
-    BLOCK_TYPE_OBJ: obj_cmp, BLOCK_TYPE_INDEX: index_cmp,
-}
 
 
 def record_type(rec: Record) -> int:
