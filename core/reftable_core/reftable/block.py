@@ -5,7 +5,9 @@ Reader: a BlockLoader (chosen from flags.block_type_early_exit and flags.mmap)
 turns (source, offset) into a parsed Block -- header, inflated log data, restart
 table -- or None when past the end / of an unwanted type. seek_in_block()
 binary-searches the restart points and scans linearly (seek_in_block_copying:
-the same, flag seek_in_place=off); record_loop(typ, flags)
+the same, flag seek_in_place=off), with loops.py's restart_scan_start and
+record_extent (generated, as the record loops are, from record.py's layout
+statements: no function here reads a record's bytes itself); record_loop(typ, flags)
 returns the generator function that decodes a block's records sequentially
 (loops.py's variant for flags.block_key_swap, flags.ref_name_alloc and
 flags.decode_key_in_place).
@@ -30,14 +32,8 @@ from .basics import Buf, get_varint
 from ..counters import WORK
 from ..errors import FormatError, ZlibError
 from ..flags import Flags
-from .loops import RECORD_LOOPS, RecordLoop
-from .record import (
-    BLOCK_TYPE_INDEX,
-    BLOCK_TYPE_LOG,
-    BLOCK_TYPE_REF,
-    BLOCK_TYPES,
-    skip_value,
-)
+from .loops import RECORD_LOOPS, RecordLoop, record_extent, restart_scan_start
+from .record import BLOCK_TYPE_LOG, BLOCK_TYPES
 
 DEFAULT_BLOCK_SIZE = 4096
 
@@ -281,89 +277,6 @@ def block_loader(flags: Flags) -> BlockLoader:
 
 
 # -------------------------------------------------------------- seek
-def _restart_scan_start(block: Block, want: bytes) -> int:
-    """Binary search for the first restart point whose key is > want (restart records
-    store their whole key); the index in block.data of the restart point before it
-    (or of the first record), where the linear scan starts."""
-    data = block.data
-    base = block.base           # positions below are indexes into data (base + rel)
-    end = base + block.end
-    rs = base + block.restart_start
-    lo, hi = 0, block.restart_count
-    try:
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            q = rs + 3 * mid
-            r = base + ((data[q] << 16) | (data[q + 1] << 8) | data[q + 2])
-            if data[r] != 0 or r >= end:
-                raise block.error("restart point is not an uncompressed record", q - base)
-            s = data[r + 1]
-            if s < 0x80:
-                o = r + 2
-            elif data[r + 2] < 0x80:        # two-byte varint, inline
-                s = (((s & 0x7F) + 1) << 7) | data[r + 2]
-                o = r + 3
-            else:
-                s, o = get_varint(data, r + 1)
-            if data[o:o + (s >> 3)] > want:    # type: ignore[operator]  # bytes or a map
-                hi = mid
-            else:
-                lo = mid + 1
-    except IndexError:
-        raise block.error("restart table points outside the block", rs - base) from None
-    return base + (block.restart_offset(lo - 1) if lo > 0 else block.header_off + 4)
-
-
-def _record_extent(block: Block, data: Buf, off: int, end: int, last_len: int,
-                   hash_size: int) -> tuple[int, int, int, int]:
-    """(prefix length, suffix start, suffix end, record end) of the record at index off
-    of block.data, its value skipped undecoded (IndexError when it is truncated)."""
-    start = off
-    p = data[off]
-    if p < 0x80:
-        off += 1
-    else:
-        p, off = get_varint(data, off)
-    s = data[off]
-    if s < 0x80:
-        off += 1
-    elif data[off + 1] < 0x80:      # two-byte varint, inline
-        s = (((s & 0x7F) + 1) << 7) | data[off + 1]
-        off += 2
-    else:
-        s, off = get_varint(data, off)
-    lo = off
-    off += s >> 3
-    if off > end or p > last_len:
-        raise block.error("record key runs past the block or bad prefix length",
-                          start - block.base)
-    hi = off
-    typ = block.typ
-    if typ == BLOCK_TYPE_REF:
-        while data[off] >= 0x80:        # skip the update index varint
-            off += 1
-        off += 1
-        vt = s & 7
-        if vt == 1:
-            off += hash_size
-        elif vt == 2:
-            off += 2 * hash_size
-        elif vt == 3:
-            n, off = get_varint(data, off)
-            off += n
-        elif vt:
-            raise block.error(f"unknown ref value type {vt}", start - block.base)
-    elif typ == BLOCK_TYPE_INDEX:
-        while data[off] >= 0x80:        # skip the block offset varint
-            off += 1
-        off += 1
-    else:
-        off = skip_value(typ, data, off, s & 7, hash_size)
-    if off > end:
-        raise block.error("record runs past the block", start - block.base)
-    return p, lo, hi, off
-
-
 def _truncated(block: Block, e: Exception, start: int) -> FormatError:
     """A scan's error: a FormatError that names its table as it is, else "truncated"."""
     if isinstance(e, FormatError) and e.path is not None:
@@ -390,12 +303,12 @@ def seek_in_block(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes
     data = block.data
     base = block.base
     end = base + block.end
-    off = start = _restart_scan_start(block, want)
+    off = start = restart_scan_start(block, want)
     last = b""
     try:
         while off < end:
             start = off
-            p, lo, hi, off = _record_extent(block, data, off, end, len(last), hash_size)
+            p, lo, hi, off = record_extent(block, data, off, end, len(last), hash_size)
             key = last[:p] + data[lo:hi]
             if key >= want:
                 return start - base, last
@@ -422,7 +335,7 @@ def seek_in_block_copying(block: Block, want: bytes, hash_size: int) -> tuple[in
     data = block.data
     base = block.base
     end = base + block.end
-    off = start = _restart_scan_start(block, want)
+    off = start = restart_scan_start(block, want)
     it_last = bytearray()           # it->last_key
     next_last = bytearray()         # next.last_key
     try:
@@ -430,7 +343,7 @@ def seek_in_block_copying(block: Block, want: bytes, hash_size: int) -> tuple[in
             start = off
             next_last[:] = it_last      # block_iter_copy_from(&next, it)
             WORK.seek_iter_copies += 1
-            p, lo, hi, off = _record_extent(block, data, off, end, len(next_last), hash_size)
+            p, lo, hi, off = record_extent(block, data, off, end, len(next_last), hash_size)
             next_last = next_last[:p] + data[lo:hi]
             if next_last >= want:
                 return start - base, bytes(it_last)

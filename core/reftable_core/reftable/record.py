@@ -148,6 +148,41 @@ _TYPE_OF: dict[type, int] = {RefRecord: BLOCK_TYPE_REF, LogRecord: BLOCK_TYPE_LO
                              ObjRecord: BLOCK_TYPE_OBJ, IndexRecord: BLOCK_TYPE_INDEX}
 
 
+# ---------------------------------------------------------------- layout, as code
+# A record's bytes, written once as the statements that read them. A record is varint
+# prefix_len, varint (suffix_len << 3 | value_type), the key suffix, then the value; a
+# ref value is varint (update_index - min_update_index), then, by value type,
+# REF_VALUE_IDS[value_type] object ids of hash_size bytes each, or (None) a varint
+# length and that many bytes. scripts/gen_loops.py renders them, straight-line (no
+# call per record), into loops.py: the record loops, the seek's restart_scan_start and
+# record_extent (block.seek_in_block) and walk_ref_records (lab.stages' walk). Each
+# reads data at the index named {at}, sets {v} and leaves {at} just past what it read.
+VARINT = """\
+{v} = data[{at}]
+if {v} < 0x80:
+    {at} += 1
+else:
+    {v}, {at} = get_varint(data, {at})"""
+# the suffix length: a restart record's key is whole (often 16 bytes or more), so its
+# two-byte varint is read inline too
+SUFFIX_VARINT = """\
+{v} = data[{at}]
+if {v} < 0x80:
+    {at} += 1
+elif data[{at} + 1] < 0x80:      # two-byte varint (restart points), inline
+    {v} = ((({v} & 0x7F) + 1) << 7) | data[{at} + 1]
+    {at} += 2
+else:
+    {v}, {at} = get_varint(data, {at})"""
+# a varint stepped over, its value unread
+SKIP_VARINT = """\
+while data[{at}] >= 0x80:
+    {at} += 1
+{at} += 1"""
+REF_VALUE_IDS: dict[int, int | None] = {REF_DELETION: 0, REF_VAL1: 1, REF_VAL2: 2,
+                                        REF_SYMREF: None}
+
+
 # ---------------------------------------------------------------- keys
 def common_prefix(a: bytes, b: bytes) -> int:
     n = min(len(a), len(b))
@@ -422,16 +457,13 @@ def skip_value(typ: int, buf: Buf, off: int, vt: int, hash_size: int) -> int:
     """Offset just past a record's value (used by seeks that only need keys)."""
     if typ == BLOCK_TYPE_REF:
         _, off = get_varint(buf, off)
-        if vt == REF_VAL1:
-            off += hash_size
-        elif vt == REF_VAL2:
-            off += 2 * hash_size
-        elif vt == REF_SYMREF:
+        ids = REF_VALUE_IDS.get(vt, -1)
+        if ids is None:
             n, off = get_varint(buf, off)
-            off += n
-        elif vt != REF_DELETION:
+            return off + n
+        if ids < 0:
             raise FormatError(f"unknown ref value type {vt}", offset=off)
-        return off
+        return off + ids * hash_size
     if typ == BLOCK_TYPE_INDEX:
         return get_varint(buf, off)[1]
     if typ == BLOCK_TYPE_LOG:
