@@ -1,7 +1,7 @@
 """Write a dataset's base table: HEAD, then a million refs, then a log record each.
 
 Contract: `write_bulk_table(path, options, names, values, peeled, ...)` writes
-HEAD (a symref to head_target), then names[i] -> values[i] (peeled[i] for an
+HEAD (a symref to refs/heads/main), then names[i] -> values[i] (peeled[i] for an
 annotated tag) in the given (sorted) order, then, if log is given, one log
 record for HEAD and one per ref (all with the same update index, old id,
 identity, time and message; only the new id differs). Every byte comes from
@@ -111,10 +111,10 @@ def _logs(names: Sequence[bytes], values: Sequence[bytes], log: dict, ui: int,
 
 def write_bulk_table(path: str | os.PathLike[str], options: WriterOptions,
                      names: Sequence[bytes], values: Sequence[bytes],
-                     peeled: Sequence[bytes | None], *, head_target: bytes = b"refs/heads/main",
-                     log: dict | None = None, fast: bool = True,
+                     peeled: Sequence[bytes | None], *, log: dict | None = None,
+                     fast: bool = True,
                      tick: Callable[[int], None] | None = None) -> None:
-    """HEAD -> head_target, then names[i] -> values[i] (peeled[i] for annotated tags),
+    """HEAD -> refs/heads/main, then names[i] -> values[i] (peeled[i] for annotated tags),
     then, if log is given, a log record for HEAD and for every ref.
 
     log: {"old": bytes, "name": bytes, "email": bytes, "time": int, "tz": int,
@@ -129,7 +129,7 @@ def write_bulk_table(path: str | os.PathLike[str], options: WriterOptions,
     try:
         with open(path, "wb") as out:
             tw = TableWriter(out, options, executor=pool)
-            tw.add_ref(RefRecord(b"HEAD", ui, REF_SYMREF, None, None, head_target))
+            tw.add_ref(RefRecord(b"HEAD", ui, REF_SYMREF, None, None, b"refs/heads/main"))
             n = len(names)
             step = STEP if fast else 1
             ps = _prefixes(b"HEAD", names) if fast else None
