@@ -40,7 +40,9 @@ DEFAULT_BLOCK_SIZE = 4096
 
 # ============================================================== reader
 class Block:
-    """A parsed block. data holds the (inflated) block, offsets relative to its start."""
+    """A parsed block. data holds the (inflated) block, offsets relative to its start.
+    Built from its header's place and type; _setup gives it the rest (end,
+    restart_count, restart_start, full_size)."""
 
     __slots__ = (
         "base",
@@ -55,17 +57,18 @@ class Block:
         "typ",
     )
 
-    def __init__(self, typ: int, data: Buf, off: int, header_off: int, end: int,
-                 restart_count: int, full_size: int, name: str, base: int = 0) -> None:
+    end: int                # start of the restart table = end of records
+    restart_count: int
+    restart_start: int      # = end
+    full_size: int          # bytes to skip to reach the next block
+
+    def __init__(self, typ: int, data: Buf, off: int, header_off: int, name: str,
+                 base: int = 0) -> None:
         self.typ = typ
         self.data = data
         self.base = base                # index in data of the block's first byte
         self.off = off                  # absolute file offset of the block
         self.header_off = header_off    # file header size for the first block, else 0
-        self.end = end                  # start of the restart table = end of records
-        self.restart_count = restart_count
-        self.restart_start = end
-        self.full_size = full_size      # bytes to skip to reach the next block
         self.name = name
 
     @property
@@ -132,9 +135,9 @@ def _read_header(source, off: int, header_off: int, guess: int,
     return data, base, have, data[base + header_off]
 
 
-def _setup(source, data: Buf, base: int, have: int, typ: int, off: int, header_off: int,
-           table_block_size: int, guess: int, limit: int) -> Block:
-    """Everything after the type byte: length, re-read, inflate, restart table.
+def _setup(block: Block, source, have: int, table_block_size: int, limit: int) -> Block:
+    """Everything after the type byte: length, re-read, inflate, restart table, given
+    to block (its data and base replaced by a re-read's or the inflated bytes).
 
     Flag mmap (seed 004 4/4, file_read_block in reftable/blocksource.c) acts in
     _read_header, through the source: on, the block uses the map in place
@@ -152,7 +155,12 @@ def _setup(source, data: Buf, base: int, have: int, typ: int, off: int, header_o
     before freeing it; here the buffer is freed when the block is dropped, without
     the fill.
     """
-    name = source.name
+    name = block.name
+    data = block.data
+    base = block.base
+    typ = block.typ
+    off = block.off
+    header_off = block.header_off
     WORK.blocks_set_up += 1
     if typ not in BLOCK_TYPES:
         raise FormatError(f"unknown block type 0x{typ:02x}", name, off + header_off)
@@ -162,7 +170,8 @@ def _setup(source, data: Buf, base: int, have: int, typ: int, off: int, header_o
     if sz < skip + 2:
         raise FormatError(f"block length {sz} too small", name, off + header_off)
     if typ == BLOCK_TYPE_LOG:
-        data, full = _inflate(source, data, base, have, off, skip, sz, guess, limit)
+        data, full = _inflate(source, block, have, sz, table_block_size or DEFAULT_BLOCK_SIZE,
+                              limit)
         base = 0
     else:
         if sz > have:
@@ -184,13 +193,23 @@ def _setup(source, data: Buf, base: int, have: int, typ: int, off: int, header_o
         raise FormatError(f"bad restart count {count}", name, off + sz - 2)
     if off + full > limit:
         full = limit - off
-    return Block(typ, data, off, header_off, end, count, full, name, base)
+    block.data = data
+    block.base = base
+    block.end = end
+    block.restart_count = count
+    block.restart_start = end
+    block.full_size = full
+    return block
 
 
-def _inflate(source, data: Buf, base: int, have: int, off: int, skip: int, sz: int,
-             guess: int, limit: int) -> tuple[bytes, int]:
+def _inflate(source, block: Block, have: int, sz: int, guess: int,
+             limit: int) -> tuple[bytes, int]:
     """The log block inflated into fresh bytes (its header, then the records) and the
     bytes it takes in the file; compressed input is read in chunks from pos on."""
+    data = block.data
+    base = block.base
+    off = block.off
+    skip = block.header_off + 4
     want = sz - skip
     WORK.blocks_inflated += 1
     d = zlib.decompressobj()
@@ -243,8 +262,8 @@ def load_block_early_exit(source, off: int, header_off: int, table_block_size: i
     data, base, have, typ = _read_header(source, off, header_off, guess, limit, views)
     if want_type and typ != want_type:
         return None
-    return _setup(source, data, base, have, typ, off, header_off, table_block_size, guess,
-                  limit)
+    return _setup(Block(typ, data, off, header_off, source.name, base), source, have,
+                  table_block_size, limit)
 
 
 def load_block_full_setup(source, off: int, header_off: int, table_block_size: int,
@@ -262,8 +281,8 @@ def load_block_full_setup(source, off: int, header_off: int, table_block_size: i
         return None
     guess = table_block_size or DEFAULT_BLOCK_SIZE
     data, base, have, typ = _read_header(source, off, header_off, guess, limit, views)
-    block = _setup(source, data, base, have, typ, off, header_off, table_block_size, guess,
-                   limit)
+    block = _setup(Block(typ, data, off, header_off, source.name, base), source, have,
+                   table_block_size, limit)
     if want_type and block.typ != want_type:
         return None
     return block
