@@ -193,12 +193,9 @@ def _setup(block: Block, source, have: int, table_block_size: int, limit: int) -
         raise FormatError(f"bad restart count {count}", name, off + sz - 2)
     if off + full > limit:
         full = limit - off
-    block.data = data
-    block.base = base
-    block.end = end
+    block.data, block.base, block.full_size = data, base, full
+    block.end = block.restart_start = end
     block.restart_count = count
-    block.restart_start = end
-    block.full_size = full
     return block
 
 
