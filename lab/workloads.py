@@ -86,10 +86,6 @@ class ScratchCopies:
         self.count += 1
         return dest
 
-    def relative_gitdir(self, gitdir: Path) -> Path:
-        """Where gitdir (inside the template) lands inside a copy, relative to the copy."""
-        return gitdir.resolve().relative_to(self.template.resolve())
-
 
 def _reftable_lab_argv() -> list[str]:
     return [sys.executable, "-m", "lab.cli"]

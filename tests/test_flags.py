@@ -379,8 +379,9 @@ def test_flag_metadata_lives_on_the_fields() -> None:
     base = baseline()
     for f in fields:
         info = FLAG_INFO[f.name]
+        about = f.metadata["about"]
         assert (info.values, info.off, info.on, info.seed, info.layer) == tuple(
-            f.metadata[k] for k in ("values", "off", "on", "seed", "layer")), f.name
+            getattr(about, k) for k in ("values", "off", "on", "seed", "layer")), f.name
         assert getattr(base, f.name) == f.metadata["before"], f.name
         text = format_value(getattr(Flags(), f.name))
         assert Flags.parse(f"{f.name}={text}") == Flags(), f.name
