@@ -15,17 +15,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 import reftable_core.builtin
-from gitbin import GitRunner
 from reftable_core.flags import Flags
-from reftable_core.reftable.record import REF_SYMREF, REF_VAL1, REF_VAL2
-from reftable_core.reftable.record import RefRecord
 from reftable_core.refs import files_backend, reftable_backend, worktree
 from reftable_core.refs.api import SCAN_RECORDS, SCAN_ROWS, RefStore
 from reftable_core.refs.migrate import migrate_ref_storage
 from reftable_core.refs.transaction import QueuedUpdate
+from reftable_core.reftable.record import REF_SYMREF, REF_VAL1, REF_VAL2, RefRecord
 from reftable_core.repo import open_repo
+
+from gitbin import GitRunner
 
 PREFIXES = [b"", b"refs/", b"refs/heads/", b"refs/heads/f", b"refs/tags/", b"x"]
 BROKEN = b"refs/heads/broken"
