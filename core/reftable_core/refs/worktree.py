@@ -177,8 +177,10 @@ class WorktreeTransaction:
         """Queue update in its store's transaction. A symref (HEAD) whose target
         lives in another store is followed here, the update going to the
         target's store (the backends follow symrefs within one store only).
-        A reftable store gets the name as given (git's reftable backend writes
-        u->refname, "worktrees/<w>/..." included), a files store the bare name."""
+        A store that writes full worktree names (writes_full_worktree_names: the
+        reftable store; git's reftable backend writes u->refname,
+        "worktrees/<w>/..." included) gets the name as given, a files store the
+        bare name."""
         store, bare = self.store.store_for(update.refname)
         if not bare:
             raise TransactionError(f"refusing to update ref with bad name "
