@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping
 
 from reftable_core.flags import Flags
 from reftable_core.refs.api import RefUpdate
-from reftable_core.refs.migrate import migrate_ref_storage
+from reftable_core.refs.migrate import MigrateOptions, migrate_ref_storage
 from reftable_core.refs.packed import PackedRefs
 from reftable_core.refs.reftable_backend import ReftableRefStore
 from reftable_core.repo import open_repo
@@ -347,8 +347,8 @@ def _migrate(gitdir: Path, flags: Flags, to_format: str) -> None:
     repo = open_repo(gitdir, flags)
     try:
         migrate_ref_storage(repo.commondir, repo.refs, repo.ref_storage, to_format,
-                            flags=flags, object_format=repo.object_format,
-                            config=repo.config, objects=lambda: repo.objects)
+                            MigrateOptions(flags=flags, object_format=repo.object_format,
+                                           config=repo.config, objects=lambda: repo.objects))
     finally:
         repo.close()
 
