@@ -24,6 +24,7 @@ from typing import Any
 
 from .harness import RunOptions, run_scenario
 from .measure.registry import parse_measures
+from .plots import save_png, sweep_plot
 from .results import ScenarioResult, VariantResult
 from .scenario import Scenario
 from .stats import summarize
@@ -139,27 +140,11 @@ def run_sweep(scenario: Scenario, key: str, sizes: Sequence[int], scale: str = "
 
 
 def write(sweep: Sweep, out_dir: Path | str) -> Path:
-    """<scenario>.sweep.json and the log-log plot <scenario>.sweep.png; the plot's path."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """<scenario>.sweep.json and the log-log plot <scenario>.sweep.png (lab.plots.sweep_plot);
+    the plot's path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{sweep.scenario}.sweep.json").write_text(json.dumps(sweep.to_json(), indent=1))
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for c in sweep.curves:
-        k = c.exponent
-        ax.plot(c.sizes, c.costs, marker="o", ls="--" if c.kind == "peer" else "-",
-                label=f"{c.label} (n^{k:.2f})" if k is not None else c.label)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel(sweep.key)
-    ax.set_ylabel(_UNITS[sweep.measure])
-    ax.set_title(f"{sweep.scenario}: {sweep.measure} against {sweep.key}")
-    ax.legend(fontsize="small")
-    fig.tight_layout()
     path = out / f"{sweep.scenario}.sweep.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_png(sweep_plot(sweep.to_json(), _UNITS[sweep.measure]), path)
     return path
