@@ -23,7 +23,7 @@ from gitbin import GitRunner
 from .fastwrite import write_bulk_table
 from .manifest import REPO_DIR, DataGenError
 from .names import pick_probe_names, ref_names, rng_for
-from .objects import BASE_TIME, ObjectSet, init_repo, seed_objects, synthetic_history
+from .objects import BASE_TIME, History, ObjectSet, init_repo, seed_objects, synthetic_history
 
 Progress = Callable[..., Any]   # tqdm-like factory: progress(total=, desc=, unit=)
 
@@ -468,9 +468,8 @@ def build_history(ctx: Context) -> dict[str, Any]:
                                   unit="tick", total=None)
         repack.update(1)
 
-    tip = synthetic_history(ctx.git, ctx.gitdir, p["commits"], p["files"], p["seed"],
-                            depth=p["depth"], window=p["window"], tick=bar.update,
-                            wait_tick=waiting)
+    history = History(p["commits"], p["files"], p["seed"], p["depth"], p["window"])
+    tip = synthetic_history(ctx.git, ctx.gitdir, history, tick=bar.update, wait_tick=waiting)
     bar.close()
     if repack is not None:
         repack.close()

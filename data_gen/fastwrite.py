@@ -1,7 +1,7 @@
 """Write a dataset's base table: HEAD, then a million refs, then a log record each.
 
 Contract: `write_bulk_table(path, options, names, values, peeled, ...)` writes
-HEAD (a symref to head_target), then names[i] -> values[i] (peeled[i] for an
+HEAD (a symref to refs/heads/main), then names[i] -> values[i] (peeled[i] for an
 annotated tag) in the given (sorted) order, then, if log is given, one log
 record for HEAD and one per ref (all with the same update index, old id,
 identity, time and message; only the new id differs). Every byte comes from
@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import os
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 from concurrent.futures import ThreadPoolExecutor
 
 from reftable_core.reftable.record import (
@@ -111,10 +112,10 @@ def _logs(names: Sequence[bytes], values: Sequence[bytes], log: dict, ui: int,
 
 def write_bulk_table(path: str | os.PathLike[str], options: WriterOptions,
                      names: Sequence[bytes], values: Sequence[bytes],
-                     peeled: Sequence[bytes | None], *, head_target: bytes = b"refs/heads/main",
-                     log: dict | None = None, fast: bool = True,
+                     peeled: Sequence[bytes | None], *, log: dict | None = None,
+                     fast: bool = True,
                      tick: Callable[[int], None] | None = None) -> None:
-    """HEAD -> head_target, then names[i] -> values[i] (peeled[i] for annotated tags),
+    """HEAD -> refs/heads/main, then names[i] -> values[i] (peeled[i] for annotated tags),
     then, if log is given, a log record for HEAD and for every ref.
 
     log: {"old": bytes, "name": bytes, "email": bytes, "time": int, "tz": int,
@@ -129,32 +130,34 @@ def write_bulk_table(path: str | os.PathLike[str], options: WriterOptions,
     try:
         with open(path, "wb") as out:
             tw = TableWriter(out, options, executor=pool)
-            tw.add_ref(RefRecord(b"HEAD", ui, REF_SYMREF, None, None, head_target))
+            tw.add_ref(RefRecord(b"HEAD", ui, REF_SYMREF, None, None, b"refs/heads/main"))
             n = len(names)
             step = STEP if fast else 1
             ps = _prefixes(b"HEAD", names) if fast else None
-            for lo in range(0, n, step):
-                hi = min(n, lo + step)
-                refs = _refs(names[lo:hi], values[lo:hi], peeled[lo:hi], ui)
-                if fast:
-                    tw.add_refs(refs, ps[lo:hi] if ps is not None else None)
-                else:
-                    tw.add_ref(next(refs))
-                if tick:
-                    tick(hi - lo)
-            if log is not None:
-                msg = log["message"]
-                tw.add_log(LogRecord(b"HEAD", ui, LOG_UPDATE, log["old"], log["head_new"],
-                                     log["name"], log["email"], log["time"], log["tz"], msg))
+
+            def in_steps(records: Callable[[int, int], Iterator[Any]],
+                         add_many: Callable[..., Any], add_one: Callable[[Any], Any]) -> None:
+                """records(lo, hi) for names[lo:hi], step by step: to the bulk add_many
+                with their keys' prefix lengths (fast), else one by one to add_one."""
                 for lo in range(0, n, step):
                     hi = min(n, lo + step)
-                    logs = _logs(names[lo:hi], values[lo:hi], log, ui, msg)
+                    recs = records(lo, hi)
                     if fast:
-                        tw.add_logs(logs, ps[lo:hi] if ps is not None else None)
+                        add_many(recs, ps[lo:hi] if ps is not None else None)
                     else:
-                        tw.add_log(next(logs))
+                        add_one(next(recs))
                     if tick:
                         tick(hi - lo)
+
+            in_steps(lambda lo, hi: _refs(names[lo:hi], values[lo:hi], peeled[lo:hi], ui),
+                     tw.add_refs, tw.add_ref)
+            if log is not None:
+                lg: dict = log
+                msg = lg["message"]
+                tw.add_log(LogRecord(b"HEAD", ui, LOG_UPDATE, lg["old"], lg["head_new"],
+                                     lg["name"], lg["email"], lg["time"], lg["tz"], msg))
+                in_steps(lambda lo, hi: _logs(names[lo:hi], values[lo:hi], lg, ui, msg),
+                         tw.add_logs, tw.add_log)
             tw.close()
     finally:
         if pool is not None:

@@ -71,12 +71,6 @@ class Dataset:
         """True when build() reused an existing dataset."""
         return bool(self.manifest.get("_cache_hit", False))
 
-    def copy_to(self, dest: Path | str) -> Path:
-        """Copy the repository (for workloads that write to it); returns the new git dir."""
-        dest = Path(dest)
-        shutil.copytree(self.gitdir, dest, symlinks=True)
-        return dest
-
 
 def read_manifest(path: Path) -> dict[str, Any] | None:
     mf = path / MANIFEST

@@ -305,14 +305,6 @@ def ref_names(n: int, seed: int, hexlen: int = 40,
                 yield kind, chunk
 
 
-def all_ref_names(n: int, seed: int, hexlen: int = 40) -> list[bytes]:
-    """Every name in one list (small n: tests, notebooks)."""
-    out: list[bytes] = []
-    for _kind, chunk in ref_names(n, seed, hexlen):
-        out.extend(chunk)
-    return out
-
-
 def pick_probe_names(names: Sequence[bytes]) -> dict[str, str]:
     """A few names for lookup benchmarks: one in the middle, and one that is missing."""
     if not names:

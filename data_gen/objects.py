@@ -160,8 +160,18 @@ def _history_stream(commits: int, files: int, seed: int,
     yield b"done\n"
 
 
-def synthetic_history(git: GitRunner, gitdir: Path, commits: int, files: int, seed: int,
-                      depth: int = 50, window: int = 250,
+@dataclass(frozen=True)
+class History:
+    """What synthetic_history makes: commits over files (from seed), then repacked
+    with --depth and --window."""
+    commits: int
+    files: int
+    seed: int
+    depth: int = 50
+    window: int = 250
+
+
+def synthetic_history(git: GitRunner, gitdir: Path, history: History,
                       tick: Callable[[int], None] | None = None,
                       wait_tick: Callable[[], None] | None = None) -> bytes:
     """Fast-import a history into gitdir, then `git repack -adf --depth --window`.
@@ -179,7 +189,7 @@ def synthetic_history(git: GitRunner, gitdir: Path, commits: int, files: int, se
     try:
         buf: list[bytes] = []
         size = 0
-        for piece in _history_stream(commits, files, seed, tick):
+        for piece in _history_stream(history.commits, history.files, history.seed, tick):
             buf.append(piece)
             size += len(piece)
             if size > 1 << 20:
@@ -192,11 +202,11 @@ def synthetic_history(git: GitRunner, gitdir: Path, commits: int, files: int, se
     err = proc.stderr.read() if proc.stderr else b""
     if proc.wait() != 0:
         raise subprocess.CalledProcessError(proc.returncode, cmd, b"", err)
-    tip = _read_marks(marks)[commits]
+    tip = _read_marks(marks)[history.commits]
     os.unlink(marks)
     # one thread: a threaded delta search may pick other bases run to run
     args = ["--git-dir", str(gitdir), "-c", "pack.threads=1", "-c", "repack.writeBitmaps=false",
-            "repack", "-adfq", f"--depth={depth}", f"--window={window}"]
+            "repack", "-adfq", f"--depth={history.depth}", f"--window={history.window}"]
     if wait_tick is None:
         git.run(args)
         return tip

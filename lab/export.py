@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from gitbin import REPO_ROOT, GitNotAvailable, GitRunner, find_git, hermetic_env
-from .harness import ScenarioResult, VariantResult
+from .results import ScenarioResult, VariantResult
 
 INDEX = "index.jsonl"
 BMF_FILE = "bmf.json"

@@ -4,15 +4,13 @@ Contract: series(entries, scenario, metric, variant) reads the results index
 (lab.export.read_index: one entry per bench run, oldest first) and returns,
 per variant label (all, or the one asked for), the points (run, project
 commit, value) of the runs that measured it; a regression shows as a step
-between two consecutive points. plot() draws them (one line per variant,
-log y when the values span more than a decade) into a PNG; lines() is the
-printed table. The metric names are lab.export.METRICS.
+between two consecutive points. lines() is the printed table (the plot is
+lab.plots.history_plot). The metric names are lab.export.METRICS.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .export import METRICS
@@ -71,36 +69,4 @@ def lines(all_series: Sequence[Series], metric: str) -> list[str]:
             out.append(f"  {p.run:24s} {p.commit}{'+' if p.dirty else ' '} "
                        f"{p.value:16.6g}{step}")
             prev = p.value or None
-    return out
-
-
-def plot(all_series: Sequence[Series], scenario: str, metric: str, out: Path) -> Path:
-    """One line per variant, runs along x (labelled run and commit); the PNG's path."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    runs: list[str] = []
-    for s in all_series:
-        for p in s.points:
-            if p.run not in runs:
-                runs.append(p.run)
-    ticks = {r: i for i, r in enumerate(runs)}
-    commits = {p.run: p.commit for s in all_series for p in s.points}
-    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(runs) + 4), 5))
-    values = [p.value for s in all_series for p in s.points if p.value > 0]
-    for s in all_series:
-        ax.plot([ticks[p.run] for p in s.points], [p.value for p in s.points], marker="o",
-                label=s.label)
-    if values and max(values) > 10 * min(values):
-        ax.set_yscale("log")
-    ax.set_xticks(range(len(runs)))
-    ax.set_xticklabels([f"{r}\n{commits[r]}" for r in runs], rotation=45, ha="right",
-                       fontsize=7)
-    ax.set_ylabel(f"{metric} ({UNITS[metric]})")
-    ax.set_title(f"{scenario}: {metric} over runs")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
     return out

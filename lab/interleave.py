@@ -16,7 +16,7 @@ so a machine whose speed changes over minutes (a shared VM) biases them alike
 and the per-round ratio cancels it. One line "round<TAB>label<TAB>seconds" per
 value goes to stdout (the harness's progress bar); out.json is a pyperf
 BenchmarkSuite at the end: one benchmark per variant (named BENCH), one run
-per round carrying its round number (lab.harness.ROUND_KEY), the warm-ups in
+per round carrying its round number (lab.measure.time.ROUND_KEY), the warm-ups in
 the first run. The price: the variants share one interpreter (allocator state,
 imported modules), which the changing order spreads over all of them.
 """
@@ -30,7 +30,7 @@ from typing import Any, TextIO
 
 import pyperf
 
-from .harness import rounds_benchmark
+from .measure.time import rounds_benchmark
 from .workloads import build
 
 

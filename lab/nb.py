@@ -8,58 +8,79 @@ in place. No output is captured into an ipywidgets Output: under nbclient (nbmak
 the Output mimic sends each captured output to the kernel on the shell socket
 that nbclient is waiting on for the cell's reply, and that reply can then be
 missed for good (the cell hangs). Every run reads the notebook's own dataset and
-results folders (given once, at the top of the notebook).
+results folders (given once, at the top of the notebook); Settings holds the
+rest of what a notebook sets once (scale, pyperf effort, measure, rounds).
+The picker's controls come from reftable_core.flags (FLAG_INFO and the fields'
+parsers): a checkbox per on|off flag, a dropdown where the flag's values are a
+closed list, else a text box parsed by the flag's own parser; picker.flags is a
+Flags value, and it stays one down to the harness (a scenario's extra variant
+holds the Flags itself), which formats it to text only for a worker's argv.
 bench() adds the picked flags to the scenario as the variant "picker" (compared
 with all-on) and runs the harness, which measures every variant in worker
 processes (pyperf's Runner does not run inside a notebook kernel) and writes
 pyperf JSON under the results folder: by default R interleaved rounds in one
 worker process (`bench --rounds R --within-process`: seconds, not minutes, at the
 small scale), or with rounds=None complete pyperf runs in `mode`. quick_time()
-times in the kernel, for exploring: one discarded warm-up round, then rounds that
-interleave the variants (each round in a rotated order), best of the rounds. Tables are HTML (a variant's
-flags in its tooltip), no headings: the notebook owns its heading levels.
+is the same harness path at its quickest (`bench --measure time --mode quick
+--rounds R --within-process`, no peers, no work pass) over the quick-look variants
+only: one discarded warm-up, then R rounds interleaving the variants, into pyperf
+JSON under the results folder; quick_times() reads the best and mean of each back
+from those files. Tables are HTML (a variant's flags in its tooltip), no headings:
+the notebook owns its heading levels.
 """
 from __future__ import annotations
 
 import dataclasses
 import html
-import io
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import ipywidgets as w
-from IPython.display import display
-from matplotlib.figure import Figure
-from reftable_core.flags import (
-    FLAG_INFO,
-    PACKED_LOOKUPS,
-    PACKED_READERS,
-    REFNAME_SAFETY,
-    Flags,
-    baseline,
-)
+from reftable_core.errors import ReftableError
+from reftable_core.flags import FLAG_INFO, Flags, baseline, format_value
 
 import data_gen
 
-from .harness import ScenarioResult, run_scenario
-from .measure import parse_measures
-from .plots import seed_beside_lab
-from .report import comparison_rows, plot
+from .harness import run_scenario
+from .measure.registry import parse_measures
+from .plots import png_bytes, quick_plot, result_plot, save_png, seed_beside_lab
+from .report import comparison_rows, load_results, source_of
+from .results import ScenarioResult
+from .scenario import Scenario
 from .scenarios import SCENARIOS
 from .stats import format_count, format_seconds, summarize
-from .workloads import build
 
 PICKER = "picker"                  # the label of the picked flags' variant
-_CHOICES = {"packed_reader": PACKED_READERS, "packed_lookup": PACKED_LOOKUPS,
-            "refname_safety": REFNAME_SAFETY, "delta_cache_lru": ("blob_first", "single")}
 _STYLE = {"description_width": "initial"}      # full labels, never "packed_re..."
+_PARSE: dict[str, Callable[[str], Any]] = {     # each flag's own text parser (its field's)
+    f.name: f.metadata["parse"] for f in dataclasses.fields(Flags)}
 
 
-def _text(v: Any) -> str:
-    return {True: "on", False: "off"}.get(v, str(v)) if isinstance(v, bool) else str(v)
+@dataclass(frozen=True)
+class Settings:
+    """What a notebook sets once: the scale, pyperf's effort (`bench --mode`), the
+    measure (`bench --measure`), the benchmarks' rounds (R interleaved rounds in one
+    worker process; None: full pyperf runs in mode) and the quick look's rounds."""
+    scale: str = "small"
+    mode: str = "quick"
+    measure: str = "time"
+    rounds: int | None = 5
+    quick_rounds: int = 3
+
+
+def choices(name: str) -> list[str] | None:
+    """The values a flag takes when they are a closed list (FLAG_INFO's "a|b|c", each
+    accepted as it is by the flag's parser); None for on|off, sizes, "fixed:N", ..."""
+    options = FLAG_INFO[name].values.split("|")
+    try:
+        parsed = [_PARSE[name](o) for o in options]
+    except ReftableError:
+        return None
+    return options if len(options) > 1 and parsed == options else None
 
 
 class FlagPicker(w.GridBox):  # type: ignore[misc]
@@ -71,27 +92,26 @@ class FlagPicker(w.GridBox):  # type: ignore[misc]
         self.controls: dict[str, w.ValueWidget] = {}
         for name, info in FLAG_INFO.items():
             value = getattr(initial, name)
+            options = choices(name)
             if isinstance(value, bool):
                 c = w.Checkbox(value=value, description=name, indent=False, style=_STYLE,
                                tooltip=info.on)
-            elif name in _CHOICES:
-                c = w.Dropdown(options=list(_CHOICES[name]), value=value, description=name,
+            elif options is not None:
+                c = w.Dropdown(options=options, value=value, description=name,
                                style=_STYLE, tooltip=info.on, layout=w.Layout(width="300px"))
             else:
-                c = w.Text(value=str(value), description=name, style=_STYLE, tooltip=info.on,
-                           layout=w.Layout(width="300px"))
+                c = w.Text(value=format_value(value), description=name, style=_STYLE,
+                           tooltip=info.on, layout=w.Layout(width="300px"))
             self.controls[name] = c
         super().__init__(list(self.controls.values()), layout=w.Layout(
             grid_template_columns="repeat(3, max-content)", grid_gap="2px 24px"))
 
     @property
     def flags(self) -> Flags:
-        return Flags().with_spec(",".join(f"{n}={_text(c.value)}"
-                                          for n, c in self.controls.items()))
-
-
-def flag_picker(initial: Flags | None = None) -> FlagPicker:
-    return FlagPicker(initial)
+        """The controls' values as Flags: a checkbox's bool and a dropdown's value as they
+        are, a text box's text through its flag's parser."""
+        return Flags(**{name: _PARSE[name](c.value) if isinstance(c, w.Text) else c.value
+                        for name, c in self.controls.items()})
 
 
 class Panel(w.VBox):  # type: ignore[misc]
@@ -115,19 +135,17 @@ class FlagLab:
 
     benchmarks: scenario -> the variant labels to run beside the picker (None: all);
     quick: the scenario the quick look times; variants: quick-look label -> flags spec,
-    timed beside "all on", "all off" and the picker; quick_rounds: the quick look's
-    rounds; rounds: the benchmarks' (see run_bench).
+    timed beside "all on", "all off" and the picker; datasets, results: the notebook's
+    folders; settings: scale, mode, measure and rounds (Settings).
     """
 
     def __init__(self, benchmarks: dict[str, Sequence[str] | None], quick: str,
                  variants: dict[str, str], datasets: Path | str, results: Path | str,
-                 scale: str = "small", mode: str = "quick", measure: str = "time",
-                 quick_rounds: int = 3, rounds: int | None = 5,
-                 initial: Flags | None = None) -> None:
-        self.benchmarks, self.quick, self.variants = dict(benchmarks), quick, dict(variants)
+                 settings: Settings = Settings(), initial: Flags | None = None) -> None:
+        self.benchmarks, self.quick = dict(benchmarks), quick
+        self.variants = {label: Flags().with_spec(spec) for label, spec in variants.items()}
         self.datasets, self.results = Path(datasets), Path(results)
-        self.scale, self.mode, self.measure = scale, mode, measure
-        self.quick_rounds, self.rounds = quick_rounds, rounds
+        self.settings = settings
         self.picker = FlagPicker(initial)
         self.choice = w.Dropdown(options=list(self.benchmarks), description="benchmark",
                                  style=_STYLE, layout=w.Layout(width="max-content"))
@@ -149,7 +167,8 @@ class FlagLab:
 
     # -- the cells -----------------------------------------------------------------
     def quick_look(self) -> Panel:
-        """In-kernel timings of the quick-look variants and the picker: a plot and a table."""
+        """Quick timings (quick_time) of the quick-look variants and the picker: a plot
+        and a table."""
         return self._cell("quick", self._quick_items)
 
     def bench(self, scenario: str) -> Panel:
@@ -194,18 +213,16 @@ class FlagLab:
 
     def _quick_items(self) -> list[w.Widget]:
         picked = self.picker.flags
-        variants = {"all on": Flags(), "all off": baseline(), PICKER: picked,
-                    **{k: Flags().with_spec(v) for k, v in self.variants.items()}}
-        self.times = quick_time(self.quick, variants, self.scale, self.quick_rounds,
-                                self.datasets)
+        variants = {"all on": Flags(), "all off": baseline(), PICKER: picked, **self.variants}
+        result = quick_time(self.quick, variants, self.results, self.datasets, self.settings)
+        self.times = quick_times(result)
         spec = picked.to_spec(only_changed_from=Flags()) or "all on"
-        return [image_widget(quick_plot(self.quick, self.times, spec)),
+        return [image_widget(png_bytes(quick_plot(self.quick, self.times, spec, PICKER))),
                 html_widget(times_table(self.times, variants))]
 
     def _bench_items(self, scenario: str) -> list[w.Widget]:
-        result = run_bench(scenario, self.scale, self.mode, self.benchmarks[scenario],
-                           self.results, self.datasets, flags=self.picker.flags,
-                           measure=self.measure, rounds=self.rounds)
+        result = run_bench(scenario, self.benchmarks[scenario], self.picker.flags,
+                           self.results, self.datasets, self.settings)
         self.last[scenario] = result
         return show_items(result)
 
@@ -217,28 +234,35 @@ def dataset(scenario: str, scale: str, datasets: Path | str) -> data_gen.Dataset
     return data_gen.build(sc.preset, root=Path(datasets), **sc.dataset_params(scale))
 
 
-def run_bench(scenario: str, scale: str = "small", mode: str = "quick",
-              only: Sequence[str] | None = None, out: Path | str = "results",
-              datasets: Path | str = "datasets", peers: bool = True,
-              flags: Flags | None = None, measure: str = "time",
-              rounds: int | None = None) -> ScenarioResult:
+def with_variants(sc: Scenario, variants: dict[str, Flags], alone: bool = False) -> Scenario:
+    """The scenario with more extra variants (label -> the Flags themselves, run at every
+    scale); alone: in place of its own extra variants."""
+    if alone:
+        return dataclasses.replace(sc, extra_variants=tuple(variants.items()), extras_at={})
+    return dataclasses.replace(sc, extra_variants=(*sc.extra_variants, *variants.items()),
+                               extras_at={scale: (*keep, *variants)
+                                          for scale, keep in sc.extras_at.items()})
+
+
+def run_bench(scenario: str, only: Sequence[str] | None = None, flags: Flags | None = None,
+              out: Path | str = "results", datasets: Path | str = "datasets",
+              settings: Settings = Settings(), peers: bool = True) -> ScenarioResult:
     """Measure the scenario's variants (`only`: those labels) and, with `flags`, the variant
     "picker" (those flags; its row: picker vs all-on), on the dataset under `datasets`;
-    results under `out`/<run>/. measure: as `bench --measure`; time by default (the CLI's
-    default, instructions at the small scale, takes minutes). rounds=R: R interleaved
-    rounds, all in one worker process (as `bench --rounds R --within-process`); None:
-    a complete pyperf run per variant in `mode`."""
+    results under `out`/<run>/. settings.measure: as `bench --measure`; time by default
+    (the CLI's default, instructions at the small scale, takes minutes).
+    settings.rounds=R: R interleaved rounds, all in one worker process (as `bench --rounds
+    R --within-process`); None: a complete pyperf run per variant in settings.mode."""
     sc = SCENARIOS[scenario]
     labels = list(only) if only is not None else None
     if flags is not None:
-        sc = dataclasses.replace(sc, extra_variants=(
-            *sc.extra_variants, (PICKER, flags.to_spec(only_changed_from=Flags()))))
+        sc = with_variants(sc, {PICKER: flags})
         labels = None if labels is None else [*labels, PICKER]
-    measures = parse_measures(measure)
-    run_dir = Path(out) / time.strftime(f"%Y%m%d-%H%M%S-{scenario}-{scale}")
-    return run_scenario(sc, scale, run_dir, mode, peers=peers, only=labels,
-                        datasets_dir=Path(datasets), progress=False, measures=measures,
-                        rounds=rounds, within_process=rounds is not None)
+    run_dir = Path(out) / time.strftime(f"%Y%m%d-%H%M%S-{scenario}-{settings.scale}")
+    return run_scenario(sc, settings.scale, run_dir, settings.mode, peers=peers, only=labels,
+                        datasets_dir=Path(datasets), progress=False,
+                        measures=parse_measures(settings.measure), rounds=settings.rounds,
+                        within_process=settings.rounds is not None)
 
 
 def _tip(label: str, tooltip: str) -> str:
@@ -248,17 +272,14 @@ def _tip(label: str, tooltip: str) -> str:
 
 
 def show_items(result: ScenarioResult) -> list[w.Widget]:
-    """The compact tables, the lab's plot and the seed's published ratios beside the lab's
-    (lab.plots.seed_beside_lab, of the result as its result.json has it) of one result."""
+    """The compact tables, the lab's plot (lab.plots.result_plot, as the report draws it,
+    also saved beside the result as <scenario>.nb.png) and the seed's published ratios
+    beside the lab's (lab.plots.seed_beside_lab) of one result."""
+    d = result.to_json()
     png = Path(result.variants[0].json_path).parent / f"{result.scenario}.nb.png"
-    plot(result, png)
+    save_png(result_plot(d, source_of(result.seed)), png)
     return [html_widget(result_table(result)), image_widget(png.read_bytes()),
-            image_widget(png_bytes(seed_beside_lab(result.to_json())))]
-
-
-def show(result: ScenarioResult) -> None:
-    for item in show_items(result):
-        display(item)
+            image_widget(png_bytes(seed_beside_lab(d)))]
 
 
 _TABLE = ('<table style="font-size: 90%; border-collapse: collapse">'
@@ -308,28 +329,27 @@ def result_table(r: ScenarioResult) -> str:
               f"{e(r.published)}</p>")
 
 
-# -- the quick look, in the kernel --------------------------------------------------
-def quick_time(scenario: str, variants: dict[str, Flags], scale: str = "small",
-               rounds: int = 3, datasets: Path | str = "datasets"
-               ) -> dict[str, dict[str, float]]:
-    """In-kernel timings (best and mean over `rounds`) for a few flag values, for exploring
-    (run_bench gives numbers with intervals). A first round warms every variant up and is
-    discarded; each later round times every variant once, in an order rotated by one per
-    round, so no variant always pays for running first."""
-    sc = SCENARIOS[scenario]
-    ds = sc.dataset(scale, datasets)
-    params = sc.params(scale)
-    fns = {label: build(sc.workload, flags, ds.gitdir, params)
-           for label, flags in variants.items()}
-    labels = list(fns)
-    for label in labels:                 # warm-up: caches, byte-code, first allocations
-        fns[label](1)
-    times: dict[str, list[float]] = {label: [] for label in labels}
-    for r in range(rounds):
-        k = r % len(labels)
-        for label in labels[k:] + labels[:k]:
-            times[label].append(fns[label](1))
-    return {label: {"best": min(t), "mean": summarize(t).mean} for label, t in times.items()}
+# -- the quick look: the harness at its quickest ------------------------------------
+def quick_time(scenario: str, variants: dict[str, Flags], out: Path | str = "results",
+               datasets: Path | str = "datasets", settings: Settings = Settings()
+               ) -> ScenarioResult:
+    """The variants (label -> Flags) alone, by the harness at its quickest: wall time,
+    settings.quick_rounds interleaved rounds in one worker process after one discarded
+    warm-up, no peers, no work pass, at settings.scale; pyperf JSON and the result file
+    under `out`/<run>-quick/, read back from there (run_bench gives the intervals)."""
+    sc = with_variants(SCENARIOS[scenario], variants, alone=True)
+    run_dir = Path(out) / time.strftime(f"%Y%m%d-%H%M%S-{scenario}-{settings.scale}-quick")
+    run_scenario(sc, settings.scale, run_dir, "quick", peers=False, only=list(variants),
+                 datasets_dir=Path(datasets), progress=False, measures=("time",),
+                 rounds=settings.quick_rounds, within_process=True, work=False)
+    (result,) = load_results(run_dir)
+    return result
+
+
+def quick_times(result: ScenarioResult) -> dict[str, dict[str, float]]:
+    """Best and mean seconds per variant of a quick look, in the result's order."""
+    return {v.label: {"best": min(v.values), "mean": summarize(v.values).mean}
+            for v in result.variants}
 
 
 def times_table(times: dict[str, dict[str, float]], variants: dict[str, Flags]) -> str:
@@ -338,36 +358,6 @@ def times_table(times: dict[str, dict[str, float]], variants: dict[str, Flags]) 
              format_seconds(v["best"]), format_seconds(v["mean"]), f"{v['best'] / base:.2f}x"]
             for k, v in times.items()]
     return _table(["variant", "best", "mean", "of the fastest"], rows)
-
-
-def print_times(times: dict[str, dict[str, float]]) -> None:
-    base = min(v["best"] for v in times.values())
-    for label, v in times.items():
-        print(f"{label:32s} best {format_seconds(v['best']):>10s}  mean "
-              f"{format_seconds(v['mean']):>10s}  x{v['best'] / base:.2f} of the fastest")
-
-
-def quick_plot(scenario: str, times: dict[str, dict[str, float]], picked: str) -> bytes:
-    """PNG bytes: best and mean per variant, the picked flags in the title."""
-    labels = list(times)
-    fig = Figure(figsize=(8, 0.5 + 0.4 * len(labels)))
-    ax = fig.subplots()
-    ax.barh(labels, [times[k]["mean"] * 1e3 for k in labels], color="tab:gray",
-            alpha=0.5, label="mean")
-    ax.barh(labels, [times[k]["best"] * 1e3 for k in labels],
-            color=["tab:orange" if k == PICKER else "tab:blue" for k in labels], label="best")
-    ax.invert_yaxis()
-    ax.set_xlabel("ms per run (in the kernel, after a warm-up round)")
-    ax.set_title(f"{scenario}: quick look; picker = {picked}", fontsize="medium")
-    ax.legend(loc="lower right", fontsize="small")
-    fig.tight_layout()
-    return png_bytes(fig)
-
-
-def png_bytes(fig: Figure) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    return buf.getvalue()
 
 
 def timed(fn: Any, *args: Any, **kw: Any) -> tuple[Any, float]:

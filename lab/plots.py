@@ -1,9 +1,16 @@
-"""Plots of a scenario's result: each seed figure beside the lab's ratio, and sweeps.
+"""Every figure the lab draws: a scenario's result, each seed figure beside the lab's
+ratio, sweeps and series, a metric over runs, the notebooks' quick look.
 
-Contract: functions of the parsed `<scenario>.result.json` dict (README, "The
-result files"), returning a matplotlib Figure; nothing is saved or shown here
-(the caller does: lab.report saves PNGs, the notebooks display them). The
-backend is the caller's choice (tests and lab.report use Agg).
+Contract: each figure function takes plain data (mostly the parsed
+`<scenario>.result.json` dict: README, "The result files") and returns a matplotlib
+Figure, drawn on its own canvas (no pyplot, no global state, any backend); the
+only writers are save_png() (a file) and png_bytes() (bytes for a notebook's image
+widget). Callers: lab.report (its PNGs), lab.sweep, `reftable-lab history`, lab.nb.
+
+- result_plot(result, source): a scenario's plot (lab.report's <scenario>.png): per
+  timed variant its mean with the 95% t interval (peers orange), and per comparison
+  the ratios (time with its interval, instructions exact) with the seed's published
+  ratio as a marker; source (lab.report.source_of) names the scenario's origin.
 
 - seed_beside_lab(result, measure=None): one row per comparison whose `published`
   is set (the seed's figure for that row). The published ratio is a black marker,
@@ -19,19 +26,29 @@ backend is the caller's choice (tests and lab.report use Agg).
   seed's patch sequence, cost after each step). Given several results of one
   workload at different sizes (seed 004's update-ref-create-1, -100, -10000):
   cost per ref against N, one line per variant. None when there is no series.
+- sweep_plot(sweep, ylabel): a lab.sweep.Sweep's curves (its to_json() dict), log-log,
+  each labelled with its fitted exponent, peers dashed.
+- history_plot(all_series, scenario, metric): lab.history's series, one line per
+  variant over the runs (x labelled run and commit), log y past a decade.
+- quick_plot(scenario, times, picked, highlight): the notebooks' quick look, best and
+  mean per variant (label -> {"best", "mean"} seconds), the `highlight` bar orange.
 - published_ratio(text): the ratio a seed's figure states ("1.62x", "1.31 s ->
   0.48 s", "-22.0%"), slow/fast like the lab's ratios; None when it states none.
 """
 from __future__ import annotations
 
+import io
 import re
 import textwrap
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 from reftable_core.flags import Flags, fixed_slots
+
+from .history import UNITS, Series
 
 _SECONDS = r"(?:(\d+)m)?(\d+(?:\.\d+)?)\s*(ms|s)\b"
 
@@ -291,3 +308,145 @@ def _size_series(results: list[dict]) -> Figure | None:
     ax.set_xticks(sorted({x for p in lines.values() for x, _ in p}))
     fig.tight_layout()
     return fig
+
+
+# -- a scenario's result ----------------------------------------------------------
+
+def result_plot(result: dict, source: str) -> Figure:
+    """A scenario's plot: its timed variants (mean, 95% t interval) and its comparisons'
+    ratios beside the seed's published ones (see the module doc); source: the scenario's
+    origin in words, in the title."""
+    timed = [v for v in result.get("variants", []) if v.get("summary")]
+    rows = [(title, ms.get("instructions"), ms.get("time"))
+            for title, ms in _rows(result, None)]
+    panels = ([timed] if timed else []) + ([rows] if rows else [])
+    fig = Figure(figsize=(10, 3.2 + 0.32 * (len(timed) + len(rows))))
+    axes = fig.subplots(max(1, len(panels)), 1, squeeze=False)
+    title = f"{result.get('scenario', '?')} ({result.get('scale', '?')}) - {source}"
+    i = 0
+    if timed:
+        ax = axes[i][0]
+        sums = [v["summary"] for v in timed]
+        ax.barh([v["label"] for v in timed], [s["mean"] for s in sums],
+                xerr=[[s["mean"] - s["ci_low"] for s in sums],
+                      [s["ci_high"] - s["mean"] for s in sums]],
+                color=["tab:orange" if v["kind"] == "peer" else "tab:blue" for v in timed],
+                capsize=3)
+        ax.invert_yaxis()
+        ax.set_xlabel("seconds per run (mean, 95% t CI)")
+        ax.set_title(title)
+        i += 1
+    if rows:
+        ax2 = axes[i][0]
+        ys = list(range(len(rows)))
+        ti = [(y, q) for y, (_, _, q) in zip(ys, rows) if q]
+        ii = [(y, q) for y, (_, q, _) in zip(ys, rows) if q]
+        if ti:
+            ax2.barh([y + 0.2 for y, _ in ti], [q["ratio"] for _, q in ti], height=0.4,
+                     xerr=[[q["ratio"] - q["ci_low"] for _, q in ti],
+                           [min(q["ci_high"], 1e9) - q["ratio"] for _, q in ti]],
+                     color="tab:green", capsize=3, label="time (table's estimator, 95% t CI)")
+        if ii:
+            ax2.barh([y - 0.2 for y, _ in ii], [q["ratio"] for _, q in ii], height=0.4,
+                     color="tab:purple", label="instructions (exact)")
+        seed = [(y, published_ratio((qi or qt or {}).get("published")))
+                for y, (_, qi, qt) in zip(ys, rows)]
+        seed = [(y, p) for y, p in seed if p is not None]
+        if seed:
+            ax2.scatter([p for _, p in seed], [y for y, _ in seed], marker="D", s=50,
+                        color="tab:red", zorder=3, label="published (seed)")
+        ax2.set_yticks(ys, [row_title for row_title, _, _ in rows])
+        ax2.axvline(1.0, color="black", lw=0.8)
+        ax2.set_xscale("log")
+        ax2.invert_yaxis()
+        ax2.legend(loc="best", fontsize="small")
+        ax2.set_xlabel("slow / fast (> 1: the second variant is faster)")
+        if not timed:
+            ax2.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+# -- sweeps, runs, the quick look ---------------------------------------------------
+
+def sweep_plot(sweep: dict[str, Any], ylabel: str) -> Figure:
+    """A sweep's curves (lab.sweep.Sweep.to_json()) against its key, log-log."""
+    fig = Figure(figsize=(8, 5))
+    ax = fig.subplots()
+    for c in sweep["curves"]:
+        k = c["exponent"]
+        ax.plot(c["sizes"], c["costs"], marker="o", ls="--" if c["kind"] == "peer" else "-",
+                label=f"{c['label']} (n^{k:.2f})" if k is not None else c["label"])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(sweep["key"])
+    ax.set_ylabel(ylabel)
+    ax.set_title(f"{sweep['scenario']}: {sweep['measure']} against {sweep['key']}")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def history_plot(all_series: Sequence[Series], scenario: str, metric: str) -> Figure:
+    """One line per variant, runs along x (labelled run and commit)."""
+    runs: list[str] = []
+    for s in all_series:
+        for p in s.points:
+            if p.run not in runs:
+                runs.append(p.run)
+    ticks = {r: i for i, r in enumerate(runs)}
+    commits = {p.run: p.commit for s in all_series for p in s.points}
+    fig = Figure(figsize=(max(6, 0.6 * len(runs) + 4), 5))
+    ax = fig.subplots()
+    values = [p.value for s in all_series for p in s.points if p.value > 0]
+    for s in all_series:
+        ax.plot([ticks[p.run] for p in s.points], [p.value for p in s.points], marker="o",
+                label=s.label)
+    if values and max(values) > 10 * min(values):
+        ax.set_yscale("log")
+    ax.set_xticks(range(len(runs)))
+    ax.set_xticklabels([f"{r}\n{commits[r]}" for r in runs], rotation=45, ha="right",
+                       fontsize=7)
+    ax.set_ylabel(f"{metric} ({UNITS[metric]})")
+    ax.set_title(f"{scenario}: {metric} over runs")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def quick_plot(scenario: str, times: dict[str, dict[str, float]], picked: str,
+               highlight: str) -> Figure:
+    """Best and mean per variant (seconds), the `highlight` variant's bar orange, the
+    picked flags (a spec) in the title."""
+    labels = list(times)
+    fig = Figure(figsize=(8, 0.5 + 0.4 * len(labels)))
+    ax = fig.subplots()
+    ax.barh(labels, [times[k]["mean"] * 1e3 for k in labels], color="tab:gray",
+            alpha=0.5, label="mean")
+    ax.barh(labels, [times[k]["best"] * 1e3 for k in labels],
+            color=["tab:orange" if k == highlight else "tab:blue" for k in labels],
+            label="best")
+    ax.invert_yaxis()
+    ax.set_xlabel("ms per run (one worker process, after a warm-up round)")
+    ax.set_title(f"{scenario}: quick look; picker = {picked}", fontsize="medium")
+    ax.legend(loc="lower right", fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+# -- output ------------------------------------------------------------------------
+
+def save_png(fig: Figure | None, path: Path, dpi: int = 110) -> str | None:
+    """fig as a PNG at path (its folder made); the file's name, None when no figure."""
+    if fig is None:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    return path.name
+
+
+def png_bytes(fig: Figure, dpi: int = 100) -> bytes:
+    """fig as PNG bytes (a notebook's image widget)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()

@@ -11,7 +11,7 @@ and the tracemalloc peak, and the allocation ratios. Ratios are said in words, t
 "significant" only after Holm's correction across the scenario's rows; an
 instruction ratio is exact (a deterministic count, no interval). warnings()
 lists the wall-time variants whose coefficient of variation exceeds 5 %. A row whose two
-variants did identical studied work (work_differs false: lab.harness.work_differs) reads
+variants did identical studied work (work_differs false: lab.results.work_differs) reads
 "no difference in work" in place of its ratio's words, never as a speed-up (NO_WORK_DIFFERENCE,
 row_words()). Each comparison row shows the seed's figure for it (published) beside the
 lab's instruction and time ratios, whether the lab goes the same way (same_direction()) and
@@ -31,11 +31,11 @@ import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from matplotlib.figure import Figure
 from reftable_core.flags import FLAG_INFO, Flags, by_source
 
-from .harness import ScenarioResult, per_record
-from .plots import published_ratio, seed_beside_lab, series_plot
+from .plots import published_ratio, result_plot, seed_beside_lab, series_plot
+from .plots import save_png as _save
+from .results import ScenarioResult, per_record
 from .scenario import studied_counters
 from .stats import CV_WARN, cv, format_count, format_seconds, summarize
 
@@ -329,68 +329,12 @@ def _schedule(r: ScenarioResult) -> str:
 
 
 def plot(result: ScenarioResult, path: Path) -> Path:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    timed = [v for v in result.variants if v.values]
-    rows = comparison_rows(result)
-    panels = ([timed] if timed else []) + ([rows] if rows else [])
-    fig, axes = plt.subplots(max(1, len(panels)), 1, squeeze=False,
-                             figsize=(10, 3.2 + 0.32 * (len(timed) + len(rows))))
-    i = 0
-    if timed:
-        ax = axes[i][0]
-        sums = [summarize(v.values) for v in timed]
-        ax.barh([v.label for v in timed], [s.mean for s in sums],
-                xerr=[[s.mean - s.ci_low for s in sums], [s.ci_high - s.mean for s in sums]],
-                color=["tab:orange" if v.kind == "peer" else "tab:blue" for v in timed],
-                capsize=3)
-        ax.invert_yaxis()
-        ax.set_xlabel("seconds per run (mean, 95% t CI)")
-        ax.set_title(f"{result.scenario} ({result.scale}) - {source_of(result.seed)}")
-        i += 1
-    if rows:
-        ax2 = axes[i][0]
-        ys = list(range(len(rows)))
-        ti = [(y, q) for y, (_, _, q) in zip(ys, rows) if q]
-        ii = [(y, q) for y, (_, q, _) in zip(ys, rows) if q]
-        if ti:
-            ax2.barh([y + 0.2 for y, _ in ti], [q["ratio"] for _, q in ti], height=0.4,
-                     xerr=[[q["ratio"] - q["ci_low"] for _, q in ti],
-                           [min(q["ci_high"], 1e9) - q["ratio"] for _, q in ti]],
-                     color="tab:green", capsize=3, label="time (table's estimator, 95% t CI)")
-        if ii:
-            ax2.barh([y - 0.2 for y, _ in ii], [q["ratio"] for _, q in ii], height=0.4,
-                     color="tab:purple", label="instructions (exact)")
-        seed = [(y, published_ratio((i or t or {}).get("published")))
-                for y, (_, i, t) in zip(ys, rows)]
-        seed = [(y, q) for y, q in seed if q is not None]
-        if seed:
-            ax2.scatter([q for _, q in seed], [y for y, _ in seed], marker="D", s=50,
-                        color="tab:red", zorder=3, label="published (seed)")
-        ax2.set_yticks(ys, [title for title, _, _ in rows])
-        ax2.axvline(1.0, color="black", lw=0.8)
-        ax2.set_xscale("log")
-        ax2.invert_yaxis()
-        ax2.legend(loc="best", fontsize="small")
-        ax2.set_xlabel("slow / fast (> 1: the second variant is faster)")
-        if not timed:
-            ax2.set_title(f"{result.scenario} ({result.scale}) - {source_of(result.seed)}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    """<scenario>.png: lab.plots.result_plot of the result, titled with its source."""
+    _save(result_plot(result.to_json(), source_of(result.seed)), path)
     return path
 
 
 SERIES_KEY = "update-ref-create.series"   # the plot of the N sweep across scenarios
-
-
-def _save(fig: Figure | None, path: Path) -> str | None:
-    if fig is None:
-        return None
-    fig.savefig(path, dpi=110)
-    return path.name
 
 
 def render(results: Iterable[ScenarioResult], out_dir: Path | str) -> Path:

@@ -44,7 +44,8 @@ class Scenario:
     published: str
     flag_values: dict[str, tuple[str, ...]] = field(default_factory=dict)  # multi-valued flags
     peer_workloads: tuple[tuple[str, str], ...] = ()  # (label, workload)
-    extra_variants: tuple[tuple[str, str], ...] = ()  # (label, flags spec on top of default)
+    extra_variants: tuple[tuple[str, str | Flags], ...] = ()  # (label, flags spec on top
+    #                                   of default, or the Flags value itself)
     dataset_keys: tuple[str, ...] = ("refs", "tables", "seed", "object_format")
     hot: tuple[str, ...] = ()   # line_profiler: "module:qualname" or "module:factory()"
     #                             (called as factory(flags) for the function or list of them)
@@ -112,8 +113,8 @@ class Scenario:
                 out.append(Variant(f"only-{name}", baseline().with_spec(f"{name}=on"),
                                    self.workload))
         for label, spec in self._extras(scale):
-            out.append(Variant(self._text(label, scale), Flags().with_spec(self._text(spec, scale)),
-                               self.workload))
+            flags = spec if isinstance(spec, Flags) else Flags().with_spec(self._text(spec, scale))
+            out.append(Variant(self._text(label, scale), flags, self.workload))
         known = {v.flags for v in out}
         for name in self.flag_base:          # the bases themselves, where no variant has them
             base = self._base(name, scale)
@@ -122,7 +123,7 @@ class Scenario:
                 known.add(base)
         return out
 
-    def _extras(self, scale: str) -> tuple[tuple[str, str], ...]:
+    def _extras(self, scale: str) -> tuple[tuple[str, str | Flags], ...]:
         """The extra variants run at `scale` (extras_at, else all of them)."""
         if scale not in self.extras_at:
             return self.extra_variants

@@ -15,7 +15,13 @@ mypyc compiles it). Per command:
 - output: its stdout compared with git's, byte for byte (a faster lab that prints
   something else is no result).
 
-Workloads (WORKLOADS): show-ref of the preset's middle ref over a reftable stack of
+Each lab build is a peer of the harness's kind (lab.scenario.Variant, peer: a whole
+command; its environment, PYTHONPATH to its tree, by label beside it, as lab.harness
+keeps a revision's), counted by the one callgrind counter
+(lab.measure.instructions.count_process) and saved in the one result format
+(lab.results, pyperf JSON: save()), so `reftable-lab report DIR` reads a speed run.
+
+Workloads (workloads()): show-ref of the preset's middle ref over a reftable stack of
 three tables and over a packed-refs file; log --raw over the synthetic history with
 delta chains and over each --history DIR (a real repository); every object read
 (cat-file --batch --batch-all-objects) of the same; and the start-up (show-ref
@@ -28,18 +34,23 @@ import os
 import resource
 import subprocess
 import sys
-import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import data_gen
+import pyperf
+from reftable_core.flags import Flags
 
-from lab.builds import BuildError, compiled_core, core_rev
+import data_gen
 from gitbin import REPO_ROOT, find_git, hermetic_env
-from lab.measure.instructions import callgrind_argv, count_env, read_parts
+from lab.builds import BuildError, compiled_core, core_rev
+from lab.measure import BenchError
+from lab.measure.instructions import Count, count_env, count_process, write_count
+from lab.results import ScenarioResult, VariantResult, compute_ratios
+from lab.scenario import Variant
+from lab.stages import STAGES
 
 LOG_ARGS = ["log", "--format=%H", "--first-parent", "--no-renames", "--raw", "--no-abbrev",
             "-m", "refs/heads/main"]
@@ -53,17 +64,41 @@ SCALES: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
+# the workload name of a lab build's peer Variant: `python -m lab.cli` with a row's arguments
+LAB_COMMAND = "reftable-lab"
+
+
 @dataclass(frozen=True)
-class Variant:
-    """One lab build: its label and the PYTHONPATH its commands run with."""
-    label: str
-    pythonpath: tuple[str, ...]
+class Builds:
+    """The lab builds measured: each a peer Variant (label, all flags on: every lab
+    command runs with its defaults) and, by label, the PYTHONPATH its commands run with."""
+    variants: tuple[Variant, ...]
+    paths: Mapping[str, tuple[str, ...]]
 
-    def argv(self, args: Sequence[str]) -> list[str]:
-        return [sys.executable, "-m", "lab.cli", *args]
+    def __iter__(self) -> Any:
+        return iter(self.variants)
 
-    def env(self) -> dict[str, str]:
-        return {"PYTHONPATH": os.pathsep.join(self.pythonpath), "PYTHONSAFEPATH": "1"}
+    def __len__(self) -> int:
+        return len(self.variants)
+
+    def env(self, v: Variant) -> dict[str, str]:
+        return {"PYTHONPATH": os.pathsep.join(self.paths[v.label]), "PYTHONSAFEPATH": "1"}
+
+
+def build(label: str, pythonpath: Sequence[str]) -> Builds:
+    """One lab build: label, and the PYTHONPATH its commands run with."""
+    return builds([(label, tuple(pythonpath))])
+
+
+def builds(items: Sequence[tuple[str, tuple[str, ...]]]) -> Builds:
+    """Lab builds of (label, PYTHONPATH) pairs."""
+    return Builds(tuple(Variant(label, Flags(), LAB_COMMAND, peer=True) for label, _ in items),
+                  dict(items))
+
+
+def lab_argv(args: Sequence[str]) -> list[str]:
+    """A lab build's command line for a row's lab arguments."""
+    return [sys.executable, "-m", "lab.cli", *args]
 
 
 @dataclass(frozen=True)
@@ -82,7 +117,8 @@ class Workload:
 @dataclass
 class Cell:
     instructions: int | None = None
-    cpu: float | None = None
+    cpu: float | None = None            # the best of the repeats
+    cpus: list[float] = field(default_factory=list)   # every repeat's CPU seconds
     status: int | None = None
     same_output: bool | None = None
     error: str = ""
@@ -96,7 +132,7 @@ class Row:
 
 
 def variants(cores: Sequence[str], revs: Sequence[str],
-             log: Callable[[str], None]) -> list[Variant]:
+             log: Callable[[str], None]) -> Builds:
     """This checkout's builds (cores), then each revision's, interpreted and, if
     "compiled" is among cores, compiled (a revision mypyc cannot compile is skipped
     with a line on the log)."""
@@ -104,18 +140,18 @@ def variants(cores: Sequence[str], revs: Sequence[str],
     trees: list[tuple[str, tuple[str, ...], Path]] = [
         (rev, (str(t.dir / "core"), str(t.dir)), t.dir / "core")
         for rev in revs for t in [core_rev(REPO_ROOT, rev)]]
-    out: list[Variant] = []
+    out: list[tuple[str, tuple[str, ...]]] = []
     for name, path, core in [("this checkout", here, REPO_ROOT / "core"), *trees]:
-        for build in cores:
-            label = name if build == "interpreted" else f"{name} [compiled]"
-            if build == "interpreted":
-                out.append(Variant(label, path))
+        for kind in cores:
+            label = name if kind == "interpreted" else f"{name} [compiled]"
+            if kind == "interpreted":
+                out.append((label, path))
                 continue
             try:
-                out.append(Variant(label, (str(compiled_core(core, log=None)), *path)))
+                out.append((label, (str(compiled_core(core, log=None)), *path)))
             except BuildError as e:
                 log(f"speed: {label}: not measured: {e}")
-    return out
+    return builds(out)
 
 
 def workloads(scale: str, datasets: Path, histories: Sequence[Path],
@@ -183,18 +219,7 @@ def _run(argv: list[str], env: dict[str, str], stdin: bytes) -> tuple[int, bytes
     return proc.returncode, proc.stdout, cpu
 
 
-def _count_instructions(argv: list[str], env: dict[str, str], stdin: bytes) -> int:
-    """The whole process's instructions, counted as instructions.noop_count counts one."""
-    with tempfile.TemporaryDirectory(prefix="reftable-lab-cg-") as d:
-        proc = subprocess.run([*callgrind_argv(Path(d)), *argv], input=stdin,
-                              capture_output=True, env=env)
-        parts = read_parts(Path(d))
-    if not parts:
-        raise RuntimeError(f"callgrind gave no count for {argv[:4]}: {proc.stderr[-300:]!r}")
-    return sum(p.ir for ps in parts.values() for p in ps)
-
-
-def measure(rows: list[Row], lab: Sequence[Variant], repeat: int, jobs: int,
+def measure(rows: list[Row], lab: Builds, repeat: int, jobs: int,
             count: bool, log: Callable[[str], None]) -> None:
     """Fill every cell: the CPU runs one at a time (in a changing order across the
     repeats would not help a 2-core machine's other load), then the counts, jobs at once."""
@@ -207,8 +232,8 @@ def measure(rows: list[Row], lab: Sequence[Variant], repeat: int, jobs: int,
         cells.append((row.git, gargv, genv, w.stdin))
         for v in lab:
             cell = row.lab.setdefault(v.label, Cell())
-            largv = v.argv(w.lab_args)
-            cells.append((cell, largv, count_env({**base, **v.env()}), w.stdin))
+            cells.append((cell, lab_argv(w.lab_args), count_env({**base, **lab.env(v)}),
+                          w.stdin))
     expected: dict[int, bytes] = {}
     for i, row in enumerate(rows):
         status, out, _ = _run(cells[i * (len(lab) + 1)][1], genv, row.workload.stdin)
@@ -221,6 +246,7 @@ def measure(rows: list[Row], lab: Sequence[Variant], repeat: int, jobs: int,
             cell.status = status
             cell.same_output = out == expected[id(row)] and status == row.git.status
             cell.cpu = cpu if cell.cpu is None else min(cell.cpu, cpu)
+            cell.cpus.append(cpu)
         log(f"speed: CPU round {r + 1}/{repeat} done")
     if not count:
         return
@@ -228,8 +254,8 @@ def measure(rows: list[Row], lab: Sequence[Variant], repeat: int, jobs: int,
     def one(item: tuple[Cell, list[str], dict[str, str], bytes]) -> None:
         cell, argv, env, stdin = item
         try:
-            cell.instructions = _count_instructions(argv, env, stdin)
-        except RuntimeError as e:
+            cell.instructions = count_process(argv, env, stdin)
+        except BenchError as e:
             cell.error = str(e)
         log(f"speed: counted {argv[-3:]}: {cell.instructions}")
     with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
@@ -245,16 +271,15 @@ class Stages:
     error: str = ""
 
 
-def measure_stages(gitdir: Path, lab: Sequence[Variant], jobs: int,
+def measure_stages(gitdir: Path, lab: Builds, jobs: int,
                    log: Callable[[str], None]) -> dict[str, Stages]:
     """Per lab variant, each of lab.stages.STAGES over gitdir: run once for its record
     count (stdout), then counted under callgrind as the commands are."""
-    from lab.stages import STAGES
     base = hermetic_env()
     out = {v.label: Stages() for v in lab}
     jobs_list: list[tuple[Stages, str, list[str], dict[str, str]]] = []
     for v in lab:
-        env = count_env({**base, **v.env()})
+        env = count_env({**base, **lab.env(v)})
         for stage in STAGES:
             argv = [sys.executable, "-m", "lab.stages", stage, str(gitdir)]
             status, stdout, _ = _run(argv, env, b"")
@@ -267,8 +292,8 @@ def measure_stages(gitdir: Path, lab: Sequence[Variant], jobs: int,
     def one(item: tuple[Stages, str, list[str], dict[str, str]]) -> None:
         st, stage, argv, env = item
         try:
-            st.counts[stage] = _count_instructions(argv, env, b"")
-        except RuntimeError as e:
+            st.counts[stage] = count_process(argv, env, b"")
+        except BenchError as e:
             st.error = str(e)
         log(f"speed: counted stage {stage}: {st.counts.get(stage)}")
     with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
@@ -276,7 +301,7 @@ def measure_stages(gitdir: Path, lab: Sequence[Variant], jobs: int,
     return out
 
 
-def stage_table(row: Row, lab: Sequence[Variant], stages: dict[str, Stages]) -> str:
+def stage_table(row: Row, lab: Builds, stages: dict[str, Stages]) -> str:
     """Where a ref's instructions go: the reftable row's whole command split by the
     stage counts into additive parts, each per ref show-ref reads (the merged
     iterator's records), beside git's whole command per ref; the walk's line is a
@@ -319,7 +344,7 @@ def _g(n: int | None) -> str:
     return "—" if n is None else f"{n / 1e9:.2f} G" if n >= 1e9 else f"{n / 1e6:.1f} M"
 
 
-def table(rows: list[Row], lab: Sequence[Variant], python_pass: int | None) -> str:
+def table(rows: list[Row], lab: Builds, python_pass: int | None) -> str:
     """The markdown table: per row git's figures, then each variant's with its ratio
     to git (instructions, and CPU in parentheses) and whether its output is git's."""
     head = ["workload", "git"] + [v.label for v in lab]
@@ -342,40 +367,107 @@ def table(rows: list[Row], lab: Sequence[Variant], python_pass: int | None) -> s
     return "\n".join(lines) + "\n"
 
 
-def run(scale: str = "small", cores: Sequence[str] = ("interpreted",),
-        revs: Sequence[str] = (), histories: Sequence[Path] = (),
-        names: Sequence[str] | None = None, datasets: Path = Path("datasets"),
-        repeat: int = 3, jobs: int = 1, count: bool = True, out: Path | None = None,
-        log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
-        stages: bool = False) -> str:
-    """Measure and return the table (also written to out.md and out.json if out);
-    with stages (and count), also the reftable row's split into stages (stage_table;
-    its workload is then measured whatever names says)."""
-    lab = variants(cores, revs, log)
-    if stages and names is not None and "show-ref-reftable" not in names:
+@dataclass(frozen=True)
+class SpeedOptions:
+    """What `reftable-lab speed` measures: the scale; the lab builds (cores: interpreted,
+    compiled; revs: --core-rev commits); the rows (histories: real repositories for the
+    log and object rows; names: the workloads, None for all; datasets: where they are
+    built); CPU runs per command (repeat); callgrind counts at once (jobs); count: the
+    instruction counts at all; out: PATH.md and the result files beside it (save());
+    stages: the reftable row split into stages; log: progress lines."""
+    scale: str = "small"
+    cores: Sequence[str] = ("interpreted",)
+    revs: Sequence[str] = ()
+    histories: Sequence[Path] = ()
+    names: Sequence[str] | None = None
+    datasets: Path = Path("datasets")
+    repeat: int = 3
+    jobs: int = 1
+    count: bool = True
+    out: Path | None = None
+    stages: bool = False
+    log: Callable[[str], None] = field(default=lambda s: print(s, file=sys.stderr))
+
+
+def run(options: SpeedOptions | None = None, **changes: Any) -> str:
+    """Measure and return the table (SpeedOptions; its fields may come as keywords); with
+    out, also written to out.md and saved as results (save()); with stages (and count),
+    also the reftable row's split into stages (stage_table; its workload is then
+    measured whatever names says)."""
+    o = replace(options or SpeedOptions(), **changes)
+    lab = variants(o.cores, o.revs, o.log)
+    names = o.names
+    if o.stages and names is not None and "show-ref-reftable" not in names:
         names = [*names, "show-ref-reftable"]
-    rows = [Row(w) for w in workloads(scale, Path(datasets), histories, names)]
-    measure(rows, lab, repeat, jobs, count, log)
-    python_pass = (_count_instructions([sys.executable, "-c", "pass"], count_env(), b"")
-                   if count else None)
+    rows = [Row(w) for w in workloads(o.scale, Path(o.datasets), o.histories, names)]
+    measure(rows, lab, o.repeat, o.jobs, o.count, o.log)
+    python_pass = (count_process([sys.executable, "-c", "pass"], count_env(), b"")
+                   if o.count else None)
     text = table(rows, lab, python_pass)
     split: dict[str, Stages] = {}
-    if stages and count:
+    if o.stages and o.count:
         row = next(r for r in rows if r.workload.key == "show-ref-reftable")
-        split = measure_stages(row.workload.gitdir, lab, jobs, log)
+        split = measure_stages(row.workload.gitdir, lab, o.jobs, o.log)
         text += ("\nWhere a ref's instructions go (" + row.workload.title + "; "
                  "python -m lab.stages, whole processes counted, differences per ref):\n\n"
                  + stage_table(row, lab, split))
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.with_suffix(".md").write_text(text)
-        out.with_suffix(".json").write_text(json.dumps({
-            "scale": scale, "python_pass": python_pass,
-            "variants": [{"label": v.label, "pythonpath": list(v.pythonpath)} for v in lab],
-            "rows": [{"title": r.workload.title, "gitdir": str(r.workload.gitdir),
-                      "git_args": list(r.workload.git_args),
-                      "lab_args": list(r.workload.lab_args),
-                      "git": vars(r.git), "lab": {k: vars(c) for k, c in r.lab.items()}}
-                     for r in rows],
-            "stages": {k: vars(st) for k, st in split.items()}}, indent=1))
+    if o.out is not None:
+        o.out.parent.mkdir(parents=True, exist_ok=True)
+        o.out.with_suffix(".md").write_text(text)
+        save(o.out, o.scale, rows, lab, split)
     return text
+
+
+GIT = Variant("git", Flags(), "git", peer=True)     # git's side of every row
+
+
+def _cell_result(result: ScenarioResult, v: Variant, cell: Cell, spec: str,
+                 out_dir: Path) -> VariantResult:
+    """A row's side as a VariantResult, its CPU seconds and count in pyperf files."""
+    res = VariantResult(v.label, "peer", spec, list(cell.cpus), "",
+                        benchmark=f"{result.scenario}[{v.label}]")
+    md = {"lab_workload": v.workload, "lab_status": cell.status,
+          "lab_same_output": cell.same_output, "lab_error": cell.error}
+    md = {k: val for k, val in md.items() if val not in (None, "")}
+    stem = f"{result.scenario}.{v.label.replace(' ', '_')}"
+    if cell.cpus:
+        res.json_path = str(out_dir / f"{stem}.json")
+        run = pyperf.Run(cell.cpus, metadata={**md, "name": res.benchmark, "unit": "second",
+                                              "loops": 1, "lab_clock": "cpu"},
+                         collect_metadata=True)
+        pyperf.Benchmark([run]).dump(res.json_path, replace=True)
+    if cell.instructions is not None:
+        res.instructions = float(cell.instructions)
+        res.instructions_json = str(out_dir / f"{stem}.instructions.json")
+        write_count(Path(res.instructions_json), res.benchmark,
+                    Count(cell.instructions, {"lab_whole_process": True}), md)
+    return res
+
+
+def save(out: Path, scale: str, rows: Sequence[Row], lab: Builds,
+         split: Mapping[str, Stages]) -> list[Path]:
+    """Each row as a lab.results.ScenarioResult (scenario "speed-<key>", git and each
+    lab build a peer, CPU seconds of every repeat and the whole-process count in
+    pyperf files; ratios: each build against git) in out's folder,
+    <out stem>-<key>.result.json; the stage counts of the reftable row as its lab
+    builds' work ("stage_<name>", "records_<name>"). The paths written."""
+    folder = out.parent
+    paths = []
+    for row in rows:
+        w = row.workload
+        r = ScenarioResult(f"speed-{w.key or 'row'}", scale, str(w.gitdir), {},
+                           published="", measures=["time", "instructions"])
+        r.variants = [_cell_result(r, GIT, row.git, " ".join(w.git_args), folder)]
+        for v in lab:
+            res = _cell_result(r, v, row.lab.get(v.label, Cell()), " ".join(w.lab_args), folder)
+            st = split.get(v.label) if w.key == "show-ref-reftable" else None
+            if st is not None:
+                res.work = {**{f"stage_{k}": n for k, n in st.counts.items()},
+                            **{f"records_{k}": n for k, n in st.records.items()}}
+            r.variants.append(res)
+        r.ratios = compute_ratios(r, [(f"{w.title}: {v.label} beside git", v.label, "git")
+                                      for v in lab])
+        path = folder / f"{out.stem}-{w.key or 'row'}.result.json"
+        path.write_text(json.dumps({**r.to_json(), "title": w.title}, indent=1))
+        paths.append(path)
+    return paths

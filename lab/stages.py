@@ -10,9 +10,11 @@ it went through:
            module), the repository and its stack opened;
 - walk:    open, then every ref block of every table loaded as the record loops load
            them and its records stepped through, nothing decoded: each record's
-           prefix length, suffix length and update index read (git's varints), its
-           key suffix and value skipped (a floor: the least a per-record Python loop
-           over these bytes does, no key built, no object made);
+           suffix length read (git's varint), its prefix length and update index
+           varints, key suffix and value skipped (a floor: the least a per-record
+           Python loop over these bytes does, no key built, no object made; the
+           core's loops.walk_ref_records, made of the statements the record loops
+           read the layout with);
 - tables:  open, then each table's own ref records from "refs/" on (every record of
            every table, the sub-iterators' record loops alone, no merge);
 - merged:  open, then the merged iterator from "refs/" on (the record loops under
@@ -31,7 +33,7 @@ import importlib
 import sys
 from typing import Any
 
-from reftable_core.reftable.basics import get_varint
+from reftable_core.reftable.loops import walk_ref_records
 from reftable_core.reftable.record import BLOCK_TYPE_REF
 from reftable_core.repo import open_repo
 
@@ -39,45 +41,13 @@ STAGES = ("open", "walk", "tables", "merged")
 START = b"refs/"
 
 
-def _walk_block(data: Any, off: int, end: int, hash_size: int) -> int:
-    """Step through the records of one block at data[off:end], nothing decoded (a
-    one-byte varint read inline, as the record loops read them)."""
-    n = 0
-    h2 = 2 * hash_size
-    while off < end:
-        if data[off] < 0x80:                    # prefix length
-            off += 1
-        else:
-            _, off = get_varint(data, off)
-        s = data[off]                           # suffix length and value type
-        if s < 0x80:
-            off += 1
-        else:
-            s, off = get_varint(data, off)
-        off += s >> 3                           # the key suffix, skipped
-        if data[off] < 0x80:                    # update index delta
-            off += 1
-        else:
-            _, off = get_varint(data, off)
-        vt = s & 7
-        if vt == 1:
-            off += hash_size
-        elif vt == 2:
-            off += h2
-        elif vt == 3:
-            t, off = get_varint(data, off)      # a symref's target, skipped
-            off += t
-        n += 1
-    return n
-
-
 def _walk(store: Any) -> int:
     n = 0
     for table in store.stack.merged.readers:
         block = table.load_block(0, BLOCK_TYPE_REF) if table.has_refs else None
         while block is not None:
-            n += _walk_block(block.data, block.base + block.header_off + 4,
-                             block.base + block.end, table.hash_size)
+            n += walk_ref_records(block.data, block.base + block.header_off + 4,
+                                  block.base + block.end, table.hash_size)
             block = table.load_block(block.off + block.full_size, BLOCK_TYPE_REF)
     return n
 

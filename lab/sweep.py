@@ -1,7 +1,7 @@
 """Scaling curves: a scenario measured at several sizes of one parameter.
 
 Contract: parse_sweep("refs=1e3,1e4,1e5") gives ("refs", [1000, 10000,
-100000]). run_sweep(scenario, key, sizes, ...) runs lab.harness.run_scenario
+100000]). run_sweep(scenario, key, sizes, scale, out, options) runs lab.harness.run_scenario
 once per size, the scenario's parameters at `scale` with key set to the size
 (a dataset parameter builds one dataset per size), each into its own
 sub-directory <out>/<key>=<size>/, and returns a Sweep: per variant and peer
@@ -22,7 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .harness import ScenarioResult, VariantResult, run_scenario
+from .harness import RunOptions, run_scenario
+from .measure.registry import parse_measures
+from .plots import save_png, sweep_plot
+from .results import ScenarioResult, VariantResult
 from .scenario import Scenario
 from .stats import summarize
 
@@ -105,11 +108,15 @@ class Sweep:
 
 
 def run_sweep(scenario: Scenario, key: str, sizes: Sequence[int], scale: str = "small",
-              out_dir: Path | str = "results", measures: Sequence[str] = ("instructions",),
+              out_dir: Path | str = "results", options: RunOptions | None = None,
               params_for: Callable[[dict[str, Any], int], dict[str, Any]] | None = None,
-              **run_args: Any) -> Sweep:
+              mode: str = "fast") -> Sweep:
     """The scenario at each size (see the module doc); params_for(params, size) gives
-    a size's parameters (default: params with key = size); run_args go to run_scenario."""
+    a size's parameters (default: params with key = size); options and mode go to
+    run_scenario (default: RunOptions measuring instructions)."""
+    opts = options or RunOptions(measures=("instructions",))
+    measures = (parse_measures(opts.measures) if isinstance(opts.measures, str)
+                else tuple(opts.measures))
     out = Path(out_dir)
     base = scenario.params(scale)
     if params_for is None and key not in base:
@@ -121,7 +128,7 @@ def run_sweep(scenario: Scenario, key: str, sizes: Sequence[int], scale: str = "
         params = params_for(base, size) if params_for else {**base, key: size}
         sized = dataclasses.replace(scenario, scale_params={**scenario.scale_params,
                                                             scale: params})
-        r = run_scenario(sized, scale, out / f"{key}={size}", measures=measures, **run_args)
+        r = run_scenario(sized, scale, out / f"{key}={size}", mode, opts)
         results.append(r)
         for v in r.variants:
             c = cost(v, measures[0])
@@ -133,27 +140,11 @@ def run_sweep(scenario: Scenario, key: str, sizes: Sequence[int], scale: str = "
 
 
 def write(sweep: Sweep, out_dir: Path | str) -> Path:
-    """<scenario>.sweep.json and the log-log plot <scenario>.sweep.png; the plot's path."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """<scenario>.sweep.json and the log-log plot <scenario>.sweep.png (lab.plots.sweep_plot);
+    the plot's path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{sweep.scenario}.sweep.json").write_text(json.dumps(sweep.to_json(), indent=1))
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for c in sweep.curves:
-        k = c.exponent
-        ax.plot(c.sizes, c.costs, marker="o", ls="--" if c.kind == "peer" else "-",
-                label=f"{c.label} (n^{k:.2f})" if k is not None else c.label)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel(sweep.key)
-    ax.set_ylabel(_UNITS[sweep.measure])
-    ax.set_title(f"{sweep.scenario}: {sweep.measure} against {sweep.key}")
-    ax.legend(fontsize="small")
-    fig.tight_layout()
     path = out / f"{sweep.scenario}.sweep.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_png(sweep_plot(sweep.to_json(), _UNITS[sweep.measure]), path)
     return path

@@ -8,7 +8,7 @@ notebook kernel, and it spawns its own worker processes):
 
 The time_func comes from lab.workloads.build, so each loop's set-up (e.g. a
 fresh copy of an empty repository) stays outside the timed region. --round R
-(interleaved schedules) records R in every run's metadata (lab.harness.ROUND_KEY).
+(interleaved schedules) records R in every run's metadata (lab.measure.time.ROUND_KEY).
 
 With --once it runs the workload outside pyperf, pyperf's --loops times (1 by
 default), and prints the elapsed seconds: the target for profilers that must

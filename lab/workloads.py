@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping
 
 from reftable_core.flags import Flags
 from reftable_core.refs.api import RefUpdate
-from reftable_core.refs.migrate import migrate_ref_storage
+from reftable_core.refs.migrate import MigrateOptions, migrate_ref_storage
 from reftable_core.refs.packed import PackedRefs
 from reftable_core.refs.reftable_backend import ReftableRefStore
 from reftable_core.repo import open_repo
@@ -85,10 +85,6 @@ class ScratchCopies:
         shutil.copytree(self.template, dest, symlinks=True)
         self.count += 1
         return dest
-
-    def relative_gitdir(self, gitdir: Path) -> Path:
-        """Where gitdir (inside the template) lands inside a copy, relative to the copy."""
-        return gitdir.resolve().relative_to(self.template.resolve())
 
 
 def _reftable_lab_argv() -> list[str]:
@@ -351,8 +347,8 @@ def _migrate(gitdir: Path, flags: Flags, to_format: str) -> None:
     repo = open_repo(gitdir, flags)
     try:
         migrate_ref_storage(repo.commondir, repo.refs, repo.ref_storage, to_format,
-                            flags=flags, object_format=repo.object_format,
-                            config=repo.config, objects=lambda: repo.objects)
+                            MigrateOptions(flags=flags, object_format=repo.object_format,
+                                           config=repo.config, objects=lambda: repo.objects))
     finally:
         repo.close()
 

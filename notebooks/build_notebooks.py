@@ -56,7 +56,7 @@ def flag_lab(benchmarks: list[tuple[str, list[str]]], toggles: dict[str, str]) -
     lines += ["    },", f"    quick={benchmarks[0][0]!r},", "    variants={"]
     lines += [f"        {k!r}: {v!r}," for k, v in toggles.items()]
     lines += ["    },", "    datasets=DATASETS, results=RESULTS,",
-              "    scale=SCALE, mode=MODE, measure=MEASURE, rounds=ROUNDS,", ")", "lab"]
+              "    settings=nb.Settings(scale=SCALE, mode=MODE, measure=MEASURE, rounds=ROUNDS),", ")", "lab"]
     return "\n".join(lines)
 
 
@@ -73,8 +73,9 @@ def seed_notebook(stem: str, title: str, intro: str, scenarios: list[tuple[str, 
     cells = [new_markdown_cell(f"# {title}\n\n{intro}"), new_code_cell(setup(stem)),
              new_markdown_cell(PICKER_MD), new_code_cell(flag_lab(scenarios, toggles)),
              new_markdown_cell(
-                 "## Quick look, in the kernel\n\nBest of a few rounds after a discarded "
-                 "warm-up round, the variants interleaved; for exploring. Numbers with "
+                 "## Quick look\n\nBest of a few rounds after a discarded warm-up round, "
+                 "the variants interleaved in one worker process (the harness at its "
+                 "quickest, into pyperf JSON under `RESULTS`); for exploring. Numbers with "
                  "confidence intervals come from the harness below."),
              new_code_cell("lab.quick_look()"),
              new_markdown_cell(

@@ -18,6 +18,9 @@ registries at the end of loops.py) and never tested per record. Markers:
                                   pq.make_less's comparison, expanded inline: in CPython
                                   a call per comparison costs more than the key building
                                   the flags are about)
+  READ_PREFIX, READ_SUFFIX, ...   the record layout: the statements that read it, from
+                                  reftable_core.reftable.record (LAYOUT below), the
+                                  one place it is written
 """
 from __future__ import annotations
 
@@ -29,6 +32,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "core" / "reftable_core" / "reftable" / "loops.py"
+try:
+    from reftable_core.reftable import record
+except ImportError:             # run with an interpreter that has not installed the core
+    sys.path.insert(0, str(ROOT / "core"))
+    from reftable_core.reftable import record
 
 HEADER = '''\
 """The hot loops, one ordinary function per flag variant. GENERATED: do not edit.
@@ -59,6 +67,11 @@ pq_cmp and suppress (the merged table's suppress_deletions: on, the loop consume
 deletion records itself, counting each in WORK.deletions_suppressed, the one
 per-record count in this file, reached by deletions only; off, it returns them;
 see merged.py). RECORD_LOOPS and MERGE_LOOPS map flag values to the functions.
+Scans (SCANS; no flag variants): restart_scan_start and record_extent, the seek's
+binary search over the restart points and its step over one record
+(block.seek_in_block), and walk_ref_records, lab.stages' walk over a ref block.
+Every loop and scan reads the record layout with the same statements, rendered from
+reftable_core.reftable.record's VARINT, SUFFIX_VARINT, SKIP_VARINT and REF_VALUE_IDS.
 """
 from __future__ import annotations
 
@@ -79,6 +92,7 @@ from .record import (
     Record,
     RefRecord,
     decode_record,
+    skip_value,
 )
 
 
@@ -136,37 +150,22 @@ def FUNC(
         try:
             while off < end:
                 start = off
-                p = data[off]
-                if p < 0x80:
-                    off += 1
-                else:
-                    p, off = get_varint(data, off)
-                s = data[off]
-                if s < 0x80:
-                    off += 1
-                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
-                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
-                    off += 2
-                else:
-                    s, off = get_varint(data, off)
+                READ_PREFIX
+                READ_SUFFIX
                 if p > len(last):
                     raise FormatError("prefix length exceeds the previous key",
                                       name_of_table, block_off + start)
                 nxt = off + (s >> 3)
                 KEY_DECODE
                 off = nxt
-                u = data[off]
-                if u < 0x80:
-                    off += 1
-                else:
-                    u, off = get_varint(data, off)
+                READ_UPDATE_INDEX
                 NAME
                 vt = s & 7
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
                     # (the annotation: compiled, the stores are native, not setattr calls)
-                    nxt = off + hash_size
+                    VALUE_END_1
                     rec: RefRecord = new(RefRec)
                     rec.refname = name
                     rec.update_index = u + min_ui
@@ -175,7 +174,7 @@ def FUNC(
                     rec.target_value = None
                     rec.target = None
                 elif vt == 2:
-                    nxt = off + h2
+                    VALUE_END_2
                     rec = new(RefRec)
                     rec.refname = name
                     rec.update_index = u + min_ui
@@ -184,11 +183,10 @@ def FUNC(
                     rec.target_value = data[off + hash_size:nxt]
                     rec.target = None
                 elif vt == 3:
-                    n, off = get_varint(data, off)
-                    nxt = off + n
+                    VALUE_END_3
                     rec = RefRec(name, u + min_ui, 3, None, None, data[off:nxt])
                 elif vt == 0:
-                    nxt = off
+                    VALUE_END_0
                     rec = RefRec(name, u + min_ui, 0, None, None, None)
                 else:
                     raise FormatError(f"unknown ref value type {vt}", name_of_table,
@@ -223,11 +221,7 @@ def FUNC(
         try:
             while off < end:
                 start = off
-                p = data[off]
-                if p < 0x80:
-                    off += 1
-                else:
-                    p, off = get_varint(data, off)
+                READ_PREFIX
                 s, off = get_varint(data, off)
                 nxt = off + (s >> 3)
                 if nxt > end or p > len(last):
@@ -302,6 +296,139 @@ def FUNC(
             KEY_STORE
             yield rec
 ''' + _NEXT_BLOCK
+
+# ================================================================ the record layout
+def _indented(indent: str, text: str) -> list[str]:
+    return [indent + t for t in text.splitlines()]
+
+
+# The statements that read a record's bytes come from reftable_core.reftable.record
+# (VARINT, SUFFIX_VARINT, SKIP_VARINT, REF_VALUE_IDS: the layout written once); the
+# record loops above and the scans below are made of them, so no loop reads the layout
+# its own way and none calls a function per record to read it.
+def _value_end(ids: int | None, to: str, at: str, h2: str) -> str:
+    """Statements setting `to` past a ref value of `ids` object ids (None: a varint
+    length and that many bytes) at index `at`; `to` == `at` advances `at` itself;
+    h2 is the expression for the size of two ids."""
+    if ids is None:
+        n = "n, {at} = get_varint(data, {at})\n".format(at=at)
+        return n + (f"{at} += n" if to == at else f"{to} = {at} + n")
+    size = {0: "", 1: "hash_size", 2: h2}[ids]
+    if to == at:
+        return f"{at} += {size}" if size else ""
+    return f"{to} = {at} + {size}" if size else f"{to} = {at}"
+
+
+def _ref_value_skip(h2: str, error: str) -> str:
+    """The if-chain stepping off over the ref value of type vt; error raises for a
+    type the format does not know."""
+    if [vt for vt, ids in record.REF_VALUE_IDS.items() if ids == 0] != [0]:
+        raise AssertionError("the skip's final `elif vt:` assumes type 0 alone is empty")
+    out: list[str] = []
+    for vt, ids in record.REF_VALUE_IDS.items():
+        if ids:
+            out.append(f"{'elif' if out else 'if'} vt == {vt}:")
+            out += _indented("    ", _value_end(ids, "off", "off", h2))
+        elif ids is None:
+            out.append(f"{'elif' if out else 'if'} vt == {vt}:")
+            out += _indented("    ", _value_end(None, "off", "off", h2))
+    return "\n".join(out + ["elif vt:", "    " + error])
+
+
+LAYOUT = {
+    "READ_PREFIX": record.VARINT.format(v="p", at="off"),
+    "READ_SUFFIX": record.SUFFIX_VARINT.format(v="s", at="off"),
+    "READ_UPDATE_INDEX": record.VARINT.format(v="u", at="off"),
+    "SKIP_VARINT": record.SKIP_VARINT.format(at="off"),
+    **{f"VALUE_END_{vt}": _value_end(ids, "nxt", "off", "h2")
+       for vt, ids in record.REF_VALUE_IDS.items()},
+}
+
+# The seek's scans (block.seek_in_block and seek_in_block_copying; the restart table's
+# binary search and the linear scan's step over one record, keys read, values skipped)
+# and lab.stages' walk (the floor of a record loop: every record stepped over, nothing
+# decoded). Called once a block (a seek, a walk) or once a record of a seek's scan,
+# never from a record loop.
+SCANS = '''
+
+def restart_scan_start(block: Any, want: bytes) -> int:
+    """Binary search for the first restart point whose key is > want (restart records
+    store their whole key); the index in block.data of the restart point before it
+    (or of the first record), where the linear scan starts."""
+    data = block.data
+    base = block.base           # positions below are indexes into data (base + rel)
+    end = base + block.end
+    rs = base + block.restart_start
+    lo, hi = 0, block.restart_count
+    try:
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            q = rs + 3 * mid
+            r = base + ((data[q] << 16) | (data[q + 1] << 8) | data[q + 2])
+            if data[r] != 0 or r >= end:
+                raise block.error("restart point is not an uncompressed record", q - base)
+            o = r + 1
+            RESTART_SUFFIX
+            if data[o:o + (s >> 3)] > want:    # type: ignore[operator]  # bytes or a map
+                hi = mid
+            else:
+                lo = mid + 1
+    except IndexError:
+        raise block.error("restart table points outside the block", rs - base) from None
+    return base + (block.restart_offset(lo - 1) if lo > 0 else block.header_off + 4)
+
+
+def record_extent(block: Any, data: Any, off: int, end: int, last_len: int,
+                  hash_size: int) -> tuple[int, int, int, int]:
+    """(prefix length, suffix start, suffix end, record end) of the record at index off
+    of block.data, its value skipped undecoded (IndexError when it is truncated)."""
+    start = off
+    READ_PREFIX
+    READ_SUFFIX
+    lo = off
+    off += s >> 3
+    if off > end or p > last_len:
+        raise block.error("record key runs past the block or bad prefix length",
+                          start - block.base)
+    hi = off
+    typ = block.typ
+    if typ == BLOCK_TYPE_REF:
+        SKIP_VARINT
+        vt = s & 7
+        EXTENT_VALUE_SKIP
+    elif typ == BLOCK_TYPE_INDEX:
+        SKIP_VARINT
+    else:
+        off = skip_value(typ, data, off, s & 7, hash_size)
+    if off > end:
+        raise block.error("record runs past the block", start - block.base)
+    return p, lo, hi, off
+
+
+def walk_ref_records(data: Any, off: int, end: int, hash_size: int) -> int:
+    """The number of ref records at data[off:end], each stepped over, nothing decoded:
+    its prefix length and update index skipped, its suffix length read, its key suffix
+    and value skipped (lab.stages' walk: the least a record loop does)."""
+    count = 0
+    h2 = 2 * hash_size
+    while off < end:
+        SKIP_VARINT
+        READ_SUFFIX
+        off += s >> 3
+        SKIP_VARINT
+        vt = s & 7
+        WALK_VALUE_SKIP
+        count += 1
+    return count
+'''
+SCAN_LINES = {
+    **LAYOUT,
+    "RESTART_SUFFIX": record.SUFFIX_VARINT.format(v="s", at="o"),
+    "EXTENT_VALUE_SKIP": _ref_value_skip(
+        "2 * hash_size", 'raise block.error(f"unknown ref value type {vt}", start - block.base)'),
+    "WALK_VALUE_SKIP": _ref_value_skip("h2", 'raise FormatError(f"unknown ref value type {vt}")'),
+}
+SCAN_NAMES = ("restart_scan_start", "record_extent", "walk_ref_records")
 
 # The key buffers. git's block_iter decodes each key into the scratch strbuf
 # it->key (reftable_decode_key: strbuf_reset, then strbuf_add of the prefix of
@@ -574,10 +701,6 @@ _ADD_LINE = re.compile(r"^( *)ADD\((\w+)\)$")
 _LESS_CALL = re.compile(r"LESS\((\w+), (\w+)\)")
 
 
-def _indented(indent: str, text: str) -> list[str]:
-    return [indent + t for t in text.splitlines()]
-
-
 def expand(template: str, lines: dict[str, str], words: dict[str, str],
            less: str = "") -> str:
     """template with each line that holds only a marker of `lines` replaced by its
@@ -614,7 +737,7 @@ def record_loops() -> tuple[list[str], list[tuple[str, str]]]:
     rows: list[tuple[str, str]] = []
     for swap, alloc in product((True, False), repeat=2):
         name = f"ref_loop__swap_{onoff(swap)}__alloc_{onoff(alloc)}"
-        funcs.append(expand(REF_LOOP, {**KEY[swap], **NAME[alloc],
+        funcs.append(expand(REF_LOOP, {**LAYOUT, **KEY[swap], **NAME[alloc],
                                        "KEY_DECODE": KEY_DECODE[False]},
                             {"FUNC": name,
                              "VARIANT": f"decode_key_in_place=off, block_key_swap={onoff(swap)}, "
@@ -624,7 +747,7 @@ def record_loops() -> tuple[list[str], list[tuple[str, str]]]:
     for alloc in (True, False):
         # decode_key_in_place=on leaves block_key_swap no line to act on
         name = f"ref_loop__in_place__alloc_{onoff(alloc)}"
-        funcs.append(expand(REF_LOOP, {"KEY_STORE": "", **NAME[alloc],
+        funcs.append(expand(REF_LOOP, {**LAYOUT, "KEY_STORE": "", **NAME[alloc],
                                        "KEY_DECODE": KEY_DECODE[True]},
                             {"FUNC": name,
                              "VARIANT": f"decode_key_in_place=on, ref_name_alloc={onoff(alloc)}"}))
@@ -634,7 +757,8 @@ def record_loops() -> tuple[list[str], list[tuple[str, str]]]:
         name = f"log_loop__swap_{onoff(swap)}" if swap is not None else "log_loop__in_place"
         variant = ("decode_key_in_place=on" if swap is None else
                    f"decode_key_in_place=off, block_key_swap={onoff(swap)}")
-        funcs.append(expand(LOG_LOOP, {**(KEY[swap] if swap is not None else {"KEY_STORE": ""}),
+        funcs.append(expand(LOG_LOOP, {**LAYOUT,
+                                       **(KEY[swap] if swap is not None else {"KEY_STORE": ""}),
                                        "KEY_DECODE": KEY_DECODE[swap is None]},
                             {"FUNC": name, "VARIANT": variant}))
         # ref_name_alloc acts on ref blocks only (mmap on no loop, see above)
@@ -690,6 +814,7 @@ def render() -> str:
     mfuncs, mrows = merge_loops()
     parts = [HEADER]
     parts += ["\n" + f for f in rfuncs + mfuncs]
+    parts.append(expand(SCANS, SCAN_LINES, {}))
     parts.append(_registry(
         "RECORD_LOOPS", "dict[tuple[int, bool, bool, bool, bool], RecordLoop]",
         "# (block type, block_key_swap, ref_name_alloc, mmap, decode_key_in_place) -> record\n"
@@ -702,6 +827,10 @@ def render() -> str:
         "# (kind, merged_cmp, same_subiter_skip, single_subiter_bypass, pq_cmp, suppress)\n"
         "# -> merge loop\n",
         mrows))
+    parts.append(_registry(
+        "SCANS", "dict[str, Callable[..., Any]]",
+        "# the scans over a block's records that are no record loop (see their docstrings)\n",
+        [(repr(name), name) for name in SCAN_NAMES]))
     return "".join(parts)
 
 

@@ -25,7 +25,7 @@ from reftable_core.flags import (BOOL_FLAGS, ENV_VAR, FLAG_INFO, Flags, baseline
                                  resolve)
 from reftable_core.reftable.record import LogRecord, RefRecord
 from reftable_core.refs.api import RefUpdate
-from reftable_core.refs.migrate import migrate_ref_storage
+from reftable_core.refs.migrate import MigrateOptions, migrate_ref_storage
 from reftable_core.repo import open_repo
 from reftable_core.reftable.stack import Stack, StackOptions
 
@@ -286,9 +286,9 @@ def _migrate_round_trip(src: Path, tmp: Path, flags: Flags) -> list:
     try:
         for fmt in ("reftable", "files"):
             repo = open_repo(copy, flags)
-            migrate_ref_storage(repo.commondir, repo.refs, repo.ref_storage, fmt, flags=flags,
-                                object_format=repo.object_format, config=repo.config,
-                                objects=lambda repo=repo: repo.objects)
+            migrate_ref_storage(repo.commondir, repo.refs, repo.ref_storage, fmt, MigrateOptions(
+                flags=flags, object_format=repo.object_format, config=repo.config,
+                objects=lambda repo=repo: repo.objects))
             repo.close()
             repo = open_repo(copy, flags)
             seen.append((repo.ref_storage, [repo.refs.read_ref(n) for n in (b"HEAD", b"ORIG_HEAD")],
@@ -379,8 +379,9 @@ def test_flag_metadata_lives_on_the_fields() -> None:
     base = baseline()
     for f in fields:
         info = FLAG_INFO[f.name]
+        about = f.metadata["about"]
         assert (info.values, info.off, info.on, info.seed, info.layer) == tuple(
-            f.metadata[k] for k in ("values", "off", "on", "seed", "layer")), f.name
+            getattr(about, k) for k in ("values", "off", "on", "seed", "layer")), f.name
         assert getattr(base, f.name) == f.metadata["before"], f.name
         text = format_value(getattr(Flags(), f.name))
         assert Flags.parse(f"{f.name}={text}") == Flags(), f.name

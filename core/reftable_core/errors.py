@@ -24,12 +24,6 @@ class FormatError(ReftableError):
             where = f"{where} at offset {offset}"
         super().__init__(f"{where}: {msg}")
 
-    def located(self, path: str | None = None, base_offset: int = 0) -> "FormatError":
-        """Return a copy with a file name and/or absolute offset filled in."""
-        off = None if self.offset is None else self.offset + base_offset
-        err = type(self)(self.msg, path if path is not None else self.path, off)
-        return err
-
 
 class ZlibError(FormatError):
     """A zlib stream (log block, pack object) failed to inflate."""

@@ -91,21 +91,21 @@ class FlagInfo:
         return f"seed {self.seed.split()[0]}"
 
 
-_INFO_KEYS = ("values", "off", "on", "seed", "layer", "upstream")
+def _about(values: str, off: str, on: str, seed: str, layer: str, upstream: str = "") -> FlagInfo:
+    """A flag's FlagInfo text; its name is the field's, filled in by FLAG_INFO."""
+    return FlagInfo("", values, off, on, seed, layer, upstream)
 
 
-def _flag(default: Any, before: Any, parse: Callable[[str], Any], values: str, off: str,
-          on: str, seed: str, layer: str, upstream: str = "") -> Any:
+def _flag(default: Any, before: Any, parse: Callable[[str], Any], about: FlagInfo) -> Any:
     """A Flags field: its default (git today), its value in baseline() (git before
-    the patch), its text parser and the FlagInfo text, kept in the field's metadata."""
-    return field(default=default, metadata={
-        "before": before, "parse": parse, "values": values, "off": off, "on": on,
-        "seed": seed, "layer": layer, "upstream": upstream})
+    the patch), its text parser and its FlagInfo text (_about), kept in the field's
+    metadata."""
+    return field(default=default, metadata={"before": before, "parse": parse, "about": about})
 
 
 def _switch(off: str, on: str, seed: str, layer: str, upstream: str = "") -> Any:
     """An on|off flag: on by default, off in baseline()."""
-    return _flag(True, False, _parse_bool, "on|off", off, on, seed, layer, upstream)
+    return _flag(True, False, _parse_bool, _about("on|off", off, on, seed, layer, upstream))
 
 
 @dataclass(frozen=True)
@@ -226,30 +226,31 @@ class Flags:
         "every block read is a pread into a fresh buffer",
         "views into one mmap per table, no copy per block", "004 4/4", "blocksource")
     packed_reader: str = _flag(
-        "mmap", "fgetc", _choice(PACKED_READERS), "|".join(PACKED_READERS),
-        "fgetc: one character at a time through stdio",
-        "mmap: scan the mapped file for newlines", "001", "packed")
+        "mmap", "fgetc", _choice(PACKED_READERS), _about(
+            "|".join(PACKED_READERS), "fgetc: one character at a time through stdio",
+            "mmap: scan the mapped file for newlines", "001", "packed"))
     packed_lookup: str = _flag(
-        "bsearch", "parse_all", _choice(PACKED_LOOKUPS), "|".join(PACKED_LOOKUPS),
-        "parse_all: load every ref, then look up",
-        "bsearch: binary search on the mapped file", "001 (discussion)", "packed")
+        "bsearch", "parse_all", _choice(PACKED_LOOKUPS), _about(
+            "|".join(PACKED_LOOKUPS), "parse_all: load every ref, then look up",
+            "bsearch: binary search on the mapped file", "001 (discussion)", "packed"))
     refname_safety: str = _flag(
-        "skip_sane", "normalize", _choice(REFNAME_SAFETY), "|".join(REFNAME_SAFETY),
-        "normalize: allocate a normalized copy per refname",
-        "skip_sane: safety check only for refnames failing the format check",
-        "001 6/6, v2 8/9", "refname")
+        "skip_sane", "normalize", _choice(REFNAME_SAFETY), _about(
+            "|".join(REFNAME_SAFETY), "normalize: allocate a normalized copy per refname",
+            "skip_sane: safety check only for refnames failing the format check",
+            "001 6/6, v2 8/9", "refname"))
     delta_cache_index: str = _flag(
-        "hashmap", "fixed:256", _parse_cache_index, "fixed:N|hashmap",
-        "fixed:256: N slots keyed by (pack, offset), a collision evicts",
-        "hashmap: a real hash map", "002 6/7", "odb.delta_cache")
+        "hashmap", "fixed:256", _parse_cache_index, _about(
+            "fixed:N|hashmap", "fixed:256: N slots keyed by (pack, offset), a collision evicts",
+            "hashmap: a real hash map", "002 6/7", "odb.delta_cache"))
     delta_cache_lru: str = _flag(
-        "single", "blob_first", _choice(DELTA_CACHE_LRU), "|".join(DELTA_CACHE_LRU),
-        "blob_first: evict blobs first (walking the whole list), then others",
-        "single: one LRU list", "002 5/7", "odb.delta_cache")
+        "single", "blob_first", _choice(DELTA_CACHE_LRU), _about(
+            "|".join(DELTA_CACHE_LRU),
+            "blob_first: evict blobs first (walking the whole list), then others",
+            "single: one LRU list", "002 5/7", "odb.delta_cache"))
     delta_cache_limit: int = _flag(
-        DEFAULT_DELTA_CACHE_LIMIT, DEFAULT_DELTA_CACHE_LIMIT, parse_size,
-        "bytes (k/m/g suffixes)",
-        "96m (core.deltaBaseCacheLimit default)", "96m", "002", "odb.delta_cache")
+        DEFAULT_DELTA_CACHE_LIMIT, DEFAULT_DELTA_CACHE_LIMIT, parse_size, _about(
+            "bytes (k/m/g suffixes)", "96m (core.deltaBaseCacheLimit default)", "96m", "002",
+            "odb.delta_cache"))
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -303,7 +304,7 @@ _FIELDS = dataclasses.fields(Flags)
 
 # the public views of the field metadata (FlagInfo per flag, in field order)
 FLAG_INFO: dict[str, FlagInfo] = {
-    f.name: FlagInfo(f.name, *(f.metadata[k] for k in _INFO_KEYS)) for f in _FIELDS}
+    f.name: dataclasses.replace(f.metadata["about"], name=f.name) for f in _FIELDS}
 BOOL_FLAGS = tuple(n for n in FLAG_INFO if FLAG_INFO[n].values == "on|off")
 _PARSERS: dict[str, Callable[[str], Any]] = {f.name: f.metadata["parse"] for f in _FIELDS}
 _BEFORE: dict[str, Any] = {f.name: f.metadata["before"] for f in _FIELDS}

@@ -25,6 +25,7 @@ profile  line_profiler / scalene / cProfile on one scenario's workload
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -33,10 +34,11 @@ from pathlib import Path
 
 from reftable_core.flags import Flags
 
+from gitbin import REPO_ROOT
 from lab.builds import BuildError, CoreBuild, CoreRev, build_all, core_build, core_rev
 from lab.export import append_index, write_bmf
-from gitbin import REPO_ROOT
-from lab.harness import Revisions, ScenarioResult
+from lab.harness import RunOptions, run_scenario
+from lab.results import Revisions, ScenarioResult
 
 _REFUSED = ("{cmd} builds no flags of its own: --flags and --baseline do not apply (a "
             "scenario defines its variants: all-on, all-off, each flag alone; pick them "
@@ -154,8 +156,9 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
 
 
 def run_bench(args: argparse.Namespace, flags: Flags) -> int:
-    from lab.harness import BenchError, CountCache, run_scenario
-    from lab.measure import parse_measures
+    from lab.measure import BenchError
+    from lab.measure.instructions import CountCache
+    from lab.measure.registry import parse_measures
     from lab.report import render, row_words, warnings
     from lab.scenarios import SCENARIOS as scenarios
     from lab.scenarios import SETS, expand_names
@@ -187,16 +190,13 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
     results = []
     only = args.only.split(",") if args.only else None
     if args.sweep:
-        return _run_sweeps(args, names, measures, run_dir, only, revisions)
+        return _run_sweeps(args, names, run_dir, _options(args, measures, only, revisions))
     counts: CountCache = {}       # a command shared by two scenarios is counted once
+    options = _options(args, measures, only, revisions)
     for name in names:
         try:
             results.append(run_scenario(scenarios[name], args.scale, run_dir, args.mode,
-                                        peers=not args.no_peers, only=only,
-                                        datasets_dir=args.datasets, rounds=args.rounds,
-                                        within_process=args.within_process,
-                                        measures=measures, jobs=args.jobs,
-                                        revisions=revisions, counts=counts))
+                                        dataclasses.replace(options, counts=counts)))
         except (BenchError, KeyError) as e:
             print(f"reftable-lab bench: {name}: {e}", file=sys.stderr)
             return 1
@@ -219,6 +219,14 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
             print(f"   {w}")
     print(f"report: {report}")
     return 0
+
+
+def _options(args: argparse.Namespace, measures: tuple[str, ...], only: list[str] | None,
+             revisions: Revisions) -> RunOptions:
+    """The run options bench's arguments name (lab.harness.RunOptions)."""
+    return RunOptions(measures=measures, peers=not args.no_peers, only=only,
+                      datasets_dir=args.datasets, rounds=args.rounds,
+                      within_process=args.within_process, jobs=args.jobs, revisions=revisions)
 
 
 def _revisions(args: argparse.Namespace) -> Revisions:
@@ -250,9 +258,9 @@ def _exports(args: argparse.Namespace, run_dir: Path, results: list[ScenarioResu
         print(f"bmf: {write_bmf(results, run_dir)}")
 
 
-def _run_sweeps(args: argparse.Namespace, names: list[str], measures: tuple[str, ...],
-                run_dir: Path, only: list[str] | None, revisions: Revisions) -> int:
-    from lab.harness import BenchError
+def _run_sweeps(args: argparse.Namespace, names: list[str], run_dir: Path,
+                options: RunOptions) -> int:
+    from lab.measure import BenchError
     from lab.scenarios import SCENARIOS as scenarios
     from lab.sweep import parse_sweep, run_sweep, write
     results: list[ScenarioResult] = []
@@ -263,11 +271,8 @@ def _run_sweeps(args: argparse.Namespace, names: list[str], measures: tuple[str,
         return 2
     for name in names:
         try:
-            sweep = run_sweep(scenarios[name], key, sizes, args.scale, run_dir / name, measures,
-                              mode=args.mode, peers=not args.no_peers, only=only,
-                              datasets_dir=args.datasets, rounds=args.rounds,
-                              within_process=args.within_process, jobs=args.jobs,
-                              revisions=revisions)
+            sweep = run_sweep(scenarios[name], key, sizes, args.scale, run_dir / name,
+                              options, mode=args.mode)
         except (BenchError, KeyError) as e:
             print(f"reftable-lab bench: {name}: {e}", file=sys.stderr)
             return 1
@@ -282,8 +287,8 @@ def _run_sweeps(args: argparse.Namespace, names: list[str], measures: tuple[str,
 
 
 def run_compare(args: argparse.Namespace, flags: Flags) -> int:
-    from lab.harness import compare_files
     from lab.measure.time import load_values
+    from lab.results import compare_files
     if _refuse_flags("compare", args):
         return 2
     for path in (args.a, args.b):
@@ -298,8 +303,8 @@ def run_compare(args: argparse.Namespace, flags: Flags) -> int:
 
 
 def run_report(args: argparse.Namespace, flags: Flags) -> int:
-    from lab.harness import compute_ratios, row_published
     from lab.report import load_results, render
+    from lab.results import compute_ratios, row_published
     from lab.scenarios import SCENARIOS as scenarios
     if _refuse_flags("report", args):
         return 2

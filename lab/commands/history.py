@@ -16,7 +16,8 @@ from pathlib import Path
 from reftable_core.flags import Flags
 
 from lab.export import INDEX, METRICS, read_index
-from lab.history import default_metric, lines, plot, series
+from lab.history import default_metric, lines, series
+from lab.plots import history_plot, save_png
 
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
@@ -46,7 +47,7 @@ def run_history(args: argparse.Namespace, flags: Flags) -> int:
         return 1
     for line in lines(found, metric):
         print(line)
-    png = plot(found, args.scenario, metric,
-               args.png or root / f"history-{args.scenario}-{metric}.png")
+    png = args.png or root / f"history-{args.scenario}-{metric}.png"
+    save_png(history_plot(found, args.scenario, metric), png, dpi=100)
     print(f"plot: {png}")
     return 0

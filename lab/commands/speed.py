@@ -46,12 +46,14 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
                         "per ref (python -m lab.stages)")
     p.add_argument("--datasets", type=Path, default=Path("datasets"))
     p.add_argument("--out", type=Path, default=None,
-                   help="also write PATH.md and PATH.json")
+                   help="also write PATH.md and each row's results beside it "
+                        "(PATH-<workload>.result.json and its pyperf files: "
+                        "`reftable-lab report` reads them)")
     p.set_defaults(func=run_speed)
 
 
 def run_speed(args: argparse.Namespace, flags: Flags) -> int:
-    from lab.speed import run
+    from lab.speed import SpeedOptions, run
     if args.flags is not None or args.baseline:
         print("reftable-lab speed: every lab command runs with its default flags (all on); "
               "--flags and --baseline do not apply", file=sys.stderr)
@@ -64,7 +66,7 @@ def run_speed(args: argparse.Namespace, flags: Flags) -> int:
               f"(workloads: {', '.join(WORKLOAD_NAMES)}; builds: interpreted, compiled)",
               file=sys.stderr)
         return 2
-    print(run(args.scale, cores, args.core_rev, args.history, names, args.datasets,
-              args.repeat, args.jobs, not args.no_count, args.out,
-              stages=args.stages), end="")
+    print(run(SpeedOptions(args.scale, cores, args.core_rev, args.history, names,
+                           args.datasets, args.repeat, args.jobs, not args.no_count,
+                           args.out, args.stages)), end="")
     return 0

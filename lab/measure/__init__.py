@@ -1,8 +1,10 @@
 """The lab's measures: what a variant's number is.
 
-Contract: MEASURES names every measure `reftable-lab bench --measure` accepts;
-parse_measures() turns the option's text into a tuple of them. Each measure is
-one module here, writing pyperf JSON (pyperf's Run / Benchmark model):
+Contract: each measure is one module here, with the one shape every measure has
+(lab.measure.context: Measure, given a RunContext) and one line in
+lab.measure.registry (REGISTRY, MEASURES: the names `reftable-lab bench --measure`
+accepts; parse_measures()). Each writes pyperf JSON (pyperf's Run / Benchmark
+model):
 
 - time (lab.measure.time): wall seconds per run of the workload's timed
   region, pyperf workers, sequential or interleaved rounds.
@@ -17,8 +19,10 @@ one module here, writing pyperf JSON (pyperf's Run / Benchmark model):
   peer: its processes' peak above a no-op run) and the tracemalloc peak of
   the timed region.
 
+The work pass (lab.measure.work) has the same shape, and runs after them.
 lab.measure.clock is the one clock the workloads read; it is also where the
-instruction measure learns the timed region's bounds.
+instruction measure learns the timed region's bounds. This package's own
+module holds what every measure shares: BenchError and the command runners.
 """
 from __future__ import annotations
 
@@ -26,18 +30,6 @@ import json
 import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-MEASURES = ("time", "instructions", "allocations", "memory")
-
-
-def parse_measures(spec: str) -> tuple[str, ...]:
-    """Comma-separated MEASURES, e.g. "time,instructions" (any order; each once)."""
-    names = tuple(dict.fromkeys(x.strip() for x in spec.split(",") if x.strip()))
-    unknown = [n for n in names if n not in MEASURES]
-    if unknown or not names:
-        raise ValueError(f"unknown measure {','.join(unknown) or spec!r}; "
-                         f"known: {', '.join(MEASURES)}")
-    return names
 
 
 class BenchError(RuntimeError):

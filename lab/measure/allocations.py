@@ -25,7 +25,9 @@ returns the allocations of ONE run of the workload's timed region:
   instructions.
 
 records(params) is the number of records a scenario's parameters name (its
-refs, commits or n), the divisor of "allocations per record".
+refs, commits or n), the divisor of "allocations per record". MEASURE is the
+measure in a run (lab.measure.context.Measure): each variant counted, `jobs` at
+once, into <scenario>.<label>.allocations.json.
 """
 from __future__ import annotations
 
@@ -36,10 +38,14 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import BenchError, preload, run_worker_log
 from . import instructions as counting
+
+if TYPE_CHECKING:           # annotations only (lab.measure.context)
+    from ..scenario import Variant
+    from .context import Record, RunContext
 
 SOURCE = preload.SOURCES / "alloccount.c"
 CACHE = preload.CACHE_ROOT / "alloccount"
@@ -210,3 +216,40 @@ def load(path: Path, name: str = "") -> tuple[float, float]:
     """(allocations, bytes allocated) of a file write() wrote."""
     n, md = counting.load_count_metadata(path, name, measure="allocations")
     return n, float(md["lab_bytes_allocated"])
+
+
+class Allocations:
+    """The allocation measure in a run (see the module doc)."""
+    name = "allocations"
+    phase = 1
+
+    def steps(self, ctx: RunContext, variants: Sequence[Variant]) -> int:
+        return len(variants)
+
+    def run(self, ctx: RunContext, variants: Sequence[Variant], record: Record) -> None:
+        if not variants:
+            return
+        if not available():
+            raise BenchError("--measure allocations needs gcc (to build its preload library)")
+        library()
+
+        def one(v: Variant) -> None:
+            a = count_allocations(ctx.worker_cmd(v, "--allocations"), env=ctx.env(v),
+                                  children=v.peer)
+            out = ctx.path(v, "allocations")
+            write(out, ctx.bench_name(v), a, ctx.metadata(v))
+            record(v.label, {"allocations": float(a.allocations),
+                             "bytes_allocated": float(a.bytes_allocated),
+                             "allocations_json": str(out)})
+            ctx.progress(f"allocations {v.label}", 1)
+        ctx.each(one, variants)
+
+    def load(self, entry: Mapping[str, Any], run_dir: Path) -> dict[str, Any]:
+        if not entry.get("allocations_json"):
+            return {}
+        path = str(Path(run_dir) / entry["allocations_json"])
+        n, b = load(Path(path), entry.get("benchmark", ""))
+        return {"allocations_json": path, "allocations": n, "bytes_allocated": b}
+
+
+MEASURE = Allocations()

@@ -61,11 +61,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyperf
 
 from . import BenchError, preload, run_command
+
+if TYPE_CHECKING:           # annotations only (lab.measure.context)
+    from ..scenario import Variant
+    from .context import Record, RunContext
 
 VALGRIND = "valgrind"
 MARK = "getpgrp"          # clock() reads (lab.measure.clock's marker: os.getpgrp)
@@ -267,15 +271,32 @@ def noop_argv(program: str) -> list[str]:
     return [program, "--version"]
 
 
+def count_process(argv: Sequence[str], env: Mapping[str, str], stdin: bytes | None = None,
+                  check: bool = False) -> int:
+    """The instructions of a whole process (its start-up included) and of every process
+    it runs, under callgrind in env (stdin: its input; None: ours); check: BenchError
+    when it exits non-zero. lab.speed counts whole commands with it."""
+    with tempfile.TemporaryDirectory(prefix="reftable-lab-cg-") as d:
+        cmd = [*callgrind_argv(Path(d)), *argv]
+        err = b""
+        if check:
+            run_command(cmd, env=env)
+        else:
+            err = subprocess.run(cmd, input=stdin, capture_output=True, env=dict(env),
+                                 check=False).stderr
+        parts = read_parts(Path(d))
+    if not parts:
+        raise BenchError(f"callgrind gave no count for {list(argv)[:4]}: {err[-300:]!r}")
+    return sum(p.ir for ps in parts.values() for p in ps)
+
+
 _NOOP_CACHE: dict[str, int] = {}
 
 
 def noop_count(program: str) -> int:
     """Instructions of a no-op run of program (its process start-up), counted once."""
     if program not in _NOOP_CACHE:
-        with tempfile.TemporaryDirectory(prefix="reftable-lab-cg-") as d:
-            run_command([*callgrind_argv(Path(d)), *noop_argv(program)], env=count_env())
-            _NOOP_CACHE[program] = sum(p.ir for ps in read_parts(Path(d)).values() for p in ps)
+        _NOOP_CACHE[program] = count_process(noop_argv(program), count_env(), check=True)
     return _NOOP_CACHE[program]
 
 
@@ -367,3 +388,80 @@ def load_count_metadata(path: Path, name: str = "", measure: str = "instructions
     if md.get(MEASURE_KEY) != measure:
         raise BenchError(f"{path}: not a count of {measure}")
     return bench.get_values()[0], md
+
+
+# A cache of counts, shared by the caller across scenarios (RunOptions.counts):
+# (workload, gitdir, params, flags, peer, worker env) -> its Count. A count is deterministic, so a
+# variant another scenario already counted on the same dataset with the same parameters
+# and flags (iterate-refs-memory's are show-ref-1table's; the odb grids share all-on,
+# all-off and grid points with their walk) is reused: `bench` counts each command once.
+CountCache = dict[tuple[str, str, str, str, bool, str], Count]
+
+
+def count_key(ctx: RunContext, v: Variant) -> tuple[str, str, str, str, bool, str]:
+    """A count's identity: a revision's worker (its extra env) is another command."""
+    return (v.workload, str(ctx.gitdir), json.dumps(ctx.params, sort_keys=True),
+            v.flags.to_spec(), v.peer, json.dumps(dict(ctx.extra_env(v) or {}), sort_keys=True))
+
+
+def count_variant(ctx: RunContext, v: Variant, counts: CountCache) -> tuple[float, Path]:
+    """The instructions of one run of the variant's timed region, written to
+    <scenario>.<label>.instructions.json; (count, that file). A command already in
+    `counts` (same workload, dataset, parameters, flags and environment) is not
+    counted again; a new count is added to it."""
+    key = count_key(ctx, v)
+    if key in counts:
+        count = counts[key]
+    else:
+        count = count_worker(ctx.worker_cmd(v, "--count"), env=ctx.env(v))
+        counts[key] = count
+    out = ctx.path(v, "instructions")
+    write_count(out, ctx.bench_name(v), count, ctx.metadata(v))
+    return float(count.instructions), out
+
+
+class Instructions:
+    """The instruction measure in a run (see the module doc)."""
+    name = "instructions"
+    phase = 0
+
+    def steps(self, ctx: RunContext, variants: Sequence[Variant]) -> int:
+        return len(variants)
+
+    def run(self, ctx: RunContext, variants: Sequence[Variant], record: Record) -> None:
+        if not variants:
+            return
+        if not available():
+            raise BenchError("--measure instructions needs valgrind (apt-get install valgrind)")
+        # each distinct command once (two variants of one scenario may be one command),
+        # `jobs` at once; then every variant's file from the counts
+        counts: CountCache = {} if ctx.counts is None else ctx.counts
+        todo = {count_key(ctx, v): v for v in variants}
+        todo = {key: v for key, v in todo.items() if key not in counts}
+        # byte-code and lazy imports once per worker environment (revision), natively,
+        # before the counted workers start (not when every count is already in `counts`)
+        if todo:
+            compile_packages()
+        for v in {tuple(sorted((ctx.extra_env(v) or {}).items())): v
+                  for v in todo.values()}.values():
+            run_command(ctx.worker_cmd(v, "--count"), env=count_env(ctx.env(v)))
+
+        def one(v: Variant) -> None:
+            count_variant(ctx, v, counts)
+            ctx.progress(f"instructions {v.label}", 1)
+        ctx.each(one, list(todo.values()))
+        for v in variants:
+            n, path = count_variant(ctx, v, counts)
+            record(v.label, {"instructions": n, "instructions_json": str(path)})
+            if todo.get(count_key(ctx, v)) is not v:
+                ctx.progress(None, 1)
+
+    def load(self, entry: Mapping[str, Any], run_dir: Path) -> dict[str, Any]:
+        if not entry.get("instructions_json"):
+            return {}
+        path = str(Path(run_dir) / entry["instructions_json"])
+        return {"instructions_json": path,
+                "instructions": load_count(Path(path), entry.get("benchmark", ""))}
+
+
+MEASURE = Instructions()

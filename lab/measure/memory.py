@@ -20,7 +20,10 @@ as a whole process) is its processes' own peak: every process the workload
 ran writes its VmHWM at exit (the alloccount preload library,
 lab.measure.allocations, without PYTHONMALLOC=malloc); rss_above is the
 largest minus a no-op run of the same program (its start-up), as the
-instruction and allocation measures subtract one. Sizes are bytes.
+instruction and allocation measures subtract one. Sizes are bytes. MEASURE is
+the measure in a run (lab.measure.context.Measure): one variant at a time (a busy
+machine does not change a peak, but parallel workers would share its RAM), into
+<scenario>.<label>.memory.json.
 """
 from __future__ import annotations
 
@@ -33,13 +36,17 @@ import tracemalloc
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyperf
 
 from . import BenchError, run_worker_log
 from . import allocations as allocs
 from .clock import set_marker
+
+if TYPE_CHECKING:           # annotations only (lab.measure.context)
+    from ..scenario import Variant
+    from .context import Record, RunContext
 
 LOG_PREFIX = "memory-log "
 MEASURE_KEY = "lab_measure"
@@ -142,3 +149,31 @@ def load(path: Path, name: str = "") -> Memory:
     tm = md.get("lab_tracemalloc_peak")
     return Memory(int(md["lab_rss_above"]), int(md["lab_peak_rss"]), int(md["lab_baseline_rss"]),
                   None if tm is None else int(tm))
+
+
+class MemoryMeasure:
+    """The memory measure in a run (see the module doc)."""
+    name = "memory"
+    phase = 2
+
+    def steps(self, ctx: RunContext, variants: Sequence[Variant]) -> int:
+        return len(variants)
+
+    def run(self, ctx: RunContext, variants: Sequence[Variant], record: Record) -> None:
+        for v in variants:
+            mem = measure_memory(ctx.worker_cmd(v, "--memory"), env=ctx.env(v),
+                                 children=v.peer)
+            out = ctx.path(v, "memory")
+            write(out, ctx.bench_name(v), mem, ctx.metadata(v))
+            record(v.label, {"memory": mem.as_dict(), "memory_json": str(out)})
+            ctx.progress(f"memory {v.label}", 1)
+
+    def load(self, entry: Mapping[str, Any], run_dir: Path) -> dict[str, Any]:
+        if not entry.get("memory_json"):
+            return {}
+        path = str(Path(run_dir) / entry["memory_json"])
+        return {"memory_json": path,
+                "memory": load(Path(path), entry.get("benchmark", "")).as_dict()}
+
+
+MEASURE = MemoryMeasure()

@@ -10,20 +10,29 @@ BenchmarkSuite model) and reads values back from it:
 - time_within_process: every round of every variant in one
   `python -m lab.interleave` process (a suite, one benchmark per variant).
 load_runs() gives (values, values per round) of a file or of one benchmark.
-What is run (which variants, in which order) is lab.harness's business.
+round_orders() is the interleaved schedule (a seeded Williams design). MEASURE is
+the measure in a run (lab.measure.context.Measure): sequential (each variant's
+pyperf run complete in turn), interleaved (RunContext.order: one worker invocation
+per variant and round) or within one process; which variants are run is
+lab.harness's business.
 """
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyperf
 
 from . import BenchError, run_command
+
+if TYPE_CHECKING:           # annotations only (lab.measure.context)
+    from ..scenario import Variant
+    from .context import Record, RunContext
 
 # pyperf run metadata: the interleaved round (1, 2, ...) a run's values belong to
 ROUND_KEY = "lab_round"
@@ -135,3 +144,97 @@ def time_within_process(spec: dict[str, Any], spec_path: Path, out: Path,
     err = proc.stderr.read() if proc.stderr else ""
     if proc.wait() != 0:
         raise BenchError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{err[-4000:]}")
+
+
+def round_orders(labels: Sequence[str], rounds: int, seed: int | str = 0) -> list[list[str]]:
+    """The variant order of each interleaved round.
+
+    A Williams design: rows i of the first row 0, 1, n-1, 2, n-2, ... shifted by i
+    (mod n), plus the reversed rows when n is odd. Over a full cycle of rows (n,
+    or 2n for odd n) every label is in every position equally often and runs
+    right after every other label equally often. The rows' order and the labels'
+    places are shuffled with `seed`; rounds beyond one cycle repeat it.
+    """
+    n = len(labels)
+    if n == 0 or rounds <= 0:
+        return [[] for _ in range(max(rounds, 0))]
+    first = [0]
+    lo, hi = 1, n - 1
+    while lo <= hi:
+        first.append(lo)
+        if lo != hi:
+            first.append(hi)
+        lo, hi = lo + 1, hi - 1
+    rows = [[(x + i) % n for x in first] for i in range(n)]
+    if n % 2:
+        rows += [row[::-1] for row in rows]
+    rng = random.Random(seed)
+    places = list(labels)
+    rng.shuffle(places)
+    rng.shuffle(rows)
+    return [[places[x] for x in rows[r % len(rows)]] for r in range(rounds)]
+
+
+class Time:
+    """The time measure in a run (see the module doc)."""
+    name = "time"
+    phase = 3
+
+    def steps(self, ctx: RunContext, variants: Sequence[Variant]) -> int:
+        return len(variants) * (ctx.rounds or 1)
+
+    def run(self, ctx: RunContext, variants: Sequence[Variant], record: Record) -> None:
+        if ctx.rounds is None:
+            for v in variants:
+                ctx.progress(v.label, 0)
+                out = ctx.path(v)
+                record(v.label, {"values": time_worker(ctx.worker_cmd(v), out, ctx.mode,
+                                                       ctx.env(v)),
+                                 "json_path": str(out)})
+                ctx.progress(None, 1)
+            return
+        for v in variants:
+            ctx.path(v).unlink(missing_ok=True)
+        if ctx.within_process:
+            self._within_process(ctx, variants, record)
+            return
+        by_label = {v.label: v for v in variants}
+        for r, order in enumerate(ctx.order, 1):
+            for label in order:
+                ctx.progress(f"round {r}/{ctx.rounds} {label}", 0)
+                v = by_label[label]
+                values, rounds = time_round(ctx.worker_cmd(v), ctx.path(v), ctx.bench_name(v),
+                                            ctx.mode, ctx.env(v))
+                record(label, {"values": values, "rounds": rounds, "json_path": str(ctx.path(v))})
+                ctx.progress(None, 1)
+
+    def _within_process(self, ctx: RunContext, variants: Sequence[Variant],
+                        record: Record) -> None:
+        out = ctx.out_dir / f"{ctx.scenario}.interleave.json"
+        spec = {"gitdir": str(ctx.gitdir), "params": ctx.params, "warmups": 1,
+                "order": [list(order) for order in ctx.order],
+                "variants": [{"label": v.label, "name": ctx.bench_name(v),
+                              "workload": v.workload, "flags": v.flags.to_spec()}
+                             for v in variants]}
+
+        def progress(r: int, label: str) -> None:
+            ctx.progress(f"round {r}/{ctx.rounds} {label}", 1)
+        time_within_process(spec, ctx.out_dir / f"{ctx.scenario}.interleave-spec.json", out,
+                            progress)
+        for v in variants:
+            values, rounds = load_runs(out, ctx.bench_name(v))
+            record(v.label, {"values": values, "rounds": rounds, "json_path": str(out)})
+
+    def load(self, entry: Mapping[str, Any], run_dir: Path) -> dict[str, Any]:
+        name = entry.get("benchmark", "")
+        path = Path(run_dir) / Path(entry["json"]).name if entry.get("json") else None
+        if "values" in entry:           # result files from before the values moved out
+            values, rounds = entry["values"], entry.get("rounds", [])
+        elif path is not None:
+            values, rounds = load_runs(path, name)
+        else:
+            values, rounds = [], []
+        return {"values": values, "rounds": rounds, "json_path": str(path) if path else ""}
+
+
+MEASURE = Time()

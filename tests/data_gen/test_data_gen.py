@@ -14,7 +14,7 @@ from reftable_core.reftable.writer import WriterOptions
 
 import data_gen
 from data_gen.fastwrite import write_bulk_table
-from data_gen.names import all_ref_names, apportion, ref_names
+from data_gen.names import apportion, ref_names
 from gitbin import GitRunner
 
 pytestmark = pytest.mark.git
@@ -27,6 +27,11 @@ SMALL: dict[str, dict] = {
     "packed-1m": {"refs": 3000},
     "history-depth50": {"commits": 40, "files": 25, "window": 10},
 }
+
+
+def all_ref_names(n: int, seed: int, hexlen: int = 40) -> list[bytes]:
+    """Every name ref_names yields, in one list."""
+    return [name for _kind, chunk in ref_names(n, seed, hexlen) for name in chunk]
 
 
 def _show_ref(git: GitRunner, gitdir: Path) -> bytes:

@@ -17,7 +17,8 @@ import pytest
 
 from lab.builds import BuildError, CoreBuild, compiled_core, core_build
 from gitbin import REPO_ROOT
-from lab.harness import Revisions, build_title, expand, row_published
+from lab.harness import expand
+from lab.results import Revisions, build_title, row_published
 from lab.scenarios import SCENARIOS
 
 INTERPRETED = {"reftable_core/errors.py", "reftable_core/counters.py",

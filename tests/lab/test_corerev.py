@@ -16,7 +16,8 @@ import pytest
 from lab.builds import core_rev
 from lab.cli import main
 from gitbin import REPO_ROOT, hermetic_env
-from lab.harness import Revisions, expand, run_scenario
+from lab.harness import expand, run_scenario
+from lab.results import Revisions
 from lab.scenarios import SCENARIOS, DatasetRef, Scenario
 
 LOOP = "        for i in range(n):\n            total += i\n"

@@ -10,7 +10,8 @@ import pyperf
 import pytest
 
 from lab.export import INDEX, append_index, bmf, read_index, write_bmf
-from lab.harness import ScenarioResult, VariantResult, run_scenario
+from lab.harness import run_scenario
+from lab.results import ScenarioResult, VariantResult
 from lab.scenarios import SCENARIOS, DatasetRef, Scenario
 
 # Bencher's documented JSON Schema of BMF (https://bencher.dev/bmf.json, reference page

@@ -19,7 +19,8 @@ import pytest
 from lab.builds import BuildError, build_all, resolve
 from lab.cli import main
 from gitbin import PROVISION_SCRIPT, hermetic_env, provisioned_source
-from lab.harness import Revisions, expand, run_scenario
+from lab.harness import expand, run_scenario
+from lab.results import Revisions
 from lab.scenarios import SCENARIOS
 
 # the trivial second commit: one comment in one builtin (only git relinks)

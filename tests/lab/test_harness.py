@@ -13,19 +13,11 @@ import pytest
 from reftable_core.flags import FLAG_INFO, Flags, baseline
 
 from lab.cli import main
-from lab.harness import (
-    ROUND_KEY,
-    BenchError,
-    ScenarioResult,
-    VariantResult,
-    compute_ratios,
-    load_runs,
-    picked_labels,
-    round_orders,
-    rounds_benchmark,
-    run_scenario,
-)
+from lab.harness import picked_labels, run_scenario
+from lab.measure import BenchError
+from lab.measure.time import ROUND_KEY, load_runs, round_orders, rounds_benchmark
 from lab.report import load_results, markdown, render
+from lab.results import ScenarioResult, VariantResult, compute_ratios
 from lab.scenarios import SCENARIOS, DatasetRef, Scenario
 from lab.workloads import build
 
@@ -107,7 +99,7 @@ def test_ratios_and_report_round_trip(tmp_path: Path) -> None:
     assert loaded[0].to_json() == r.to_json()
     report = render(loaded, tmp_path)
     text = report.read_text()
-    assert "| all | all-on is 2x faster than all-off |  | 2.000x [" in text
+    assert "| all | pq_cmp on: 2x faster (base: all others on) |  | 2.000x [" in text
     assert "show-ref-3tables.png" in text
     assert (tmp_path / "show-ref-3tables.png").read_bytes()[:4] == b"\x89PNG"
 
@@ -137,7 +129,7 @@ def test_old_result_files_load_without_rounds(tmp_path: Path) -> None:
     r = ScenarioResult.from_json(d)
     assert [v.rounds for v in r.variants] == [[], [], []]
     text = markdown([r])
-    assert "| all | all-on is 2x faster than all-off |  | 2.000x [" in text
+    assert "| all | pq_cmp on: 2x faster (base: all others on) |  | 2.000x [" in text
     assert "(mean) | yes |" in text and "sequential" in text
 
 
@@ -179,7 +171,7 @@ def test_ratios_are_paired_with_two_rounds_or_more(tmp_path: Path) -> None:
     loaded = load_results(tmp_path)
     assert loaded[0].to_json() == four.to_json()
     text = markdown(loaded)
-    assert "| all | all-on is 2x faster than all-off |  | 2.000x [" in text
+    assert "| all | all-on: 2x faster (base: all-off) |  | 2.000x [" in text
     assert "(paired, 4 rounds) | yes |" in text
     assert "interleaved, 4" in text
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.harness import ScenarioResult, run_scenario
+from lab.harness import run_scenario
+from lab.results import ScenarioResult
 from lab.measure import instructions as counting
 from lab.scenarios import SCENARIOS, DatasetRef, Scenario
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from gitbin import GitRunner
-from lab.harness import ScenarioResult, run_scenario
+from lab.harness import run_scenario
+from lab.results import ScenarioResult
 from lab.measure import memory
 from lab.report import render
 from lab.scenarios import SCENARIOS, DatasetRef, Scenario

@@ -10,10 +10,11 @@ import pytest
 
 matplotlib.use("Agg")
 
-from lab.harness import ScenarioResult, run_scenario
+from lab.harness import run_scenario
 from lab.measure import instructions as counting
 from lab.plots import published_ratio, seed_beside_lab, series_plot
 from lab.report import load_results, render
+from lab.results import ScenarioResult
 from lab.scenarios import SCENARIOS
 
 

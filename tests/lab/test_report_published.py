@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from lab.harness import ScenarioResult, VariantResult, compute_ratios
 from lab.plots import published_ratio
 from lab.report import magnitude_note, markdown, same_direction
+from lab.results import ScenarioResult, VariantResult, compute_ratios
 from lab.scenarios import SCENARIOS
 
 SCALES = ("small", "full")

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from lab import speed
 from gitbin import REPO_ROOT, GitRunner
+from lab import speed
 from lab.measure.instructions import available
 
 
@@ -18,17 +18,17 @@ def _repo(git: GitRunner, make_repo) -> str:
 
 def test_rows_compare_output_and_ratio(git: GitRunner, make_repo) -> None:
     gitdir = _repo(git, make_repo)
-    here = speed.Variant("this checkout", (str(REPO_ROOT / "core"), str(REPO_ROOT)))
+    here = speed.build("this checkout", (str(REPO_ROOT / "core"), str(REPO_ROOT)))
     rows = [speed.Row(speed.Workload("show-ref b07", gitdir, ("show-ref", "b07"),
                                      ("--git-dir", gitdir, "show-ref", "b07"))),
             # the lab asked for another ref than git: its output differs, and says so
             speed.Row(speed.Workload("show-ref, other ref", gitdir, ("show-ref", "b07"),
                                      ("--git-dir", gitdir, "show-ref", "b08")))]
-    speed.measure(rows, [here], repeat=2, jobs=1, count=False, log=lambda s: None)
+    speed.measure(rows, here, repeat=2, jobs=1, count=False, log=lambda s: None)
     assert rows[0].git.status == 0 and rows[0].lab["this checkout"].same_output is True
     assert rows[1].lab["this checkout"].same_output is False
     assert rows[0].lab["this checkout"].cpu > 0
-    text = speed.table(rows, [here], None)
+    text = speed.table(rows, here, None)
     assert text.count("\n| show-ref") == 2 and "**output differs**" in text
     assert text.splitlines()[0] == "| workload | git | this checkout |"
 
@@ -36,17 +36,17 @@ def test_rows_compare_output_and_ratio(git: GitRunner, make_repo) -> None:
 @pytest.mark.skipif(not available(), reason="valgrind (and gcc for detrand) needed")
 def test_counts_repeat_to_the_instruction(git: GitRunner, make_repo) -> None:
     gitdir = _repo(git, make_repo)
-    here = speed.Variant("this checkout", (str(REPO_ROOT / "core"), str(REPO_ROOT)))
+    here = speed.build("this checkout", (str(REPO_ROOT / "core"), str(REPO_ROOT)))
     w = speed.Workload("show-ref", gitdir, ("show-ref", "b07"),
                        ("--git-dir", gitdir, "show-ref", "b07"))
     counts = []
     for _ in range(2):
         rows = [speed.Row(w)]
-        speed.measure(rows, [here], repeat=1, jobs=2, count=True, log=lambda s: None)
+        speed.measure(rows, here, repeat=1, jobs=2, count=True, log=lambda s: None)
         counts.append((rows[0].git.instructions, rows[0].lab["this checkout"].instructions))
     assert counts[0] == counts[1]
     assert counts[0][1] > counts[0][0] > 0        # the lab's Python start-up alone is more
-    text = speed.table(rows, [here], 1)
+    text = speed.table(rows, here, 1)
     assert "x**)" in text
 
 
@@ -79,27 +79,53 @@ def test_stages_go_through_the_stack(git: GitRunner, make_repo) -> None:
 
 
 def test_stage_table_parts_add_up_to_the_command() -> None:
-    here = speed.Variant("this checkout", ("core", "."))
+    here = speed.build("this checkout", ("core", "."))
     row = speed.Row(speed.Workload("show-ref over reftable", "g", ("show-ref", "x"), ()))
     row.git.instructions = 2000
     row.lab["this checkout"] = speed.Cell(instructions=1000 + 100 * (10 + 5 + 3))
     st = speed.Stages(counts={"open": 1000, "walk": 1000 + 100 * 4, "tables": 1000 + 100 * 10,
                               "merged": 1000 + 100 * 15},
                       records={"open": 0, "walk": 106, "tables": 104, "merged": 100})
-    lines = speed.stage_table(row, [here], {"this checkout": st}).splitlines()
+    lines = speed.stage_table(row, here, {"this checkout": st}).splitlines()
     cells = [line.split(" | ")[-1].rstrip(" |") for line in lines[2:]]
     assert cells == [speed._g(1000), "10", "4", "5", "3", "28 (1.4x git)"]
     assert lines[-1].split(" | ")[1] == "20"         # git: 2000 instructions over 100 refs
     failed = speed.Stages(error="tables: exit 1")
-    text = speed.stage_table(row, [here], {"this checkout": failed})
+    text = speed.stage_table(row, here, {"this checkout": failed})
     assert text.count("tables: exit 1") == 6
 
 
 @pytest.mark.skipif(not available(), reason="valgrind (and gcc for detrand) needed")
 def test_stages_are_counted(git: GitRunner, make_repo) -> None:
     gitdir = _repo(git, make_repo)
-    here = speed.Variant("this checkout", (str(REPO_ROOT / "core"), str(REPO_ROOT)))
-    st = speed.measure_stages(gitdir, [here], jobs=2, log=lambda s: None)["this checkout"]
+    here = speed.build("this checkout", (str(REPO_ROOT / "core"), str(REPO_ROOT)))
+    st = speed.measure_stages(gitdir, here, jobs=2, log=lambda s: None)["this checkout"]
     assert not st.error and st.records["merged"] == 31
     assert st.counts["merged"] > st.counts["tables"] > st.counts["open"] > 0
     assert st.counts["tables"] > st.counts["walk"] > st.counts["open"]
+
+
+def test_a_speed_run_is_saved_in_the_one_result_format(tmp_path) -> None:
+    """save(): each row a lab.results.ScenarioResult with pyperf files, which the
+    report reads back (the builds are peers of the harness's kind)."""
+    from lab.report import load_results, markdown
+    here = speed.build("this checkout", ("core", "."))
+    (v,) = here
+    assert v.peer and v.label == "this checkout" and here.env(v)["PYTHONPATH"] == \
+        f"core{__import__('os').pathsep}."
+    row = speed.Row(speed.Workload("show-ref x", tmp_path, ("show-ref", "x"),
+                                   ("--git-dir", str(tmp_path), "show-ref", "x"),
+                                   key="show-ref-packed"))
+    row.git = speed.Cell(instructions=2000, cpu=0.01, cpus=[0.01, 0.02], status=0,
+                         same_output=True)
+    row.lab["this checkout"] = speed.Cell(instructions=6000, cpu=0.05, cpus=[0.05, 0.06],
+                                          status=0, same_output=True)
+    (path,) = speed.save(tmp_path / "speed", "small", [row], here, {})
+    assert path == tmp_path / "speed-show-ref-packed.result.json"
+    (r,) = load_results(tmp_path)
+    by = {x.label: x for x in r.variants}
+    assert by["git"].instructions == 2000 and by["this checkout"].values == [0.05, 0.06]
+    q = next(q for q in r.ratios if q["measure"] == "instructions")
+    assert q["ratio"] == 3.0
+    assert q["in_words"] == "git: 3x fewer instructions (base: this checkout)"
+    assert "speed-show-ref-packed" in markdown([r])

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from lab.cli import main
+from lab.harness import RunOptions
 from lab.scenarios import SCENARIOS, DatasetRef, Scenario
 from lab.sweep import QUADRATIC, fit_exponent, parse_sweep, run_sweep, write
 
@@ -45,13 +46,13 @@ def test_a_linear_and_a_quadratic_workload(tmp_path: Path,
     additions) as n^2 and is flagged."""
     s = _spin(tmp_path, monkeypatch)
     sizes = [2000, 4000, 8000]
-    linear = run_sweep(s, "n", sizes, "small", tmp_path / "lin", ("allocations",),
-                       only=["all-on"], progress=False)
+    options = RunOptions(measures=("allocations",), only=["all-on"], progress=False)
+    linear = run_sweep(s, "n", sizes, "small", tmp_path / "lin", options)
 
     def squared(params: dict[str, Any], size: int) -> dict[str, Any]:
         return {**params, "n": size * size // 100}
-    quadratic = run_sweep(s, "n", sizes, "small", tmp_path / "quad", ("allocations",),
-                          params_for=squared, only=["all-on"], progress=False)
+    quadratic = run_sweep(s, "n", sizes, "small", tmp_path / "quad", options,
+                          params_for=squared)
     (lin,), (quad,) = linear.curves, quadratic.curves
     assert lin.sizes == sizes == quad.sizes
     assert lin.exponent == pytest.approx(1.0, abs=0.1)

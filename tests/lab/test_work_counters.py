@@ -15,7 +15,7 @@ import pytest
 from reftable_core import counters
 from reftable_core.flags import FLAG_INFO, Flags, parse_size
 
-from lab.harness import VariantResult, work_differs
+from lab.results import VariantResult, work_differs
 from lab.scenarios import SCENARIOS, WORK_OF_FLAG, Scenario, studied_counters
 from lab.worker import loop_bytecodes, work
 from lab.workloads import build
@@ -150,8 +150,8 @@ def test_loop_bytecodes_counts_only_the_hot_loops() -> None:
 
 
 def test_report_says_no_difference_in_work() -> None:
-    from lab.harness import ScenarioResult, compute_ratios
     from lab.report import markdown
+    from lab.results import ScenarioResult, compute_ratios
     r = ScenarioResult("s", "small", "d", {}, variants=[
         VariantResult("all-on", "flags", "", [1.0, 1.1, 0.9], "", work={"source_preads": 0}),
         VariantResult("mmap=off", "flags", "mmap=off", [2.0, 2.1, 1.9], "",

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from reftable_core import counters
 from reftable_core.flags import Flags
-from reftable_core.refs.migrate import config_set, migrate_ref_storage
+from reftable_core.refs.migrate import MigrateOptions, config_set, migrate_ref_storage
 from reftable_core.repo import open_repo
 
 from gitbin import GitRunner, hermetic_env
@@ -269,9 +269,9 @@ def test_the_initial_check_reads_the_new_store_only_with_the_flag_off(
     repo = open_repo(d, Flags(initial_transaction_check=on))
     n = sum(1 for _ in repo.refs.iter_refs())
     counters.reset()
-    done = migrate_ref_storage(repo.commondir, repo.refs, "files", "reftable", flags=repo.flags,
-                               object_format=repo.object_format, config=repo.config,
-                               objects=lambda: repo.objects)
+    done = migrate_ref_storage(repo.commondir, repo.refs, "files", "reftable",
+                               MigrateOptions(flags=repo.flags, object_format=repo.object_format,
+                                              config=repo.config, objects=lambda: repo.objects))
     checks = counters.snapshot()["refname_store_checks"]
     repo.close()
     assert done.refs == n + 2                        # HEAD and ORIG_HEAD as well

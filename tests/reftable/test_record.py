@@ -1,4 +1,4 @@
-"""record: round trips, prefix compression, field-wise comparison, bad input."""
+"""record: round trips, prefix compression, bad input."""
 from __future__ import annotations
 
 import pytest
@@ -18,13 +18,8 @@ from reftable_core.reftable.record import (
     decode_record,
     encode_key,
     encode_record,
-    index_cmp,
-    key_cmp,
-    log_cmp,
     log_key,
-    obj_cmp,
     record_type,
-    ref_cmp,
     skip_value,
     split_log_key,
 )
@@ -85,30 +80,6 @@ def test_log_key_orders_newest_first() -> None:
     assert split_log_key(log_key(b"refs/x", 77)) == (b"refs/x", 77)
     with pytest.raises(FormatError):
         split_log_key(b"short")
-
-
-@relaxed
-@given(st.lists(ref_records(), min_size=2, max_size=2))
-def test_ref_cmp_matches_key_order(pair) -> None:
-    a, b = pair
-    assert ref_cmp(a, b) == key_cmp(a, b)
-
-
-@relaxed
-@given(st.lists(log_records(update_index=st.integers(0, (1 << 64) - 1)), min_size=2,
-                max_size=2), st.booleans())
-def test_log_cmp_matches_key_order(pair, same_name: bool) -> None:
-    a, b = pair
-    if same_name:
-        b.refname = a.refname
-    assert log_cmp(a, b) == key_cmp(a, b)
-
-
-@relaxed
-@given(obj_records, obj_records, index_records, index_records)
-def test_obj_index_cmp(o1, o2, i1, i2) -> None:
-    assert obj_cmp(o1, o2) == key_cmp(o1, o2)
-    assert index_cmp(i1, i2) == key_cmp(i1, i2)
 
 
 def test_value_types() -> None:

@@ -33,8 +33,9 @@ from typing import Any
 
 from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags
-from reftable_core.refs.api import SeekableRefStore
+from reftable_core.refs.api import RefStore
 from reftable_core.refs.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format
+from reftable_core.reftable.record import REF_SYMREF
 from reftable_core.repo import Repo
 
 from .gitlike import Die, add_git_command, open_git_repo, write_err
@@ -298,19 +299,20 @@ class Item:
     target: bytes | None
 
 
-def collect(store: Any, patterns: list[bytes]) -> list[Item]:
-    """The refs git's filter_refs keeps, in iteration (name) order, warning about
-    the broken ones as git's apply_ref_filter does."""
+def collect(store: RefStore, patterns: list[bytes]) -> list[Item]:
+    """The refs git's filter_refs keeps, in iteration (name) order, broken ones
+    included (git's paranoid iteration), warning about them as git's
+    apply_ref_filter does. The symref value type is bound to a local once."""
     prefixes = longest_prefixes(patterns) if patterns else [b""]
     zero = bytes(store.hash_size)
+    symref = REF_SYMREF
     items: list[Item] = []
+    oid: Any                                 # bytes in a value record (a broken one: zero)
     for prefix in prefixes:
-        records = (store.iter_ref_records(prefix) if isinstance(store, SeekableRefStore)
-                   else store.iter_ref_records(prefix, include_broken=True))
-        for rec in records:
+        for rec in store.iter_ref_records(prefix, True):
             name = rec.refname
             target = None
-            if rec.value_type == 3:
+            if rec.value_type == symref:
                 ref = store.resolve(name)
                 if ref is None or not ref.value:
                     continue                       # dangling symref: omitted (paranoia)
@@ -332,7 +334,7 @@ def collect(store: Any, patterns: list[bytes]) -> list[Item]:
     return items
 
 
-def shorten(store: Any, name: bytes) -> bytes:
+def shorten(store: RefStore, name: bytes) -> bytes:
     """refs.c refs_shorten_unambiguous_ref in strict mode (core.warnAmbiguousRefs):
     the shortest form no other rev-parse rule resolves to an existing ref."""
     rules = _REV_PARSE_RULES
@@ -349,7 +351,7 @@ def shorten(store: Any, name: bytes) -> bytes:
     return name
 
 
-def _ref_exists(store: Any, name: bytes) -> bool:
+def _ref_exists(store: RefStore, name: bytes) -> bool:
     """refs_ref_exists: name resolves (RESOLVE_REF_READING) to an object id."""
     if not check_refname_format(name, REFNAME_ALLOW_ONELEVEL):
         return False

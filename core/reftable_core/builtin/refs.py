@@ -24,7 +24,7 @@ from typing import Any
 
 from reftable_core.errors import MigrationError
 from reftable_core.flags import Flags
-from reftable_core.refs.migrate import FORMATS, migrate_ref_storage
+from reftable_core.refs.migrate import FORMATS, MigrateOptions, migrate_ref_storage
 from reftable_core.refs.transaction import hooks_dir
 
 from .gitlike import Die, add_git_command, open_git_repo, write_err
@@ -94,12 +94,12 @@ def migrate(argv: list[str], gitdir: str | None, flags: Flags, out: Any) -> int:
             write_err("error: ", f"repository already uses '{fmt}' format")
             return ERROR_STATUS
         display = _display_dir(gitdir, repo.commondir, repo.is_bare)
+        options = MigrateOptions(
+            flags=flags, object_format=repo.object_format, config=repo.config,
+            objects=lambda: repo.objects, hooks=hooks_dir(repo.commondir, repo.config),
+            dry_run=o["dry_run"], display_dir=display)
         try:
-            done = migrate_ref_storage(
-                repo.commondir, repo.refs, repo.ref_storage, fmt, flags=flags,
-                object_format=repo.object_format, config=repo.config,
-                objects=lambda: repo.objects, hooks=hooks_dir(repo.commondir, repo.config),
-                dry_run=o["dry_run"], display_dir=display)
+            done = migrate_ref_storage(repo.commondir, repo.refs, repo.ref_storage, fmt, options)
         except MigrationError as e:
             write_err("error: ", str(e))
             return ERROR_STATUS

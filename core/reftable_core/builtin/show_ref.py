@@ -7,24 +7,26 @@ files repository (reftable_core.repo) and writes the same stdout bytes to out
 git's parse-options rules (parseopt), plus the lab's --git-dir, --flags SPEC and
 --baseline. Modes: patterns (--head, --branches/--heads, --tags, --dereference,
 --hash[=N], --abbrev[=N], --quiet), --verify, --exists, --exclude-existing[=P].
-On a reftable store the pattern loop runs straight over the merged iterator
-(_show_records, the hot path of seed 000); on a files store over its merged
-loose + packed records (_show_files).
+The pattern loop is picked once by the store's scan (RefStore.scan, the
+registry PATTERN_LOOPS), never by its type: over the merged seekable records
+(SCAN_RECORDS, a reftable store: _show_records, the hot path of seed 000) or
+over the rows of refs merged by name, broken ones included (SCAN_ROWS, a files
+store's loose + packed refs, a store of linked worktrees: _show_rows).
 """
 from __future__ import annotations
 
 import argparse
 import bisect
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags
-from reftable_core.refs.api import SeekableRefStore
-from reftable_core.refs.files_backend import FilesRefStore
+from reftable_core.refs.api import SCAN_RECORDS, SCAN_ROWS, RefStore
 from reftable_core.refs.loose import LooseValue, read_loose
 from reftable_core.refs.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, refname_is_safe
+from reftable_core.reftable.record import REF_VAL1, REF_VAL2
 from reftable_core.repo import Repo
 
 from .gitlike import Die, add_git_command, open_git_repo, write_err
@@ -246,20 +248,11 @@ def _show_one(objs: Objects, o: dict[str, Any], name: bytes, oid: bytes,
         out.write(objs.abbrev(peeled, abbrev).encode() + b" " + name + b"^{}\n")
 
 
-def _resolve_oid(store: Any, name: bytes) -> tuple[bytes, bytes | None] | None:
+def _resolve_oid(store: RefStore, name: bytes) -> tuple[bytes, bytes | None] | None:
     ref = store.resolve(name)
     if ref is None or not ref.value:
         return None
     return ref.value, ref.peeled
-
-
-def _records(store: Any, prefix: bytes) -> Iterator[Any]:
-    """The store's ref records under prefix, broken refs included (as records
-    with the zero id) where the store keeps them: git's show-ref iterates with
-    broken refs included (GIT_REF_PARANOIA, on by default)."""
-    if isinstance(store, SeekableRefStore):
-        return store.iter_ref_records(prefix)
-    return store.iter_ref_records(prefix, include_broken=True)
 
 
 class _Tails:
@@ -283,7 +276,7 @@ def _broken_ref(name: bytes) -> None:
     write_err("error: ", f"{name.decode('utf-8', 'replace')} does not point to a valid object!")
 
 
-def _show_patterns(store: Any, objs: Objects, o: dict[str, Any], patterns: list[str],
+def _show_patterns(store: RefStore, objs: Objects, o: dict[str, Any], patterns: list[str],
                    out: Any) -> int:
     found = 0
     show_head = o["head"]
@@ -301,21 +294,22 @@ def _show_patterns(store: Any, objs: Objects, o: dict[str, Any], patterns: list[
     else:
         prefixes.append(b"")
     match = _Tails(patterns) if patterns else None
-    if isinstance(store, SeekableRefStore):     # reftable: the merged iterator itself
-        return _show_records(store, objs, o, match, prefixes, found, out)
-    return _show_files(store, objs, o, match, prefixes, found, out)
+    return PATTERN_LOOPS[store.scan](store, objs, o, match, prefixes, found, out)
 
 
-def _show_files(store: Any, objs: Objects, o: dict[str, Any], match: _Tails | None,
-                prefixes: list[bytes], found: int, out: Any) -> int:
-    """show-ref's loop over the files backend's refs as rows (name, oid, peeled,
-    target; loose and packed merged, broken ones included): a dangling symref is
-    skipped silently; a broken ref (zero id) or a missing object makes _show_one
-    die with git's "bad ref", once the pattern matched (git's paranoid iteration)."""
+def _show_rows(store: RefStore, objs: Objects, o: dict[str, Any], match: _Tails | None,
+               prefixes: list[bytes], found: int, out: Any) -> int:
+    """show-ref's loop over the store's refs as rows (name, oid, peeled, target;
+    a files store's loose and packed merged, broken ones included: git's
+    show-ref iterates so, GIT_REF_PARANOIA being on by default): a dangling
+    symref is skipped silently; a broken ref (zero id) or a missing object makes
+    _show_one die with git's "bad ref", once the pattern matched."""
     m = match or _Tails([])
     exact, tails, lasts, empty_ok = m.exact, m.tails, m.lasts, m.empty_ok
+    oid: Any                                 # bytes in a value row (a broken one: zero)
+    peeled: Any
     for prefix in prefixes:
-        for name, oid, peeled, target in _file_rows(store, prefix):
+        for name, oid, peeled, target in store.iter_ref_rows(prefix, True):
             if target is not None:
                 r = _resolve_oid(store, name)
                 if r is None:
@@ -329,15 +323,6 @@ def _show_files(store: Any, objs: Objects, o: dict[str, Any], match: _Tails | No
     return 0 if found else 1
 
 
-def _file_rows(store: Any, prefix: bytes) -> Iterator[tuple[bytes, Any, Any, Any]]:
-    """A files store's refs under prefix, broken ones included, as rows (name, oid,
-    peeled, target); a store of linked worktrees gives records, read as rows."""
-    if isinstance(store, FilesRefStore):
-        return store.iter_ref_rows(prefix, include_broken=True)
-    return ((rec.refname, rec.value, rec.target_value, rec.target)
-            for rec in store.iter_ref_records(prefix, include_broken=True))
-
-
 def _prefix_end(prefix: bytes) -> bytes:
     """The smallest name greater than every name starting with prefix (which
     must not end in 0xff bytes only: show-ref's prefixes all end in "/")."""
@@ -347,29 +332,34 @@ def _prefix_end(prefix: bytes) -> bytes:
     return p[:-1] + bytes((p[-1] + 1,))
 
 
-def _show_records(store: Any, objs: Objects, o: dict[str, Any], match: _Tails | None,
+def _show_records(store: RefStore, objs: Objects, o: dict[str, Any], match: _Tails | None,
                   prefixes: list[bytes], found: int, out: Any) -> int:
-    """show-ref's loop straight over the reftable merged iterator (no per-ref
-    wrapper objects). The iterator yields names in order from the prefix on, so
-    "still under the prefix" is one comparison with the first name past it. A
-    ref whose object is missing gets git's complaint and is skipped, whether or
-    not its name matches (the object check comes first)."""
+    """show-ref's loop straight over the store's seekable records (a reftable
+    store's merged iterator; no per-ref wrapper objects). The iterator yields
+    names in order from the prefix on, so "still under the prefix" is one
+    comparison with the first name past it. A ref whose object is missing gets
+    git's complaint and is skipped, whether or not its name matches (the object
+    check comes first). The value types are bound to locals once (read in the
+    loop as cheaply as literals)."""
     has = objs.has
     good = objs.good
+    val1, val2 = REF_VAL1, REF_VAL2
     m = match or _Tails([])
     exact, tails, lasts, empty_ok = m.exact, m.tails, m.lasts, m.empty_ok
+    oid: Any                                 # bytes in a value record
+    peeled: Any
     for prefix in prefixes:
         start = prefix or b"refs/"
         stop = _prefix_end(start)
-        for rec in store.ref_record_iter(start):
+        for rec in store.seek_ref_records(start):
             name = rec.refname
             if name >= stop:
                 break
             vt = rec.value_type
-            if vt == 1:
+            if vt == val1:
                 oid = rec.value
                 peeled = None
-            elif vt == 2:
+            elif vt == val2:
                 oid = rec.value
                 peeled = rec.target_value
             else:
@@ -388,7 +378,7 @@ def _show_records(store: Any, objs: Objects, o: dict[str, Any], match: _Tails | 
     return 0 if found else 1
 
 
-def _show_verify(store: Any, objs: Objects, o: dict[str, Any], refs: list[str], out: Any) -> int:
+def _show_verify(store: RefStore, objs: Objects, o: dict[str, Any], refs: list[str], out: Any) -> int:
     if not refs:
         raise Die("--verify requires a reference")
     for r in refs:
@@ -410,7 +400,7 @@ def _show_verify(store: Any, objs: Objects, o: dict[str, Any], refs: list[str], 
 PSEUDO_REFS = (b"FETCH_HEAD", b"MERGE_HEAD")
 
 
-def _show_exists(repo: Repo, store: Any, refs: list[str]) -> int:
+def _show_exists(repo: Repo, store: RefStore, refs: list[str]) -> int:
     if not refs:
         raise Die("--exists requires a reference")
     if len(refs) > 1:
@@ -422,21 +412,19 @@ def _show_exists(repo: Repo, store: Any, refs: list[str]) -> int:
             write_err("error: ", "failed to look up reference: Invalid argument")   # EINVAL
             return 1
         found = value is not None
-    elif isinstance(store, FilesRefStore):         # git's raw read: no format check
-        if store.is_broken(name):
-            write_err("error: ", "failed to look up reference: Invalid argument")   # EINVAL
-            return 1
-        found = store.ref_exists(name)
+    elif store.is_broken(name):                    # git's raw read: no format check
+        write_err("error: ", "failed to look up reference: Invalid argument")   # EINVAL
+        return 1
     else:
-        found = store.read_ref(name) is not None
+        found = store.ref_exists(name)
     if not found:
         write_err("error: ", "reference does not exist")
         return 2
     return 0
 
 
-def _exclude_existing(store: Any, pattern: str | None, out: Any) -> int:
-    existing = {rec.refname for rec in _records(store, b"")}   # broken ones exist too
+def _exclude_existing(store: RefStore, pattern: str | None, out: Any) -> int:
+    existing = {rec.refname for rec in store.iter_ref_records(b"", True)}   # broken ones too
     pat = pattern.encode() if pattern is not None else None
     for raw in sys.stdin.buffer:
         line = raw[:-1] if raw.endswith(b"\n") else raw
@@ -454,6 +442,12 @@ def _exclude_existing(store: Any, pattern: str | None, out: Any) -> int:
         if ref not in existing:
             out.write(line + b"\n")
     return 0
+
+
+# show-ref's pattern loop for each RefStore.scan
+PatternLoop = Callable[[RefStore, Objects, dict[str, Any], _Tails | None, list[bytes], int, Any],
+                       int]
+PATTERN_LOOPS: dict[str, PatternLoop] = {SCAN_RECORDS: _show_records, SCAN_ROWS: _show_rows}
 
 
 # the command, as lab.cli runs it (without argparse) and register() registers it

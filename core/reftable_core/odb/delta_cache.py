@@ -108,22 +108,18 @@ class _CacheBase:
         ent.next.prev = ent.prev      # ent.next stays valid: list_for_each may go on
 
     def _evict_single(self) -> None:
-        head = self.head
-        stats = self.stats
-        limit = self.limit
-        steps = 0
-        f = head.next
-        while f is not head:
-            if stats.bytes <= limit:
-                break
-            steps += 1
-            nxt = f.next
-            self._release(f)
-            stats.evictions += 1
-            f = nxt
-        stats.lru_steps += steps
+        """delta_cache_lru=single: one walk of the LRU list, any entry freed."""
+        self._walk_lru(False)
 
     def _evict_blob_first(self) -> None:
+        """delta_cache_lru=blob_first (git before 5/7): a walk that frees blobs only,
+        then the walk that frees any entry."""
+        self._walk_lru(True)
+        self._walk_lru(False)
+
+    def _walk_lru(self, blobs_only: bool) -> None:
+        """Free entries from the oldest on (blobs only, or any) until the cache is
+        within its limit."""
         head = self.head
         stats = self.stats
         limit = self.limit
@@ -134,18 +130,9 @@ class _CacheBase:
                 break
             steps += 1
             nxt = f.next
-            if f.type == OBJ_BLOB:
+            if not blobs_only or f.type == OBJ_BLOB:
                 self._release(f)
                 stats.evictions += 1
-            f = nxt
-        f = head.next
-        while f is not head:
-            if stats.bytes <= limit:
-                break
-            steps += 1
-            nxt = f.next
-            self._release(f)
-            stats.evictions += 1
             f = nxt
         stats.lru_steps += steps
 

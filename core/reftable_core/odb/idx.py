@@ -90,10 +90,6 @@ class PackIndex:
                 raise FormatError(f"idx v1 size {n} != expected {need}", path, min(n, need))
 
     # -- access --------------------------------------------------------------
-    def name_at(self, i: int) -> bytes:
-        o = self._names_off + i * self._entry
-        return bytes(self._buf[o:o + self.hash_len])
-
     def offset_at(self, i: int) -> int:
         buf = self._buf
         if self.version == 2:

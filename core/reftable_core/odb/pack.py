@@ -32,7 +32,6 @@ from .inflate import MAX_OBJECT_SIZE, check_size, inflate_exact, inflate_prefix
 OBJ_COMMIT, OBJ_TREE, OBJ_BLOB, OBJ_TAG = 1, 2, 3, 4
 OBJ_OFS_DELTA, OBJ_REF_DELTA = 6, 7
 TYPE_NAMES = {1: "commit", 2: "tree", 3: "blob", 4: "tag"}
-TYPE_CODES = {v: k for k, v in TYPE_NAMES.items()}
 DELTA_HEAD_MAX = 22     # two delta-size varints of at most 11 bytes each (see decode_size)
 
 

@@ -3,16 +3,23 @@
 Contract: both backends (reftable stack, files = loose + packed-refs) implement
 RefStore; the CLI (show-ref, update-ref) and the lab only talk to this. Object
 ids are raw bytes (20 for SHA-1, 32 for SHA-256); repr() prints them in hex.
-Refnames are bytes. Both stores also give their refs as reftable RefRecords
-(iter_ref_records), the one record shape the CLI's hot loops read;
-ref_from_record turns one into a Ref.
+Refnames are bytes. Every store also gives its refs as reftable RefRecords
+(iter_ref_records, seek_ref_records) and as plain rows (iter_ref_rows), with or
+without the broken ones (include_broken), and says which is its own scan
+(scan: SCAN_RECORDS or SCAN_ROWS), so that a command picks its loop once by
+that, never by the store's type; value types are read by their names
+(reftable.record's REF_VAL1, REF_VAL2, REF_SYMREF); ref_from_record turns a
+record into a Ref. RefStoreBase derives what it can from a backend's read_ref
+and iter_ref_records.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import dropwhile
 from typing import Callable, Iterator, Protocol, runtime_checkable
 
 from ..reftable.record import HASH_IDS, REF_SYMREF, REF_VAL2, RefRecord, repr_hex_ids
+from .packed import RefRow
 
 HASH_SIZES: dict[str, int] = {name: size for name, (_, size) in HASH_IDS.items()}
 
@@ -79,9 +86,24 @@ class Transaction(Protocol):
         ...
 
 
+# How a store's refs are scanned fastest (RefStore.scan): a command picks its loop by
+# it once, before iterating (show-ref's registry of pattern loops)
+SCAN_RECORDS = "records"    # one merged, seekable record iterator (reftable):
+#   seek_ref_records gives the raw records, the caller stops at its own bound
+SCAN_ROWS = "rows"          # refs merged by name from several sources (files: loose and
+#   packed-refs; a worktree's stores): iter_ref_rows gives plain tuples
+
+
 @runtime_checkable
 class RefStore(Protocol):
     hash_size: int
+    scan: str
+    """SCAN_RECORDS or SCAN_ROWS: which of seek_ref_records and iter_ref_rows is this
+    store's own scan (the other is built on its records); both give the same refs."""
+    writes_full_worktree_names: bool
+    """A linked worktree's updates are written under their full names
+    ("worktrees/<w>/<ref>", as git's reftable backend writes u->refname), not the
+    bare ones (git's files backend); WorktreeRefStore routes by it."""
 
     def read_ref(self, name: bytes) -> Ref | None:
         """The ref named name (symrefs not followed), or None."""
@@ -91,18 +113,43 @@ class RefStore(Protocol):
         """Follow symrefs up to depth levels; a Ref with value set, or None."""
         ...
 
+    def ref_exists(self, name: bytes) -> bool:
+        """git's raw read of name succeeds (show-ref --exists): a ref of any kind,
+        a broken one too where the store can hold them."""
+        ...
+
+    def is_broken(self, name: bytes) -> bool:
+        """name is a ref the store holds but cannot read (files: a loose file whose
+        contents are no ref; git's read fails with EINVAL rather than ENOENT);
+        always False in a store that holds no broken refs (reftable)."""
+        ...
+
     def iter_refs(self, prefix: bytes = b"") -> Iterator[Ref]:
         """Every live ref under refs/ starting with prefix, sorted by name."""
         ...
 
-    def iter_ref_records(self, prefix: bytes = b"") -> Iterator[RefRecord]:
-        """The refs of iter_refs(prefix) as ref records: value_type 1 (value), 2
-        (value and target_value, the peeled id, when the store knows it) or 3
-        (symref target, unresolved). The show-ref loop reads these directly.
-        A store that can hold broken refs (files: unparseable loose contents, a
-        name failing the format check) also takes include_broken=True and then
-        gives each broken ref in its place as a value record whose value is the
-        zero id: the broken-ref record (git's REF_ISBROKEN with a cleared oid)."""
+    def iter_ref_records(self, prefix: bytes = b"",
+                         include_broken: bool = False) -> Iterator[RefRecord]:
+        """The refs of iter_refs(prefix) as ref records: value_type REF_VAL1 (value),
+        REF_VAL2 (value and target_value, the peeled id, when the store knows it) or
+        REF_SYMREF (symref target, unresolved). With include_broken each broken ref
+        (files: unparseable loose contents, a name failing the format check) comes
+        in its place as a REF_VAL1 record whose value is the zero id: the broken-ref
+        record (git's REF_ISBROKEN with a cleared oid; git's paranoid iteration).
+        A store that holds no broken refs (reftable) gives the same records either way."""
+        ...
+
+    def iter_ref_rows(self, prefix: bytes = b"",
+                      include_broken: bool = False) -> Iterator[RefRow]:
+        """The refs of iter_ref_records(prefix, include_broken) as rows (name, oid,
+        peeled, target): a symref (name, None, None, target), a value (name, oid,
+        peeled id or None, None), a broken ref (name, zero id, None, None)."""
+        ...
+
+    def seek_ref_records(self, start: bytes) -> Iterator[RefRecord]:
+        """The live ref records from the first name >= start (start under refs/)
+        to the end of the refs, in name order, broken refs left out; the caller
+        stops at its own bound (JGit's RefCursor seek)."""
         ...
 
     def iter_log(self, name: bytes) -> Iterator[LogEntry]:
@@ -115,7 +162,7 @@ class RefStore(Protocol):
 
 
 def ref_from_record(rec: RefRecord) -> Ref:
-    """The Ref for a live ref record (value types 1, 2 and 3)."""
+    """The Ref for a live ref record (REF_VAL1, REF_VAL2 or REF_SYMREF)."""
     vt = rec.value_type
     if vt == REF_SYMREF:
         return Ref(rec.refname, None, None, rec.target)
@@ -125,19 +172,26 @@ def ref_from_record(rec: RefRecord) -> Ref:
 
 
 class RefStoreBase:
-    """What both backends derive from their own read_ref and iter_ref_records:
+    """What the backends derive from their own read_ref and iter_ref_records:
     resolve (follow symrefs, at most depth levels, like git's
-    refs_resolve_ref_unsafe) and iter_refs (the records as Refs). A symref's
-    target is read with read_target when set (a linked worktree's store: its
-    shared targets live in the main store, as git's worktree ref store sees
-    them both), else with read_ref."""
+    refs_resolve_ref_unsafe), iter_refs (the records as Refs), iter_ref_rows (the
+    records as rows) and seek_ref_records (the records from a name on), and for a
+    store that holds no broken refs ref_exists (read_ref finds it) and is_broken
+    (never). A backend overrides what it does natively (the files store its
+    rows, the reftable store its seek) and says which in scan. A symref's target
+    is read with read_target when set (a linked worktree's store: its shared
+    targets live in the main store, as git's worktree ref store sees them
+    both), else with read_ref."""
 
+    scan: str = SCAN_ROWS
+    writes_full_worktree_names: bool = False
     read_target: Callable[[bytes], Ref | None] | None = None
 
     def read_ref(self, name: bytes) -> Ref | None:
         raise NotImplementedError
 
-    def iter_ref_records(self, prefix: bytes = b"") -> Iterator[RefRecord]:
+    def iter_ref_records(self, prefix: bytes = b"",
+                         include_broken: bool = False) -> Iterator[RefRecord]:
         raise NotImplementedError
 
     def resolve(self, name: bytes, depth: int = 5) -> Ref | None:
@@ -152,18 +206,19 @@ class RefStoreBase:
             read = self.read_target or self.read_ref
         return None
 
+    def ref_exists(self, name: bytes) -> bool:
+        return self.read_ref(name) is not None
+
+    def is_broken(self, name: bytes) -> bool:
+        return False
+
     def iter_refs(self, prefix: bytes = b"") -> Iterator[Ref]:
         return map(ref_from_record, self.iter_ref_records(prefix))
 
+    def iter_ref_rows(self, prefix: bytes = b"",
+                      include_broken: bool = False) -> Iterator[RefRow]:
+        return ((rec.refname, rec.value, rec.target_value, rec.target)
+                for rec in self.iter_ref_records(prefix, include_broken))
 
-@runtime_checkable
-class SeekableRefStore(RefStore, Protocol):
-    """A RefStore whose refs come from one merged, seekable record iterator (the
-    reftable backend). show-ref's hot loop reads that iterator itself, as git's
-    show-ref reads the merged iterator; the files backend has no such iterator
-    (loose and packed refs are merged by name) and is read through iter_ref_records."""
-
-    def ref_record_iter(self, start: bytes) -> Iterator[RefRecord]:
-        """Raw ref records from start to the end of the refs, deletions suppressed;
-        the caller stops at its own bound."""
-        ...
+    def seek_ref_records(self, start: bytes) -> Iterator[RefRecord]:
+        return dropwhile(lambda rec: rec.refname < start, self.iter_ref_records(b"refs/"))

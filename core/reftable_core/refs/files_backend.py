@@ -23,6 +23,8 @@ it those checks are skipped.
                    iter_ref_rows(pre, include_broken) gives them as plain
                    tuples (name, oid, peeled, target), no object per ref: the
                    rows of the packed walk pass through as it makes them.
+                   seek_ref_records(start) (RefStoreBase's: iter_ref_records
+                   from start on) is not its own scan: scan is SCAN_ROWS.
   iter_log(name)   logs/<name>, newest first.
   transaction()    git's semantics: prepare() takes <ref>.lock for every ref
                    (LockError text when one is held), checks old values and D/F

@@ -1,6 +1,6 @@
 """`git refs migrate`: move a repository's refs to the other ref storage format.
 
-Contract: migrate_ref_storage(commondir, refs, old_format, new_format, ...) is git's
+Contract: migrate_ref_storage(commondir, refs, old_format, new_format, options) is git's
 repo_migrate_ref_storage_format (refs.c; git 2.47 and e4929cdf79, which add the
 initial transaction and its check, not new behaviour): it refuses a repository
 whose format is new_format already ("current and new ref storage format are
@@ -53,6 +53,22 @@ REFTABLE_STUB_HEAD = b"ref: refs/heads/.invalid\n"
 REFTABLE_STUB_HEADS = b"this repository uses the reftable format\n"
 _TEMP_CHARS = string.ascii_letters + string.digits
 
+
+
+@dataclass(frozen=True, slots=True)
+class MigrateOptions:
+    """How a migration opens the new store and what it does besides copying: the
+    flags, object format, config (default: read from commondir) and objects
+    callable the new store is opened with, its hooks directory (default: its
+    own), dry_run (stop once the refs are copied) and display_dir (the git dir
+    as the messages name it; default: commondir)."""
+    flags: Flags
+    object_format: str
+    config: dict[str, str] | None = None
+    objects: Callable[[], Any] | None = None
+    hooks: str | None = None
+    dry_run: bool = False
+    display_dir: str | None = None
 
 
 @dataclass
@@ -312,10 +328,8 @@ def copy_refs(old: Store, new: Store) -> int:
     return n
 
 
-def migrate_ref_storage(commondir: str, refs: RefStore, old_format: str, new_format: str, *,
-                        flags: Flags, object_format: str, config: dict[str, str] | None = None,
-                        objects: Callable[[], Any] | None = None, hooks: str | None = None,
-                        dry_run: bool = False, display_dir: str | None = None) -> Migration:
+def migrate_ref_storage(commondir: str, refs: RefStore, old_format: str, new_format: str,
+                        options: MigrateOptions) -> Migration:
     """git's repo_migrate_ref_storage_format (see the module contract) of the main
     ref store of refs (a repository's RefStore; a WorktreeRefStore's main one)."""
     store = refs.main if isinstance(refs, WorktreeRefStore) else refs
@@ -331,20 +345,21 @@ def migrate_ref_storage(commondir: str, refs: RefStore, old_format: str, new_for
         raise MigrationError("migrating reflogs is not supported yet")
     if has_worktrees(commondir):
         raise MigrationError("migrating repositories with worktrees is not supported yet")
-    cfg = dict(config) if config is not None else read_config(commondir)
+    o = options
+    cfg = dict(o.config) if o.config is not None else read_config(commondir)
     new_dir = make_migration_dir(commondir)
-    shown = os.path.join(display_dir or commondir, os.path.basename(new_dir))
+    shown = os.path.join(o.display_dir or commondir, os.path.basename(new_dir))
     create_on_disk(new_dir, new_format)
-    new = open_store(new_dir, new_format, flags, object_format, cfg, objects)
-    if hooks is not None:
-        new.hooks = hooks
+    new = open_store(new_dir, new_format, o.flags, o.object_format, cfg, o.objects)
+    if o.hooks is not None:
+        new.hooks = o.hooks
     try:
         copied = copy_refs(store, new)
     except ReftableError as e:
         raise MigrationError(str(e)) from None
     finally:
         new.close()
-    if dry_run:
+    if o.dry_run:
         return Migration(new_dir, shown, copied)
     store.close()
     try:
@@ -360,5 +375,5 @@ def migrate_ref_storage(commondir: str, refs: RefStore, old_format: str, new_for
     except OSError as e:
         done.warnings.append(f"could not remove temporary migration directory '{shown}': "
                              f"{_strerror(e)}")
-    set_repository_format(commondir, object_format, new_format)
+    set_repository_format(commondir, o.object_format, new_format)
     return done

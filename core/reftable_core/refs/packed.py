@@ -55,7 +55,7 @@ import binascii
 import bisect
 import mmap as _mmap
 import os
-from itertools import chain, pairwise
+from itertools import chain, islice, pairwise
 from operator import itemgetter
 from typing import Callable, Iterable, Iterator, NamedTuple
 
@@ -142,137 +142,67 @@ class _Loaded:
 _EMPTY = _Loaded([], [], {}, set(), PEELED_NONE)
 
 
-def load_lines(lines: Iterable[bytes], path: str, hash_size: int,
-               check_name: NameCheck) -> _Loaded | None:
-    """Parse every line of a packed-refs file (the parse_all path). None when the
-    file is not clean (a line git would refuse, a dangerous name, a "sorted" file
-    out of order, a name twice): git's answers on such a file depend on where its
-    binary search lands, so the caller asks git's snapshot (_BsearchLookup)."""
-    hexsz = 2 * hash_size
-    peeled_len = hexsz + 2                 # "^" + hex + LF
-    min_len = hexsz + 2                    # hex + SP + at least the LF
-    unhex = binascii.unhexlify           # raises on a non-hex digit (never skips whitespace)
-    Error = binascii.Error
-    names: list[bytes] = []
-    oids: list[bytes] = []
-    peeled: dict[int, bytes] = {}
-    broken: set[int] = set()
-    level = PEELED_NONE
-    is_sorted = False
-    in_order = True
-    prev = b""
-    last_was_ref = False
-    it = iter(lines)
-    for line in it:
-        if line[:1] == b"#":
-            if not line.endswith(b"\n") or not line.startswith(HEADER_PREFIX):
-                return None
-            level, is_sorted = parse_traits(line, path)
-        else:
-            it = _chain1(line, it)
-        break
-    try:
-        for line in it:
-            n = len(line)
-            if line[n - 1] != 10:
-                return None
-            if line[0] == 94:                   # "^": peeled value of the ref above
-                if not last_was_ref or n != peeled_len:
-                    return None
-                try:
-                    oid = unhex(line[1:peeled_len - 1])
-                except Error:
-                    return None
-                peeled[len(names) - 1] = oid
-                last_was_ref = False
-            else:
-                if n < min_len or line[hexsz] not in _SPACE:
-                    return None
-                try:
-                    oid = unhex(line[:hexsz])
-                except Error:
-                    return None
-                name = line[hexsz + 1:n - 1]
-                if not check_name(name):
-                    broken.add(len(names))
-                if in_order and name <= prev and names:
-                    in_order = False
-                prev = name
-                names.append(name)
-                oids.append(oid)
-                last_was_ref = True
-    except RefnameError:
-        return None                             # dangerous: git dies only when it gets there
-    WORK.packed_line_copies += len(names) + len(peeled)
-    return _finish(names, oids, peeled, broken, level, in_order, is_sorted)
+class _Parse:
+    """The parse_all parse of one file: its records, in file order, so far; parse()
+    takes buf[pos:] (whole lines) and may be called again with the lines after them."""
+    __slots__ = ("hexsz", "check_name", "names", "oids", "peeled", "broken", "level",
+                 "is_sorted", "in_order", "prev", "last_was_ref")
 
+    def __init__(self, hash_size: int, check_name: NameCheck) -> None:
+        self.hexsz = 2 * hash_size
+        self.check_name = check_name
+        self.names: list[bytes] = []
+        self.oids: list[bytes] = []
+        self.peeled: dict[int, bytes] = {}
+        self.broken: set[int] = set()
+        self.level = PEELED_NONE
+        self.is_sorted = False
+        self.in_order = True
+        self.prev = b""
+        self.last_was_ref = False
 
-def _finish(names: list[bytes], oids: list[bytes], peeled: dict[int, bytes], broken: set[int],
-            level: int, in_order: bool, is_sorted: bool) -> _Loaded | None:
-    """Sort the records by name when the file had them out of order (None: not
-    clean, see load_lines)."""
-    WORK.packed_files_parsed += 1
-    WORK.packed_lines += len(names) + len(peeled)
-    WORK.refname_format_checks += len(names)
-    if not in_order:
-        if is_sorted:
-            return None
-        order = sorted(range(len(names)), key=names.__getitem__)
-        rank = {old: new for new, old in enumerate(order)}
-        names = [names[i] for i in order]
-        if any(a == b for a, b in pairwise(names)):
-            return None
-        oids = [oids[i] for i in order]
-        peeled = {rank[i]: v for i, v in peeled.items()}
-        broken = {rank[i] for i in broken}
-    return _Loaded(names, oids, peeled, broken, level)
-
-
-def load_buffer(buf: bytes | _mmap.mmap, path: str, hash_size: int,
-                check_name: NameCheck) -> _Loaded | None:
-    """Parse every record of a whole packed-refs file held in buf (same rules and
-    result as load_lines), finding each LF with .find on the buffer; no line copies."""
-    hexsz = 2 * hash_size
-    size = len(buf)
-    find = buf.find
-    unhex = binascii.unhexlify
-    Error = binascii.Error
-    names: list[bytes] = []
-    oids: list[bytes] = []
-    peeled: dict[int, bytes] = {}
-    broken: set[int] = set()
-    level = PEELED_NONE
-    is_sorted = False
-    pos = 0
-    if size and buf[0] == 35:                          # "#": the header line
-        eol = find(b"\n")
+    def header(self, buf: bytes | _mmap.mmap, path: str) -> int:
+        """Where the records of the file's first bytes buf start: after the header
+        line, read into level and is_sorted, if there is one; -1 for a bad one."""
+        if not buf or buf[0] != 35:                     # "#": the header line
+            return 0
+        eol = buf.find(b"\n")
         if eol < 0 or buf[:len(HEADER_PREFIX)] != HEADER_PREFIX:
-            return None
-        level, is_sorted = parse_traits(bytes(buf[:eol + 1]), path)
-        pos = eol + 1
-    in_order = True
-    prev = b""
-    last_was_ref = False
-    try:
+            return -1
+        self.level, self.is_sorted = parse_traits(bytes(buf[:eol + 1]), path)
+        return eol + 1
+
+    def parse(self, buf: bytes | _mmap.mmap, pos: int) -> bool:
+        """Parse the records of buf[pos:], finding each LF with .find on buf (no line
+        copied out); False at the first line git would refuse (RefnameError for a
+        dangerous name: the caller's)."""
+        hexsz = self.hexsz
+        check_name = self.check_name
+        size = len(buf)
+        find = buf.find
+        unhex = binascii.unhexlify           # raises on a non-hex digit (never skips whitespace)
+        Error = binascii.Error
+        names, oids, peeled, broken = self.names, self.oids, self.peeled, self.broken
+        in_order, prev, last_was_ref = self.in_order, self.prev, self.last_was_ref
         while pos < size:
             nl = find(b"\n", pos)
             if nl < 0:
-                return None
+                return False
             if buf[pos] == 94:                         # "^": peeled value of the ref above
                 if not last_was_ref or nl - pos != hexsz + 1:
-                    return None
+                    return False
                 try:
                     peeled[len(names) - 1] = unhex(buf[pos + 1:nl])
                 except Error:
-                    return None
+                    return False
                 last_was_ref = False
             else:
                 if nl - pos <= hexsz or buf[pos + hexsz] not in _SPACE:
-                    return None
+                    return False
                 try:
                     oid = unhex(buf[pos:pos + hexsz])
                 except Error:
-                    return None
+                    return False
                 name = buf[pos + hexsz + 1:nl]
                 if not check_name(name):
                     broken.add(len(names))
@@ -283,14 +213,70 @@ def load_buffer(buf: bytes | _mmap.mmap, path: str, hash_size: int,
                 oids.append(oid)
                 last_was_ref = True
             pos = nl + 1
+        self.in_order, self.prev, self.last_was_ref = in_order, prev, last_was_ref
+        return True
+
+    def finish(self) -> _Loaded | None:
+        """The records sorted by name when the file had them out of order (None: not
+        clean, see load_lines)."""
+        names, peeled = self.names, self.peeled
+        WORK.packed_files_parsed += 1
+        WORK.packed_lines += len(names) + len(peeled)
+        WORK.refname_format_checks += len(names)
+        oids, broken = self.oids, self.broken
+        if not self.in_order:
+            if self.is_sorted:
+                return None
+            order = sorted(range(len(names)), key=names.__getitem__)
+            rank = {old: new for new, old in enumerate(order)}
+            names = [names[i] for i in order]
+            if any(a == b for a, b in pairwise(names)):
+                return None
+            oids = [oids[i] for i in order]
+            peeled = {rank[i]: v for i, v in peeled.items()}
+            broken = {rank[i] for i in broken}
+        return _Loaded(names, oids, peeled, broken, self.level)
+
+
+LINES_PER_PARSE = 1024      # lines a line reader's parse takes at once (joined: one copy)
+
+
+def load_lines(lines: Iterable[bytes], path: str, hash_size: int,
+               check_name: NameCheck) -> _Loaded | None:
+    """Parse every line of a packed-refs file (the parse_all path of the line
+    readers). None when the file is not clean (a line git would refuse, a dangerous
+    name, a "sorted" file out of order, a name twice): git's answers on such a file
+    depend on where its binary search lands, so the caller asks git's snapshot
+    (_BsearchLookup). The lines are parsed LINES_PER_PARSE at a time by load_buffer's
+    parser, joined into one bytes (a copy of each line, as the reader's own)."""
+    st = _Parse(hash_size, check_name)
+    it = iter(lines)
+    chunk = b"".join(islice(it, LINES_PER_PARSE))
+    pos = st.header(chunk, path)
+    try:
+        while chunk:
+            if pos < 0 or not st.parse(chunk, pos):
+                return None
+            chunk = b"".join(islice(it, LINES_PER_PARSE))
+            pos = 0
+    except RefnameError:
+        return None                             # dangerous: git dies only when it gets there
+    WORK.packed_line_copies += len(st.names) + len(st.peeled)
+    return st.finish()
+
+
+def load_buffer(buf: bytes | _mmap.mmap, path: str, hash_size: int,
+                check_name: NameCheck) -> _Loaded | None:
+    """Parse every record of a whole packed-refs file held in buf (same rules and
+    result as load_lines), finding each LF with .find on the buffer; no line copies."""
+    st = _Parse(hash_size, check_name)
+    pos = st.header(buf, path)
+    try:
+        if pos < 0 or not st.parse(buf, pos):
+            return None
     except RefnameError:
         return None
-    return _finish(names, oids, peeled, broken, level, in_order, is_sorted)
-
-
-def _chain1(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
-    yield first
-    yield from rest
+    return st.finish()
 
 
 class _ParseAllLookup:

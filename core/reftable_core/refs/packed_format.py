@@ -13,7 +13,7 @@ from __future__ import annotations
 import binascii
 import mmap as _mmap
 import os
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping
 
 from ..counters import WORK
 from ..errors import FormatError
@@ -127,9 +127,6 @@ def _read_all(fd: int, size: int) -> bytes:
 
 
 # -- writer -------------------------------------------------------------------------
-
-RefLike = Sequence[object]
-
 
 def format_packed_refs(refs: Iterable[object], peeled: Mapping[bytes, bytes] | None = None,
                        header: bytes = PACKED_REFS_HEADER, sort: bool = True) -> bytes:

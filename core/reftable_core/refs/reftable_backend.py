@@ -12,7 +12,7 @@ Two flags pick how:
       bound; on: they return deletions and every reader here (read_record, the
       D/F check of a transaction, prefix iteration, log iteration, reflog_exists)
       skips them, stopping at its own bound (each counted in WORK.deletions_returned).
-      ref_record_iter (show-ref's loop reads it raw) keeps suppressing.
+      seek_ref_records (show-ref's loop reads it raw) keeps suppressing.
   iterator_reuse (upstream 7cf65e2660, 2024-11-26) off: each read of one ref
       builds a merged ref iterator (WORK.ref_iterators_built); on: one is kept and
       re-sought, dropped when the stack reloads (Stack's on_reload).
@@ -58,9 +58,10 @@ from ..flags import Flags
 from ..lockfile import (LOCK_SUFFIX, PERM_EVERYBODY, PERM_GROUP, PERM_UMASK, shared_perm,
                         umask_file_mode)
 from ..reftable.merged import MergedIter
-from ..reftable.record import LogRecord, RefRecord
+from ..reftable.record import REF_DELETION, REF_SYMREF, LogRecord, RefRecord
 from ..reftable.stack import Stack, StackOptions
-from .api import HASH_SIZES, LogEntry, Ref, RefStoreBase, RefUpdate, ref_from_record
+from .api import (HASH_SIZES, SCAN_RECORDS, LogEntry, Ref, RefStoreBase, RefUpdate,
+                  ref_from_record)
 from .reflog import (committer_ident, hhmm_to_minutes, log_mode, minutes_to_hhmm,
                      normalize_reflog_message, should_autocreate_reflog)
 from .transaction import (HookAbortedError, QueuedUpdate, check_new_object, fsync_references,
@@ -126,7 +127,12 @@ def stack_options_from_config(config: dict[str, str], object_format: str) -> Sta
 # -- the store ------------------------------------------------------------------
 
 class ReftableRefStore(RefStoreBase):
-    """RefStore over $GIT_DIR/reftable."""
+    """RefStore over $GIT_DIR/reftable. It holds no broken refs (include_broken
+    changes nothing; is_broken and ref_exists are RefStoreBase's); its own scan is
+    the merged iterator (seek_ref_records)."""
+
+    scan = SCAN_RECORDS
+    writes_full_worktree_names = True
 
     def __init__(self, gitdir: str, flags: Flags | None = None, object_format: str = "sha1",
                  config: dict[str, str] | None = None,
@@ -176,10 +182,10 @@ class ReftableRefStore(RefStoreBase):
         it.seek(start)
         for rec in it:
             if not rec.refname.startswith(start):
-                if rec.value_type == 0:
+                if rec.value_type == REF_DELETION:
                     WORK.deletions_returned += 1
                 break
-            if rec.value_type == 0:
+            if rec.value_type == REF_DELETION:
                 WORK.deletions_returned += 1
                 continue
             yield rec
@@ -205,7 +211,7 @@ class ReftableRefStore(RefStoreBase):
         rec = next(it, None)
         if rec is None:
             return None
-        if rec.value_type == 0:             # returned only under tombstone_suppression=on:
+        if rec.value_type == REF_DELETION:             # returned only under tombstone_suppression=on:
             WORK.deletions_returned += 1    # a deletion, of name or past it, is no ref
             return None
         return rec if rec.refname == name else None
@@ -214,15 +220,17 @@ class ReftableRefStore(RefStoreBase):
         rec = self.read_record(name)
         return None if rec is None else ref_from_record(rec)
 
-    def iter_ref_records(self, prefix: bytes = b"") -> Iterator[RefRecord]:
-        """Live ref records under refs/ starting with prefix, in name order."""
+    def iter_ref_records(self, prefix: bytes = b"",
+                         include_broken: bool = False) -> Iterator[RefRecord]:
+        """Live ref records under refs/ starting with prefix, in name order (no
+        broken refs: include_broken changes nothing)."""
         self.stack.reload()
         start = prefix if prefix.startswith(b"refs/") else b"refs/"
         if not start.startswith(prefix) and not prefix.startswith(b"refs/"):
             return
         yield from self.live_records_under(start)
 
-    def ref_record_iter(self, start: bytes) -> Iterator[Any]:
+    def seek_ref_records(self, start: bytes) -> Iterator[Any]:
         """The merged ref iterator positioned at start (after the up-to-date check):
         raw records, deletions suppressed, running to the end of the stack; the
         caller stops at its prefix. The hot path of show-ref."""
@@ -231,12 +239,17 @@ class ReftableRefStore(RefStoreBase):
         it.seek(start)
         return iter(it)
 
+    def ref_record_iter(self, start: bytes) -> Iterator[Any]:
+        """seek_ref_records, under the name lab.stages reads (it tells a reftable
+        store by it)."""
+        return self.seek_ref_records(start)
+
     def _log_records(self, name: bytes) -> Iterator[LogRecord]:
         """The live log records of ref name, newest first (deletions skipped here
         after the name check when the iterator returns them)."""
         it = self.stack.merged.logs(self._suppress)
         for rec in it.seek_log(name):
-            if rec.value_type == 0:         # returned only under tombstone_suppression=on
+            if rec.value_type == REF_DELETION:         # returned only under tombstone_suppression=on
                 WORK.deletions_returned += 1
                 if rec.refname != name:
                     break
@@ -356,7 +369,7 @@ class ReftableTransaction:
         affected = {u.refname for u in self.updates}
         affected_sorted = sorted(affected)
         head = store.stack.merged.read_ref(b"HEAD")
-        head_target = head.target if head is not None and head.value_type == 3 else None
+        head_target = head.target if head is not None and head.value_type == REF_SYMREF else None
         updates = self.updates
         i = 0
         while i < len(updates):
@@ -371,7 +384,7 @@ class ReftableTransaction:
                 bisect.insort(affected_sorted, b"HEAD")
             rec = store.read_record(u.refname)      # the normal read path (up-to-date check)
             expects_existing = u.expects_existing(zero)
-            if rec is None or rec.value_type == 0:
+            if rec is None or rec.value_type == REF_DELETION:
                 if not expects_existing:
                     self._verify_available(u.refname, affected, affected_sorted)
                     if u.new_target is not None or (u.new_value is not None
@@ -380,7 +393,7 @@ class ReftableTransaction:
                         self.queued.append(u)
                     continue
                 raise unresolvable(u)
-            is_symref = u.is_symref = rec.value_type == 3
+            is_symref = u.is_symref = rec.value_type == REF_SYMREF
             if is_symref:
                 resolved = store.resolve(u.refname)
                 current = resolved.value if resolved is not None and resolved.value else zero

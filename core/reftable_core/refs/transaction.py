@@ -62,31 +62,31 @@ U = TypeVar("U", bound="QueuedUpdate")
 class QueuedUpdate:
     """A RefUpdate as a transaction works on it (git's ref_update after queueing):
     the symref it came through, whether it only writes a log, the value read at
-    prepare time. Shared by both backends' transactions."""
+    prepare time. Shared by both backends' transactions. The constructor takes the
+    values and the modes most updates set; via_head, original (default: refname)
+    and old_target are set on the update made, where one is given."""
     __slots__ = ("current", "force_reflog", "is_symref", "log_only", "msg", "new_target",
                  "new_value", "no_deref", "old_target", "old_value", "original", "refname",
                  "skip_create_reflog", "skip_oid_verification", "via_head")
 
     def __init__(self, refname: bytes, new_value: bytes | None, old_value: bytes | None,
                  new_target: bytes | None, msg: bytes, no_deref: bool = False,
-                 log_only: bool = False, via_head: bool = False,
-                 original: bytes | None = None, old_target: bytes | None = None,
-                 force_reflog: bool = False) -> None:
+                 log_only: bool = False, force_reflog: bool = False) -> None:
         self.refname = refname
         self.new_value = new_value
         self.old_value = old_value
         self.new_target = new_target
-        self.old_target = old_target
+        self.old_target: bytes | None = None
         self.msg = msg
         self.no_deref = no_deref
         self.log_only = log_only
-        self.via_head = via_head
+        self.via_head = False
         self.force_reflog = force_reflog
         self.skip_create_reflog = False   # git's REF_SKIP_CREATE_REFLOG (refs migrate)
         self.skip_oid_verification = False  # git's REF_SKIP_OID_VERIFICATION (refs migrate)
         self.is_symref = False            # what prepare found (git's REF_ISSYMREF in type)
         self.current = b""
-        self.original = original or refname
+        self.original = refname
 
     @classmethod
     def of(cls: type[U], update: RefUpdate, msg: bytes) -> U:
@@ -94,8 +94,10 @@ class QueuedUpdate:
         flags = update.flags
         u = cls(update.refname, update.new_value, update.old_value, update.new_target,
                 msg, no_deref="no-deref" in flags, log_only="log-only" in flags,
-                via_head="via-head" in flags, original=update.original,
-                old_target=update.old_target, force_reflog="create-reflog" in flags)
+                force_reflog="create-reflog" in flags)
+        u.via_head = "via-head" in flags
+        u.original = update.original or update.refname
+        u.old_target = update.old_target
         u.skip_create_reflog = "skip-create-reflog" in flags
         u.skip_oid_verification = "skip-oid-verification" in flags
         return u
@@ -237,8 +239,10 @@ def deref_symref(u: U, target: bytes, affected: NameSet) -> U:
         raise via_symref_conflict(target, u.refname)
     affected.add(target)
     new = type(u)(target, u.new_value, u.old_value, u.new_target, u.msg,
-                  via_head=u.refname == b"HEAD" or u.via_head, original=u.original,
-                  old_target=u.old_target, force_reflog=u.force_reflog)
+                  force_reflog=u.force_reflog)
+    new.via_head = u.refname == b"HEAD" or u.via_head
+    new.original = u.original or target
+    new.old_target = u.old_target
     u.log_only = True
     u.no_deref = True
     u.old_value = None              # git clears REF_HAVE_OLD (the hook shows no old value)

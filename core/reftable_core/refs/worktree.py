@@ -49,7 +49,7 @@ from typing import Any
 
 from ..errors import TransactionError
 from ..reftable.record import RefRecord
-from .api import LogEntry, Ref, RefStoreBase, RefUpdate, SeekableRefStore
+from .api import LogEntry, Ref, RefStoreBase, RefUpdate
 from .transaction import (HookAbortedError, reject_duplicates, run_transaction_hook,
                           via_referent_conflict, via_symref_conflict)
 
@@ -118,17 +118,18 @@ class WorktreeRefStore(RefStoreBase):
         ref = store.read_ref(bare) if bare else None
         return None if ref is None else replace(ref, name=name)
 
-    def iter_ref_records(self, prefix: bytes = b"", **kw: Any) -> Iterator[RefRecord]:
-        """The merged records; keywords (the files store's include_broken) reach
-        stores that take them: a reftable store (SeekableRefStore) holds no broken refs."""
-        def records(store: Any) -> Iterator[RefRecord]:
-            if isinstance(store, SeekableRefStore):
-                return store.iter_ref_records(prefix)
-            return store.iter_ref_records(prefix, **kw)
+    def iter_ref_records(self, prefix: bytes = b"",
+                         include_broken: bool = False) -> Iterator[RefRecord]:
+        """The merged records of the stores, broken ones included or not as asked
+        (a store holding none ignores include_broken). Its rows, its seek, and
+        ref_exists and is_broken (read_ref finds it; never: names are not
+        routed to a store's raw read) are RefStoreBase's."""
+        main = self.main.iter_ref_records(prefix, include_broken)
         if self.current is None:
-            return records(self.main)
-        shared = (r for r in records(self.main) if not is_current_worktree_ref(r.refname))
-        own = (r for r in records(self.current) if is_current_worktree_ref(r.refname))
+            return main
+        shared = (r for r in main if not is_current_worktree_ref(r.refname))
+        own = (r for r in self.current.iter_ref_records(prefix, include_broken)
+               if is_current_worktree_ref(r.refname))
         return heapq.merge(shared, own, key=lambda r: r.refname)
 
     def iter_log(self, name: bytes) -> Iterator[LogEntry]:
@@ -176,8 +177,10 @@ class WorktreeTransaction:
         """Queue update in its store's transaction. A symref (HEAD) whose target
         lives in another store is followed here, the update going to the
         target's store (the backends follow symrefs within one store only).
-        A reftable store gets the name as given (git's reftable backend writes
-        u->refname, "worktrees/<w>/..." included), a files store the bare name."""
+        A store that writes full worktree names (writes_full_worktree_names: the
+        reftable store; git's reftable backend writes u->refname,
+        "worktrees/<w>/..." included) gets the name as given, a files store the
+        bare name."""
         store, bare = self.store.store_for(update.refname)
         if not bare:
             raise TransactionError(f"refusing to update ref with bad name "
@@ -189,7 +192,7 @@ class WorktreeTransaction:
                 target_store, _ = self.store.store_for(ref.target)
                 # a reftable store reads the bare name and writes the full one:
                 # git splits the update there too, the log under the full name
-                written_as = isinstance(store, SeekableRefStore) and bare != update.refname
+                written_as = store.writes_full_worktree_names and bare != update.refname
                 if target_store is not store or written_as:
                     self.splits.append((ref.target, update.refname, True))
                     self._route(replace(update, refname=ref.target,
@@ -219,7 +222,7 @@ class WorktreeTransaction:
         if part is None:
             part = self.parts[id(store)] = store.transaction()
             part.hooks = None
-        name = update.refname if isinstance(store, SeekableRefStore) else bare
+        name = update.refname if store.writes_full_worktree_names else bare
         part.queue(replace(update, refname=name))
         (self.shown_splits if split else self.shown).append((part.updates[-1], update.refname))
 

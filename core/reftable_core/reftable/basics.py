@@ -1,7 +1,7 @@
 """Primitive encodings of the reftable format (sans-IO).
 
 git's varint (the +1-biased base-128 form, most significant group first, NOT
-LEB128) and big-endian 16/24/32/64-bit integers. Decoders take (buf, off) and
+LEB128) and big-endian 24/32/64-bit integers (the header and footer fields). Decoders take (buf, off) and
 return (value, new_off); they raise FormatError on truncation/overflow.
 """
 from __future__ import annotations
@@ -99,31 +99,11 @@ def get_varint(buf: Buf, off: int) -> tuple[int, int]:
     return val, off
 
 
-def put_be16(v: int) -> bytes:
-    return v.to_bytes(2, "big")
-
-
-def put_be24(v: int) -> bytes:
-    return v.to_bytes(3, "big")
-
-
-def put_be32(v: int) -> bytes:
-    return v.to_bytes(4, "big")
-
-
-def put_be64(v: int) -> bytes:
-    return v.to_bytes(8, "big")
-
-
 def _get_be(buf: Buf, off: int, width: int) -> tuple[int, int]:
     end = off + width
     if off < 0 or end > len(buf):
         raise FormatError(f"truncated {8 * width}-bit integer", offset=off)
     return int.from_bytes(buf[off:end], "big"), end
-
-
-def get_be16(buf: Buf, off: int) -> tuple[int, int]:
-    return _get_be(buf, off, 2)
 
 
 def get_be24(buf: Buf, off: int) -> tuple[int, int]:
@@ -136,12 +116,3 @@ def get_be32(buf: Buf, off: int) -> tuple[int, int]:
 
 def get_be64(buf: Buf, off: int) -> tuple[int, int]:
     return _get_be(buf, off, 8)
-
-
-def common_prefix_size(a: Buf, b: Buf) -> int:
-    """Length of the common prefix of a and b."""
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i

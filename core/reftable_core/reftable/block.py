@@ -5,7 +5,9 @@ Reader: a BlockLoader (chosen from flags.block_type_early_exit and flags.mmap)
 turns (source, offset) into a parsed Block -- header, inflated log data, restart
 table -- or None when past the end / of an unwanted type. seek_in_block()
 binary-searches the restart points and scans linearly (seek_in_block_copying:
-the same, flag seek_in_place=off); record_loop(typ, flags)
+the same, flag seek_in_place=off), with loops.py's restart_scan_start and
+record_extent (generated, as the record loops are, from record.py's layout
+statements: no function here reads a record's bytes itself); record_loop(typ, flags)
 returns the generator function that decodes a block's records sequentially
 (loops.py's variant for flags.block_key_swap, flags.ref_name_alloc and
 flags.decode_key_in_place).
@@ -30,22 +32,17 @@ from .basics import Buf, get_varint
 from ..counters import WORK
 from ..errors import FormatError, ZlibError
 from ..flags import Flags
-from .loops import RECORD_LOOPS, RecordLoop
-from .record import (
-    BLOCK_TYPE_INDEX,
-    BLOCK_TYPE_LOG,
-    BLOCK_TYPE_REF,
-    BLOCK_TYPES,
-    skip_value,
-)
+from .loops import RECORD_LOOPS, RecordLoop, record_extent, restart_scan_start
+from .record import BLOCK_TYPE_LOG, BLOCK_TYPES
 
 DEFAULT_BLOCK_SIZE = 4096
-MAX_BLOCK_SIZE = (1 << 24) - 1
 
 
 # ============================================================== reader
 class Block:
-    """A parsed block. data holds the (inflated) block, offsets relative to its start."""
+    """A parsed block. data holds the (inflated) block, offsets relative to its start.
+    Built from its header's place and type; _setup gives it the rest (end,
+    restart_count, restart_start, full_size)."""
 
     __slots__ = (
         "base",
@@ -60,17 +57,18 @@ class Block:
         "typ",
     )
 
-    def __init__(self, typ: int, data: Buf, off: int, header_off: int, end: int,
-                 restart_count: int, full_size: int, name: str, base: int = 0) -> None:
+    end: int                # start of the restart table = end of records
+    restart_count: int
+    restart_start: int      # = end
+    full_size: int          # bytes to skip to reach the next block
+
+    def __init__(self, typ: int, data: Buf, off: int, header_off: int, name: str,
+                 base: int = 0) -> None:
         self.typ = typ
         self.data = data
         self.base = base                # index in data of the block's first byte
         self.off = off                  # absolute file offset of the block
         self.header_off = header_off    # file header size for the first block, else 0
-        self.end = end                  # start of the restart table = end of records
-        self.restart_count = restart_count
-        self.restart_start = end
-        self.full_size = full_size      # bytes to skip to reach the next block
         self.name = name
 
     @property
@@ -79,10 +77,6 @@ class Block:
         d = self.data
         h = self.base + self.header_off
         return (d[h + 1] << 16) | (d[h + 2] << 8) | d[h + 3]
-
-    @property
-    def records_start(self) -> int:
-        return self.header_off + 4
 
     def error(self, msg: str, rel: int | None = None) -> FormatError:
         return FormatError(msg, self.name, self.off + (rel if rel is not None else 0))
@@ -95,9 +89,6 @@ class Block:
         if r < self.header_off + 4 or r >= self.end:
             raise self.error(f"restart offset {r} outside the block's records", p)
         return r
-
-    def restart_offsets(self) -> list[int]:
-        return [self.restart_offset(i) for i in range(self.restart_count)]
 
     def first_key(self) -> bytes:
         key, _, _ = _decode_key_at(self, self.header_off + 4, b"")
@@ -144,9 +135,9 @@ def _read_header(source, off: int, header_off: int, guess: int,
     return data, base, have, data[base + header_off]
 
 
-def _setup(source, data: Buf, base: int, have: int, typ: int, off: int, header_off: int,
-           table_block_size: int, guess: int, limit: int) -> Block:
-    """Everything after the type byte: length, re-read, inflate, restart table.
+def _setup(block: Block, source, have: int, table_block_size: int, limit: int) -> Block:
+    """Everything after the type byte: length, re-read, inflate, restart table, given
+    to block (its data and base replaced by a re-read's or the inflated bytes).
 
     Flag mmap (seed 004 4/4, file_read_block in reftable/blocksource.c) acts in
     _read_header, through the source: on, the block uses the map in place
@@ -164,7 +155,12 @@ def _setup(source, data: Buf, base: int, have: int, typ: int, off: int, header_o
     before freeing it; here the buffer is freed when the block is dropped, without
     the fill.
     """
-    name = source.name
+    name = block.name
+    data = block.data
+    base = block.base
+    typ = block.typ
+    off = block.off
+    header_off = block.header_off
     WORK.blocks_set_up += 1
     if typ not in BLOCK_TYPES:
         raise FormatError(f"unknown block type 0x{typ:02x}", name, off + header_off)
@@ -174,7 +170,8 @@ def _setup(source, data: Buf, base: int, have: int, typ: int, off: int, header_o
     if sz < skip + 2:
         raise FormatError(f"block length {sz} too small", name, off + header_off)
     if typ == BLOCK_TYPE_LOG:
-        data, full = _inflate(source, data, base, have, off, skip, sz, guess, limit)
+        data, full = _inflate(source, block, have, sz, table_block_size or DEFAULT_BLOCK_SIZE,
+                              limit)
         base = 0
     else:
         if sz > have:
@@ -196,13 +193,20 @@ def _setup(source, data: Buf, base: int, have: int, typ: int, off: int, header_o
         raise FormatError(f"bad restart count {count}", name, off + sz - 2)
     if off + full > limit:
         full = limit - off
-    return Block(typ, data, off, header_off, end, count, full, name, base)
+    block.data, block.base, block.full_size = data, base, full
+    block.end = block.restart_start = end
+    block.restart_count = count
+    return block
 
 
-def _inflate(source, data: Buf, base: int, have: int, off: int, skip: int, sz: int,
-             guess: int, limit: int) -> tuple[bytes, int]:
+def _inflate(source, block: Block, have: int, sz: int, guess: int,
+             limit: int) -> tuple[bytes, int]:
     """The log block inflated into fresh bytes (its header, then the records) and the
     bytes it takes in the file; compressed input is read in chunks from pos on."""
+    data = block.data
+    base = block.base
+    off = block.off
+    skip = block.header_off + 4
     want = sz - skip
     WORK.blocks_inflated += 1
     d = zlib.decompressobj()
@@ -255,8 +259,8 @@ def load_block_early_exit(source, off: int, header_off: int, table_block_size: i
     data, base, have, typ = _read_header(source, off, header_off, guess, limit, views)
     if want_type and typ != want_type:
         return None
-    return _setup(source, data, base, have, typ, off, header_off, table_block_size, guess,
-                  limit)
+    return _setup(Block(typ, data, off, header_off, source.name, base), source, have,
+                  table_block_size, limit)
 
 
 def load_block_full_setup(source, off: int, header_off: int, table_block_size: int,
@@ -274,8 +278,8 @@ def load_block_full_setup(source, off: int, header_off: int, table_block_size: i
         return None
     guess = table_block_size or DEFAULT_BLOCK_SIZE
     data, base, have, typ = _read_header(source, off, header_off, guess, limit, views)
-    block = _setup(source, data, base, have, typ, off, header_off, table_block_size, guess,
-                   limit)
+    block = _setup(Block(typ, data, off, header_off, source.name, base), source, have,
+                   table_block_size, limit)
     if want_type and block.typ != want_type:
         return None
     return block
@@ -289,89 +293,6 @@ def block_loader(flags: Flags) -> BlockLoader:
 
 
 # -------------------------------------------------------------- seek
-def _restart_scan_start(block: Block, want: bytes) -> int:
-    """Binary search for the first restart point whose key is > want (restart records
-    store their whole key); the index in block.data of the restart point before it
-    (or of the first record), where the linear scan starts."""
-    data = block.data
-    base = block.base           # positions below are indexes into data (base + rel)
-    end = base + block.end
-    rs = base + block.restart_start
-    lo, hi = 0, block.restart_count
-    try:
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            q = rs + 3 * mid
-            r = base + ((data[q] << 16) | (data[q + 1] << 8) | data[q + 2])
-            if data[r] != 0 or r >= end:
-                raise block.error("restart point is not an uncompressed record", q - base)
-            s = data[r + 1]
-            if s < 0x80:
-                o = r + 2
-            elif data[r + 2] < 0x80:        # two-byte varint, inline
-                s = (((s & 0x7F) + 1) << 7) | data[r + 2]
-                o = r + 3
-            else:
-                s, o = get_varint(data, r + 1)
-            if data[o:o + (s >> 3)] > want:    # type: ignore[operator]  # bytes or a map
-                hi = mid
-            else:
-                lo = mid + 1
-    except IndexError:
-        raise block.error("restart table points outside the block", rs - base) from None
-    return base + (block.restart_offset(lo - 1) if lo > 0 else block.header_off + 4)
-
-
-def _record_extent(block: Block, data: Buf, off: int, end: int, last_len: int,
-                   hash_size: int) -> tuple[int, int, int, int]:
-    """(prefix length, suffix start, suffix end, record end) of the record at index off
-    of block.data, its value skipped undecoded (IndexError when it is truncated)."""
-    start = off
-    p = data[off]
-    if p < 0x80:
-        off += 1
-    else:
-        p, off = get_varint(data, off)
-    s = data[off]
-    if s < 0x80:
-        off += 1
-    elif data[off + 1] < 0x80:      # two-byte varint, inline
-        s = (((s & 0x7F) + 1) << 7) | data[off + 1]
-        off += 2
-    else:
-        s, off = get_varint(data, off)
-    lo = off
-    off += s >> 3
-    if off > end or p > last_len:
-        raise block.error("record key runs past the block or bad prefix length",
-                          start - block.base)
-    hi = off
-    typ = block.typ
-    if typ == BLOCK_TYPE_REF:
-        while data[off] >= 0x80:        # skip the update index varint
-            off += 1
-        off += 1
-        vt = s & 7
-        if vt == 1:
-            off += hash_size
-        elif vt == 2:
-            off += 2 * hash_size
-        elif vt == 3:
-            n, off = get_varint(data, off)
-            off += n
-        elif vt:
-            raise block.error(f"unknown ref value type {vt}", start - block.base)
-    elif typ == BLOCK_TYPE_INDEX:
-        while data[off] >= 0x80:        # skip the block offset varint
-            off += 1
-        off += 1
-    else:
-        off = skip_value(typ, data, off, s & 7, hash_size)
-    if off > end:
-        raise block.error("record runs past the block", start - block.base)
-    return p, lo, hi, off
-
-
 def _truncated(block: Block, e: Exception, start: int) -> FormatError:
     """A scan's error: a FormatError that names its table as it is, else "truncated"."""
     if isinstance(e, FormatError) and e.path is not None:
@@ -398,12 +319,12 @@ def seek_in_block(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes
     data = block.data
     base = block.base
     end = base + block.end
-    off = start = _restart_scan_start(block, want)
+    off = start = restart_scan_start(block, want)
     last = b""
     try:
         while off < end:
             start = off
-            p, lo, hi, off = _record_extent(block, data, off, end, len(last), hash_size)
+            p, lo, hi, off = record_extent(block, data, off, end, len(last), hash_size)
             key = last[:p] + data[lo:hi]
             if key >= want:
                 return start - base, last
@@ -430,7 +351,7 @@ def seek_in_block_copying(block: Block, want: bytes, hash_size: int) -> tuple[in
     data = block.data
     base = block.base
     end = base + block.end
-    off = start = _restart_scan_start(block, want)
+    off = start = restart_scan_start(block, want)
     it_last = bytearray()           # it->last_key
     next_last = bytearray()         # next.last_key
     try:
@@ -438,7 +359,7 @@ def seek_in_block_copying(block: Block, want: bytes, hash_size: int) -> tuple[in
             start = off
             next_last[:] = it_last      # block_iter_copy_from(&next, it)
             WORK.seek_iter_copies += 1
-            p, lo, hi, off = _record_extent(block, data, off, end, len(next_last), hash_size)
+            p, lo, hi, off = record_extent(block, data, off, end, len(next_last), hash_size)
             next_last = next_last[:p] + data[lo:hi]
             if next_last >= want:
                 return start - base, bytes(it_last)

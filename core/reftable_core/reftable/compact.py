@@ -88,19 +88,12 @@ def merge_tables(readers: Sequence[Any], flags: Flags, hash_id: Any,
     mt = MergedTable(list(readers), flags, hash_id=hash_id, suppress_deletions=False)
 
     def write(wr: Any) -> None:
-        it = mt.refs()
-        it.seek(b"")
-        add_ref = wr.add_ref
-        for rec in it:
-            if not keep_deletions and rec.value_type == 0:
-                continue
-            add_ref(rec)
-        it = mt.logs()
-        it.seek(b"")
-        add_log = wr.add_log
-        for rec in it:
-            if not keep_deletions and rec.value_type == 0:
-                continue
-            add_log(rec)
+        for records, add in ((mt.refs, wr.add_ref), (mt.logs, wr.add_log)):
+            it = records()
+            it.seek(b"")
+            for rec in it:
+                if not keep_deletions and rec.value_type == 0:
+                    continue
+                add(rec)
 
     return write

@@ -26,6 +26,11 @@ pq_cmp and suppress (the merged table's suppress_deletions: on, the loop consume
 deletion records itself, counting each in WORK.deletions_suppressed, the one
 per-record count in this file, reached by deletions only; off, it returns them;
 see merged.py). RECORD_LOOPS and MERGE_LOOPS map flag values to the functions.
+Scans (SCANS; no flag variants): restart_scan_start and record_extent, the seek's
+binary search over the restart points and its step over one record
+(block.seek_in_block), and walk_ref_records, lab.stages' walk over a ref block.
+Every loop and scan reads the record layout with the same statements, rendered from
+reftable_core.reftable.record's VARINT, SUFFIX_VARINT, SKIP_VARINT and REF_VALUE_IDS.
 """
 from __future__ import annotations
 
@@ -46,6 +51,7 @@ from .record import (
     Record,
     RefRecord,
     decode_record,
+    skip_value,
 )
 
 
@@ -7131,6 +7137,126 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
         yield erec
 
 
+def restart_scan_start(block: Any, want: bytes) -> int:
+    """Binary search for the first restart point whose key is > want (restart records
+    store their whole key); the index in block.data of the restart point before it
+    (or of the first record), where the linear scan starts."""
+    data = block.data
+    base = block.base           # positions below are indexes into data (base + rel)
+    end = base + block.end
+    rs = base + block.restart_start
+    lo, hi = 0, block.restart_count
+    try:
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            q = rs + 3 * mid
+            r = base + ((data[q] << 16) | (data[q + 1] << 8) | data[q + 2])
+            if data[r] != 0 or r >= end:
+                raise block.error("restart point is not an uncompressed record", q - base)
+            o = r + 1
+            s = data[o]
+            if s < 0x80:
+                o += 1
+            elif data[o + 1] < 0x80:      # two-byte varint (restart points), inline
+                s = (((s & 0x7F) + 1) << 7) | data[o + 1]
+                o += 2
+            else:
+                s, o = get_varint(data, o)
+            if data[o:o + (s >> 3)] > want:    # type: ignore[operator]  # bytes or a map
+                hi = mid
+            else:
+                lo = mid + 1
+    except IndexError:
+        raise block.error("restart table points outside the block", rs - base) from None
+    return base + (block.restart_offset(lo - 1) if lo > 0 else block.header_off + 4)
+
+
+def record_extent(block: Any, data: Any, off: int, end: int, last_len: int,
+                  hash_size: int) -> tuple[int, int, int, int]:
+    """(prefix length, suffix start, suffix end, record end) of the record at index off
+    of block.data, its value skipped undecoded (IndexError when it is truncated)."""
+    start = off
+    p = data[off]
+    if p < 0x80:
+        off += 1
+    else:
+        p, off = get_varint(data, off)
+    s = data[off]
+    if s < 0x80:
+        off += 1
+    elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
+        s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+        off += 2
+    else:
+        s, off = get_varint(data, off)
+    lo = off
+    off += s >> 3
+    if off > end or p > last_len:
+        raise block.error("record key runs past the block or bad prefix length",
+                          start - block.base)
+    hi = off
+    typ = block.typ
+    if typ == BLOCK_TYPE_REF:
+        while data[off] >= 0x80:
+            off += 1
+        off += 1
+        vt = s & 7
+        if vt == 1:
+            off += hash_size
+        elif vt == 2:
+            off += 2 * hash_size
+        elif vt == 3:
+            n, off = get_varint(data, off)
+            off += n
+        elif vt:
+            raise block.error(f"unknown ref value type {vt}", start - block.base)
+    elif typ == BLOCK_TYPE_INDEX:
+        while data[off] >= 0x80:
+            off += 1
+        off += 1
+    else:
+        off = skip_value(typ, data, off, s & 7, hash_size)
+    if off > end:
+        raise block.error("record runs past the block", start - block.base)
+    return p, lo, hi, off
+
+
+def walk_ref_records(data: Any, off: int, end: int, hash_size: int) -> int:
+    """The number of ref records at data[off:end], each stepped over, nothing decoded:
+    its prefix length and update index skipped, its suffix length read, its key suffix
+    and value skipped (lab.stages' walk: the least a record loop does)."""
+    count = 0
+    h2 = 2 * hash_size
+    while off < end:
+        while data[off] >= 0x80:
+            off += 1
+        off += 1
+        s = data[off]
+        if s < 0x80:
+            off += 1
+        elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
+            s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+            off += 2
+        else:
+            s, off = get_varint(data, off)
+        off += s >> 3
+        while data[off] >= 0x80:
+            off += 1
+        off += 1
+        vt = s & 7
+        if vt == 1:
+            off += hash_size
+        elif vt == 2:
+            off += h2
+        elif vt == 3:
+            n, off = get_varint(data, off)
+            off += n
+        elif vt:
+            raise FormatError(f"unknown ref value type {vt}")
+        count += 1
+    return count
+
+
 # (block type, block_key_swap, ref_name_alloc, mmap, decode_key_in_place) -> record
 # loop; ref_name_alloc acts on ref blocks only, decode_key_in_place on ref and log
 # blocks (block_key_swap then on none), mmap on none (it picks the block's
@@ -7270,4 +7396,12 @@ MERGE_LOOPS: dict[tuple[str, bool, bool, bool, bool, bool], MergeLoop] = {
     (LOG, False, False, False, True, False): merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_off,
     (LOG, False, False, False, False, True): merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_on,
     (LOG, False, False, False, False, False): merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_off,
+}
+
+
+# the scans over a block's records that are no record loop (see their docstrings)
+SCANS: dict[str, Callable[..., Any]] = {
+    'restart_scan_start': restart_scan_start,
+    'record_extent': record_extent,
+    'walk_ref_records': walk_ref_records,
 }

@@ -32,26 +32,6 @@ REF = "ref"
 LOG = "log"
 
 
-# -- field-wise key comparison (git's reftable_record_cmp) --------------------------
-
-def ref_key_cmp(a: Any, b: Any) -> int:
-    """Compare two ref records by key (refname) without building keys."""
-    an = a.refname
-    bn = b.refname
-    return (an > bn) - (an < bn)
-
-
-def log_key_cmp(a: Any, b: Any) -> int:
-    """Compare two log records by key: refname, then update_index reversed."""
-    an = a.refname
-    bn = b.refname
-    if an != bn:
-        return 1 if an > bn else -1
-    au = a.update_index
-    bu = b.update_index
-    return (bu > au) - (bu < au)
-
-
 # -- less-than functions for heap entries ---------------------------------------
 
 def _ref_less_fields(a: Entry, b: Entry) -> bool:
@@ -119,9 +99,6 @@ class MergedIterPQueue:
     def __len__(self) -> int:
         return len(self.heap)
 
-    def is_empty(self) -> bool:
-        return not self.heap
-
     def top(self) -> Entry:
         return self.heap[0]
 
@@ -163,12 +140,3 @@ class MergedIterPQueue:
             i = j
         heap[i] = last
         return top
-
-    def check_invariant(self) -> bool:
-        """True when every parent is not greater than its children (for tests)."""
-        heap = self.heap
-        less = self.less
-        for i in range(1, len(heap)):
-            if less(heap[i], heap[(i - 1) >> 1]):
-                return False
-        return True

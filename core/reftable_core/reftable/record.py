@@ -6,15 +6,14 @@ key; encode_x(rec, prev_key, ...) -> bytes writes the prefix-compressed key
 the value; decode_x(buf, off, last_key, ...) -> (record, key, new_off) reads one
 back. Decoders raise FormatError (offset relative to buf) on bad input, never
 IndexError/ValueError. repr() of a record prints its object ids in hex, as git
-does (repr_hex_ids, also used by refs.api). Field-wise comparisons (ref_cmp,
-log_cmp, obj_cmp, index_cmp) order records exactly as their keys do without
-building the keys.
+does (repr_hex_ids, also used by refs.api). The field-wise comparisons that order
+records as their keys do without building them live where they are used: pq.make_less
+and the merge loops of loops.py.
 The hot iteration loops live in block.py; these functions are the reference
 implementation used by the writer, by tests and by cold paths.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -72,9 +71,6 @@ class RefRecord:
     def key(self) -> bytes:
         return bytes(self.refname)
 
-    def is_deletion(self) -> bool:
-        return self.value_type == REF_DELETION
-
 
 @dataclass(slots=True)
 class LogRecord:
@@ -97,9 +93,6 @@ class LogRecord:
 
     def key(self) -> bytes:
         return log_key(self.refname, self.update_index)
-
-    def is_deletion(self) -> bool:
-        return self.value_type == LOG_DELETION
 
 
 @dataclass(slots=True)
@@ -147,53 +140,47 @@ def split_log_key(key: bytes) -> tuple[bytes, int]:
     return key[:-9], MAX_U64 - int.from_bytes(key[-8:], "big")
 
 
-# ---------------------------------------------------------------- comparison
-def _bcmp(a: bytes, b: bytes) -> int:
-    return (a > b) - (a < b)
-
-
-def ref_cmp(a: RefRecord, b: RefRecord) -> int:
-    """Order by refname (= key order) without building keys."""
-    return _bcmp(a.refname, b.refname)
-
-
-def log_cmp(a: LogRecord, b: LogRecord) -> int:
-    """Order by refname, then update_index descending (= key order).
-
-    The NUL separator makes "a" < "a/b" in keys, exactly as bytes comparison of
-    the refnames does, so comparing refnames first is equivalent.
-    """
-    c = _bcmp(a.refname, b.refname)
-    if c:
-        return c
-    return (a.update_index < b.update_index) - (a.update_index > b.update_index)
-
-
-def obj_cmp(a: ObjRecord, b: ObjRecord) -> int:
-    return _bcmp(a.hash_prefix, b.hash_prefix)
-
-
-def index_cmp(a: IndexRecord, b: IndexRecord) -> int:
-    return _bcmp(a.last_key, b.last_key)
-
-
-def key_cmp(a: Record, b: Record) -> int:
-    """Compare by building both keys (the slow reference order)."""
-    return _bcmp(a.key(), b.key())
-
-
-CMP_BY_TYPE: dict[int, Callable[..., int]] = {
-    BLOCK_TYPE_REF: ref_cmp, BLOCK_TYPE_LOG: log_cmp,
-    BLOCK_TYPE_OBJ: obj_cmp, BLOCK_TYPE_INDEX: index_cmp,
-}
-
-
 def record_type(rec: Record) -> int:
     return _TYPE_OF[type(rec)]
 
 
 _TYPE_OF: dict[type, int] = {RefRecord: BLOCK_TYPE_REF, LogRecord: BLOCK_TYPE_LOG,
                              ObjRecord: BLOCK_TYPE_OBJ, IndexRecord: BLOCK_TYPE_INDEX}
+
+
+# ---------------------------------------------------------------- layout, as code
+# A record's bytes, written once as the statements that read them. A record is varint
+# prefix_len, varint (suffix_len << 3 | value_type), the key suffix, then the value; a
+# ref value is varint (update_index - min_update_index), then, by value type,
+# REF_VALUE_IDS[value_type] object ids of hash_size bytes each, or (None) a varint
+# length and that many bytes. scripts/gen_loops.py renders them, straight-line (no
+# call per record), into loops.py: the record loops, the seek's restart_scan_start and
+# record_extent (block.seek_in_block) and walk_ref_records (lab.stages' walk). Each
+# reads data at the index named {at}, sets {v} and leaves {at} just past what it read.
+VARINT = """\
+{v} = data[{at}]
+if {v} < 0x80:
+    {at} += 1
+else:
+    {v}, {at} = get_varint(data, {at})"""
+# the suffix length: a restart record's key is whole (often 16 bytes or more), so its
+# two-byte varint is read inline too
+SUFFIX_VARINT = """\
+{v} = data[{at}]
+if {v} < 0x80:
+    {at} += 1
+elif data[{at} + 1] < 0x80:      # two-byte varint (restart points), inline
+    {v} = ((({v} & 0x7F) + 1) << 7) | data[{at} + 1]
+    {at} += 2
+else:
+    {v}, {at} = get_varint(data, {at})"""
+# a varint stepped over, its value unread
+SKIP_VARINT = """\
+while data[{at}] >= 0x80:
+    {at} += 1
+{at} += 1"""
+REF_VALUE_IDS: dict[int, int | None] = {REF_DELETION: 0, REF_VAL1: 1, REF_VAL2: 2,
+                                        REF_SYMREF: None}
 
 
 # ---------------------------------------------------------------- keys
@@ -470,16 +457,13 @@ def skip_value(typ: int, buf: Buf, off: int, vt: int, hash_size: int) -> int:
     """Offset just past a record's value (used by seeks that only need keys)."""
     if typ == BLOCK_TYPE_REF:
         _, off = get_varint(buf, off)
-        if vt == REF_VAL1:
-            off += hash_size
-        elif vt == REF_VAL2:
-            off += 2 * hash_size
-        elif vt == REF_SYMREF:
+        ids = REF_VALUE_IDS.get(vt, -1)
+        if ids is None:
             n, off = get_varint(buf, off)
-            off += n
-        elif vt != REF_DELETION:
+            return off + n
+        if ids < 0:
             raise FormatError(f"unknown ref value type {vt}", offset=off)
-        return off
+        return off + ids * hash_size
     if typ == BLOCK_TYPE_INDEX:
         return get_varint(buf, off)[1]
     if typ == BLOCK_TYPE_LOG:

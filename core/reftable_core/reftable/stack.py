@@ -39,7 +39,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -573,11 +573,6 @@ class Stack:
         finally:
             add.close()
         return removed
-
-    def iter_files(self) -> Iterator[str]:
-        """Paths of the tables in stack order (oldest first)."""
-        for t in self.tables:
-            yield self.table_path(t.name)
 
 
 class Addition:
