@@ -34,7 +34,6 @@ from .results import ScenarioResult, VariantResult
 
 INDEX = "index.jsonl"
 BMF_FILE = "bmf.json"
-METRICS = ("latency", "instructions", "allocations", "peak-memory")
 _NS = 1e9
 
 

@@ -5,32 +5,15 @@ Contract: series(entries, scenario, metric, variant) reads the results index
 per variant label (all, or the one asked for), the points (run, project
 commit, value) of the runs that measured it; a regression shows as a step
 between two consecutive points. lines() is the printed table (the plot is
-lab.plots.history_plot). The metric names are lab.export.METRICS.
+lab.plots.history_plot). The metric names, units and the series are lab.results'
+(METRICS, UNITS, Series).
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from .export import METRICS
-
-UNITS = {"latency": "ns", "instructions": "instructions", "allocations": "allocations",
-         "peak-memory": "bytes"}
-
-
-@dataclass
-class Point:
-    run: str
-    commit: str          # the project commit, short ("?" outside a repository)
-    dirty: bool
-    value: float
-
-
-@dataclass
-class Series:
-    label: str
-    points: list[Point] = field(default_factory=list)
+from .results import METRICS, UNITS, Point, Series
 
 
 def series(entries: Sequence[dict[str, Any]], scenario: str, metric: str,

@@ -48,7 +48,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 from reftable_core.flags import Flags, fixed_slots
 
-from .history import UNITS, Series
+from .results import UNITS, Series
 
 _SECONDS = r"(?:(\d+)m)?(\d+(?:\.\d+)?)\s*(ms|s)\b"
 

@@ -18,6 +18,10 @@ of its two sides' Flags) and their value on its fast side, the factor and its
 direction, its base (the slow side) stated once beside it:
 "merged_cmp on: 1.11x fewer instructions (base: all others off)". A row between two
 sides that set the same flags (revisions, builds, peers) names its fast side by label.
+
+Across runs (the results index, lab.export): METRICS are the exported measures' slugs
+(Bencher Metric Format), UNITS their units; a Series is one variant's points (run,
+project commit, value) of one metric, as lab.history reads them and lab.plots draws them.
 """
 from __future__ import annotations
 
@@ -35,6 +39,25 @@ from .measure.registry import REGISTRY
 from .measure.time import load_values
 from .scenario import studied_counters
 from .stats import ALPHA, holm, in_words, min_ratio, paired_ratio_ci, ratio_ci, summarize
+
+
+METRICS = ("latency", "instructions", "allocations", "peak-memory")
+UNITS = {"latency": "ns", "instructions": "instructions", "allocations": "allocations",
+         "peak-memory": "bytes"}
+
+
+@dataclass
+class Point:
+    run: str
+    commit: str          # the project commit, short ("?" outside a repository)
+    dirty: bool
+    value: float
+
+
+@dataclass
+class Series:
+    label: str
+    points: list[Point] = field(default_factory=list)
 
 
 @dataclass

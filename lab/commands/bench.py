@@ -129,20 +129,19 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
                         "is given as it is)")
     p.set_defaults(func=run_bench)
 
-    c = sub.add_parser("compare", help="speed-up of B over A from two pyperf JSON files",
-                       description="Ratio mean(A)/mean(B), Welch t interval. --flags/--baseline "
-                                   "are refused (the files' flags are fixed).")
-    add_flag_options(c)
-    c.add_argument("a", type=Path)
-    c.add_argument("b", type=Path)
-    c.set_defaults(func=run_compare)
-
-    r = sub.add_parser("report", help="re-render report.md and plots for a run directory",
-                       description="Re-render a run directory's report. --flags/--baseline "
-                                   "are refused (the results' flags are fixed).")
-    add_flag_options(r)
-    r.add_argument("run_dir", type=Path)
-    r.set_defaults(func=run_report)
+    # compare and report read finished files, whose flags are fixed: --flags and
+    # --baseline are there to be refused in words
+    for name, func, what, summary, files, whose in (
+            ("compare", run_compare, "speed-up of B over A from two pyperf JSON files",
+             "Ratio mean(A)/mean(B), Welch t interval.", ("a", "b"), "the files'"),
+            ("report", run_report, "re-render report.md and plots for a run directory",
+             "Re-render a run directory's report.", ("run_dir",), "the results'")):
+        c = sub.add_parser(name, help=what, description=f"{summary} --flags/--baseline are "
+                                                         f"refused ({whose} flags are fixed).")
+        add_flag_options(c)
+        for arg in files:
+            c.add_argument(arg, type=Path)
+        c.set_defaults(func=func)
 
     f = sub.add_parser("profile", help="profile one scenario's workload")
     add_flag_options(f)

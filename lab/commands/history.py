@@ -15,7 +15,8 @@ from pathlib import Path
 
 from reftable_core.flags import Flags
 
-from lab.export import INDEX, METRICS, read_index
+from lab.export import INDEX, read_index
+from lab.results import METRICS
 from lab.history import default_metric, lines, series
 from lab.plots import history_plot, save_png
 

@@ -22,14 +22,20 @@ model):
 The work pass (lab.measure.work) has the same shape, and runs after them.
 lab.measure.clock is the one clock the workloads read; it is also where the
 instruction measure learns the timed region's bounds. This package's own
-module holds what every measure shares: BenchError and the command runners.
+module holds what every measure shares: BenchError, the command runners and
+PerVariant, the shape of the three measures that take one worker a variant.
 """
 from __future__ import annotations
 
 import json
 import subprocess
 from collections.abc import Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:           # annotations only: the worker loads neither
+    from ..scenario import Variant
+    from .context import Record, RunContext
 
 
 class BenchError(RuntimeError):
@@ -59,3 +65,45 @@ def run_worker_log(cmd: Sequence[str], env: Mapping[str, str], prefix: str,
     if len(logs) != 1:
         raise BenchError(f"the worker printed {len(logs)} {what} logs, not 1")
     return proc.pid, json.loads(logs[0][len(prefix):])
+
+
+class PerVariant:
+    """A measure of one worker a variant (instructions, allocations, memory): a
+    progress step a variant; nothing to do without variants; a tool that must be
+    there (missing(): what is not, or None); each variant's figures under
+    <name>_json in the result entry (its pyperf file), read back by figures()."""
+    name: str
+    phase: int
+
+    def __init_subclass__(cls, name: str = "", phase: int = 0, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.name, cls.phase = name, phase
+
+    def steps(self, ctx: RunContext, variants: Sequence[Variant]) -> int:
+        return len(variants)
+
+    def run(self, ctx: RunContext, variants: Sequence[Variant], record: Record) -> None:
+        if not variants:
+            return
+        missing = self.missing()
+        if missing:
+            raise BenchError(f"--measure {self.name} needs {missing}")
+        self.measure(ctx, variants, record)
+
+    def missing(self) -> str | None:
+        return None
+
+    def measure(self, ctx: RunContext, variants: Sequence[Variant], record: Record) -> None:
+        """Measure the variants, write their files, record their figures."""
+        raise NotImplementedError
+
+    def load(self, entry: Mapping[str, Any], run_dir: Path) -> dict[str, Any]:
+        key = f"{self.name}_json"
+        if not entry.get(key):
+            return {}
+        path = Path(run_dir) / entry[key]
+        return {key: str(path), **self.figures(path, entry.get("benchmark", ""))}
+
+    def figures(self, path: Path, benchmark: str) -> dict[str, Any]:
+        """The figures of benchmark in the measure's file at path."""
+        raise NotImplementedError

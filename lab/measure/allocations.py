@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import BenchError, preload, run_worker_log
+from . import BenchError, PerVariant, preload, run_worker_log
 from . import instructions as counting
 
 if TYPE_CHECKING:           # annotations only (lab.measure.context)
@@ -218,19 +218,13 @@ def load(path: Path, name: str = "") -> tuple[float, float]:
     return n, float(md["lab_bytes_allocated"])
 
 
-class Allocations:
+class Allocations(PerVariant, name="allocations", phase=1):
     """The allocation measure in a run (see the module doc)."""
-    name = "allocations"
-    phase = 1
 
-    def steps(self, ctx: RunContext, variants: Sequence[Variant]) -> int:
-        return len(variants)
+    def missing(self) -> str | None:
+        return None if available() else "gcc (to build its preload library)"
 
-    def run(self, ctx: RunContext, variants: Sequence[Variant], record: Record) -> None:
-        if not variants:
-            return
-        if not available():
-            raise BenchError("--measure allocations needs gcc (to build its preload library)")
+    def measure(self, ctx: RunContext, variants: Sequence[Variant], record: Record) -> None:
         library()
 
         def one(v: Variant) -> None:
@@ -244,12 +238,9 @@ class Allocations:
             ctx.progress(f"allocations {v.label}", 1)
         ctx.each(one, variants)
 
-    def load(self, entry: Mapping[str, Any], run_dir: Path) -> dict[str, Any]:
-        if not entry.get("allocations_json"):
-            return {}
-        path = str(Path(run_dir) / entry["allocations_json"])
-        n, b = load(Path(path), entry.get("benchmark", ""))
-        return {"allocations_json": path, "allocations": n, "bytes_allocated": b}
+    def figures(self, path: Path, benchmark: str) -> dict[str, Any]:
+        n, b = load(path, benchmark)
+        return {"allocations": n, "bytes_allocated": b}
 
 
 MEASURE = Allocations()

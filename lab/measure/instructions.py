@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyperf
 
-from . import BenchError, preload, run_command
+from . import BenchError, PerVariant, preload, run_command
 
 if TYPE_CHECKING:           # annotations only (lab.measure.context)
     from ..scenario import Variant
@@ -420,19 +420,13 @@ def count_variant(ctx: RunContext, v: Variant, counts: CountCache) -> tuple[floa
     return float(count.instructions), out
 
 
-class Instructions:
+class Instructions(PerVariant, name="instructions", phase=0):
     """The instruction measure in a run (see the module doc)."""
-    name = "instructions"
-    phase = 0
 
-    def steps(self, ctx: RunContext, variants: Sequence[Variant]) -> int:
-        return len(variants)
+    def missing(self) -> str | None:
+        return None if available() else "valgrind (apt-get install valgrind)"
 
-    def run(self, ctx: RunContext, variants: Sequence[Variant], record: Record) -> None:
-        if not variants:
-            return
-        if not available():
-            raise BenchError("--measure instructions needs valgrind (apt-get install valgrind)")
+    def measure(self, ctx: RunContext, variants: Sequence[Variant], record: Record) -> None:
         # each distinct command once (two variants of one scenario may be one command),
         # `jobs` at once; then every variant's file from the counts
         counts: CountCache = {} if ctx.counts is None else ctx.counts
@@ -456,12 +450,8 @@ class Instructions:
             if todo.get(count_key(ctx, v)) is not v:
                 ctx.progress(None, 1)
 
-    def load(self, entry: Mapping[str, Any], run_dir: Path) -> dict[str, Any]:
-        if not entry.get("instructions_json"):
-            return {}
-        path = str(Path(run_dir) / entry["instructions_json"])
-        return {"instructions_json": path,
-                "instructions": load_count(Path(path), entry.get("benchmark", ""))}
+    def figures(self, path: Path, benchmark: str) -> dict[str, Any]:
+        return {"instructions": load_count(path, benchmark)}
 
 
 MEASURE = Instructions()

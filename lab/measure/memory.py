@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyperf
 
-from . import BenchError, run_worker_log
+from . import BenchError, PerVariant, run_worker_log
 from . import allocations as allocs
 from .clock import set_marker
 
@@ -151,15 +151,10 @@ def load(path: Path, name: str = "") -> Memory:
                   None if tm is None else int(tm))
 
 
-class MemoryMeasure:
+class MemoryMeasure(PerVariant, name="memory", phase=2):
     """The memory measure in a run (see the module doc)."""
-    name = "memory"
-    phase = 2
 
-    def steps(self, ctx: RunContext, variants: Sequence[Variant]) -> int:
-        return len(variants)
-
-    def run(self, ctx: RunContext, variants: Sequence[Variant], record: Record) -> None:
+    def measure(self, ctx: RunContext, variants: Sequence[Variant], record: Record) -> None:
         for v in variants:
             mem = measure_memory(ctx.worker_cmd(v, "--memory"), env=ctx.env(v),
                                  children=v.peer)
@@ -168,12 +163,8 @@ class MemoryMeasure:
             record(v.label, {"memory": mem.as_dict(), "memory_json": str(out)})
             ctx.progress(f"memory {v.label}", 1)
 
-    def load(self, entry: Mapping[str, Any], run_dir: Path) -> dict[str, Any]:
-        if not entry.get("memory_json"):
-            return {}
-        path = str(Path(run_dir) / entry["memory_json"])
-        return {"memory_json": path,
-                "memory": load(Path(path), entry.get("benchmark", "")).as_dict()}
+    def figures(self, path: Path, benchmark: str) -> dict[str, Any]:
+        return {"memory": load(path, benchmark).as_dict()}
 
 
 MEASURE = MemoryMeasure()

@@ -30,7 +30,8 @@ from reftable_core.flags import (
     baseline,
 )
 
-from lab import harness, nb
+from lab import nb
+from lab.measure import time as timing
 from lab.scenarios import SCENARIOS, DatasetRef, Scenario
 
 NAME = "nb-selftest"
@@ -92,12 +93,12 @@ def test_picked_flags_are_the_variants_own(spin: Scenario) -> None:
 def test_run_bench_gives_the_worker_the_picked_flags(
         spin: Scenario, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     argv: dict[str, list[str]] = {}
-    real = harness.time_worker
+    real = timing.time_worker
 
     def recording(cmd: list[str], *args: Any, **kw: Any) -> list[float]:
         argv[cmd[cmd.index("--name") + 1]] = cmd
         return real(cmd, *args, **kw)
-    monkeypatch.setattr(harness, "time_worker", recording)
+    monkeypatch.setattr(timing, "time_worker", recording)
     r = nb.run_bench(NAME, ["all-on"], PICKED, tmp_path / "results", tmp_path,
                      nb.Settings(rounds=None), peers=False)
     assert [v.label for v in r.variants] == ["all-on", nb.PICKER]

@@ -24,7 +24,7 @@ from reftable_core.reftable.record import BLOCK_TYPE_REF, RefRecord
 from reftable_core.reftable.table import TableReader
 from reftable_core.reftable.writer import WriterOptions, write_table
 
-from scripts.gen_loops import LESS
+from scripts.loop_templates import LESS
 from tests.helpers.source import as_python, source_of
 
 

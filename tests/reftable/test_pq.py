@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from reftable_core.flags import Flags, baseline
 from reftable_core.reftable.basics import MAX_U64
 from reftable_core.reftable.pq import LOG, REF, MergedIterPQueue, make_less
-from scripts.gen_loops import LESS, SHADOW
+from scripts.loop_templates import LESS, SHADOW
 
 def _heap_ordered(pq: MergedIterPQueue) -> bool:
     """Every parent is not greater than its children."""

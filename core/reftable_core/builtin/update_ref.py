@@ -237,10 +237,7 @@ class _UpdateRefStdin:
 
     # -- commands ---------------------------------------------------------------
     def cmd_update(self, buf: bytes, pos: int, end: int) -> None:
-        ref, pos = self._parse_refname(buf, pos)
-        if ref is None:
-            raise Die("update: missing <ref>")
-        rn = ref.decode("utf-8", "replace")
+        ref, rn, pos = self._ref(buf, pos, "update")
         new, pos, present = self._parse_next_oid(buf, pos, end, "update", ref, False, True)
         if not present:
             raise Die(f"update {rn}: missing <new-oid>")
@@ -249,10 +246,7 @@ class _UpdateRefStdin:
         self._queue(ref, new, old if have_old else None, "update")
 
     def cmd_create(self, buf: bytes, pos: int, end: int) -> None:
-        ref, pos = self._parse_refname(buf, pos)
-        if ref is None:
-            raise Die("create: missing <ref>")
-        rn = ref.decode("utf-8", "replace")
+        ref, rn, pos = self._ref(buf, pos, "create")
         new, pos, present = self._parse_next_oid(buf, pos, end, "create", ref, False, False)
         if not present:
             raise Die(f"create {rn}: missing <new-oid>")
@@ -262,10 +256,7 @@ class _UpdateRefStdin:
         self._queue(ref, new, self.zero, "create")
 
     def cmd_delete(self, buf: bytes, pos: int, end: int) -> None:
-        ref, pos = self._parse_refname(buf, pos)
-        if ref is None:
-            raise Die("delete: missing <ref>")
-        rn = ref.decode("utf-8", "replace")
+        ref, rn, pos = self._ref(buf, pos, "delete")
         old, pos, have_old = self._parse_next_oid(buf, pos, end, "delete", ref, True, False)
         if have_old and old == self.zero:
             raise Die(f"delete {rn}: zero <old-oid>")
@@ -273,10 +264,7 @@ class _UpdateRefStdin:
         self._queue(ref, self.zero, old if have_old else None, "delete")
 
     def cmd_verify(self, buf: bytes, pos: int, end: int) -> None:
-        ref, pos = self._parse_refname(buf, pos)
-        if ref is None:
-            raise Die("verify: missing <ref>")
-        rn = ref.decode("utf-8", "replace")
+        ref, rn, pos = self._ref(buf, pos, "verify")
         old, pos, have_old = self._parse_next_oid(buf, pos, end, "verify", ref, True, False)
         if not have_old:
             old = self.zero
@@ -346,15 +334,21 @@ class _UpdateRefStdin:
         self._extra(buf, pos, "start")
         self._report("start")
 
-    def cmd_prepare(self, buf: bytes, pos: int, end: int) -> None:
-        self._extra(buf, pos, "prepare")
+    def _finish(self, buf: bytes, pos: int, command: str) -> None:
+        """prepare or commit: the transaction's step of that name, git's "<command>: ok"
+        after it; a hook's refusal dies in the hook's words, any other error as
+        "<command>: <error>"."""
+        self._extra(buf, pos, command)
         try:
-            self.tx.prepare()
+            getattr(self.tx, command)()
         except HookAbortedError as e:
             raise Die(str(e)) from None
         except ReftableError as e:
-            raise Die(f"prepare: {e}")
-        self._report("prepare")
+            raise Die(f"{command}: {e}")
+        self._report(command)
+
+    def cmd_prepare(self, buf: bytes, pos: int, end: int) -> None:
+        self._finish(buf, pos, "prepare")
 
     def cmd_abort(self, buf: bytes, pos: int, end: int) -> None:
         self._extra(buf, pos, "abort")
@@ -362,14 +356,7 @@ class _UpdateRefStdin:
         self._report("abort")
 
     def cmd_commit(self, buf: bytes, pos: int, end: int) -> None:
-        self._extra(buf, pos, "commit")
-        try:
-            self.tx.commit()
-        except HookAbortedError as e:
-            raise Die(str(e)) from None
-        except ReftableError as e:
-            raise Die(f"commit: {e}")
-        self._report("commit")
+        self._finish(buf, pos, "commit")
 
     # -- the loop ---------------------------------------------------------------
     def _records(self, stream: io.BufferedIOBase) -> Iterator[bytes]:

@@ -73,9 +73,9 @@ from .reflog import (append_reflog, committer_ident, delete_reflog, format_reflo
 from .refname import is_root_ref, path_safe_refname, unsafe_refname_error
 from .transaction import (AffectedNames, HookAbortedError, QueuedUpdate, check_new_object,
                           check_old_regular, check_old_target, check_old_value, deref_symref,
-                          fsync_references, head_log_update, hooks_dir, peeled_value, refname_text,
-                          reject_duplicates, run_transaction_hook, unresolvable,
-                          verify_refname_available)
+                          ensure_prepared, fsync_references, head_log_update, hooks_dir,
+                          peeled_value, refname_text, reject_duplicates, run_transaction_hook,
+                          unresolvable, verify_refname_available)
 
 
 class FilesRefStore(RefStoreBase):
@@ -431,10 +431,7 @@ class FilesTransaction:
 
     # -- commit ----------------------------------------------------------------------
     def commit(self) -> None:
-        if self.state == "open":
-            self.prepare()
-        if self.state != "prepared":
-            raise TransactionError("transaction is not prepared")
+        ensure_prepared(self)
         try:
             if self.initial:
                 self._commit_initial()

@@ -64,10 +64,10 @@ from .api import (HASH_SIZES, SCAN_RECORDS, LogEntry, Ref, RefStoreBase, RefUpda
                   ref_from_record)
 from .reflog import (committer_ident, hhmm_to_minutes, log_mode, minutes_to_hhmm,
                      normalize_reflog_message, should_autocreate_reflog)
-from .transaction import (HookAbortedError, QueuedUpdate, check_new_object, fsync_references,
-                          hooks_dir, run_transaction_hook, check_old_regular, check_old_target,
-                          check_old_value, deref_symref, head_log_update, peeled_value,
-                          reject_duplicates, unresolvable)
+from .transaction import (HookAbortedError, QueuedUpdate, check_new_object, check_old_regular,
+                          check_old_target, check_old_value, deref_symref, ensure_prepared,
+                          fsync_references, head_log_update, hooks_dir, peeled_value,
+                          reject_duplicates, run_transaction_hook, unresolvable)
 
 AUTOCOMPACTION_ENV = "GIT_TEST_REFTABLE_AUTOCOMPACTION"
 
@@ -414,10 +414,7 @@ class ReftableTransaction:
                 self.queued.append(u)
 
     def commit(self) -> None:
-        if self.state == "open":
-            self.prepare()
-        if self.state != "prepared":
-            raise TransactionError("transaction is not prepared")
+        ensure_prepared(self)
         try:
             if self.queued:
                 self._addition.add(self._write_table)

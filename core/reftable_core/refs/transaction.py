@@ -336,6 +336,15 @@ def hook_line(u: QueuedUpdate, zero: bytes, name: bytes | None = None) -> bytes:
     return b"%s %s %s\n" % (old, new, u.refname if name is None else name)
 
 
+def ensure_prepared(txn: Any) -> None:
+    """git's ref_transaction_commit: an open transaction is prepared first; a commit in
+    any state other than prepared is an error."""
+    if txn.state == "open":
+        txn.prepare()
+    if txn.state != "prepared":
+        raise TransactionError("transaction is not prepared")
+
+
 def run_transaction_hook(directory: str | None, state: str, updates: Iterable[QueuedUpdate],
                          zero: bytes, names: Sequence[bytes] | None = None) -> int:
     """git's run_transaction_hook: <directory>/reference-transaction <state> when it
