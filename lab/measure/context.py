@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
+from gitbin import hermetic_env
+
 if TYPE_CHECKING:           # annotations only: the worker never loads lab.scenario
     from ..scenario import Variant
 
@@ -70,10 +72,13 @@ class RunContext:
         """The variant's own variables (a revision's PYTHONPATH, a git build), or None."""
         return self.envs.get(v.label)
 
-    def env(self, v: Variant) -> dict[str, str] | None:
-        """The variant's worker environment: ours with its own variables (None: ours)."""
-        extra = self.extra_env(v)
-        return {**os.environ, **extra} if extra else None
+    def env(self, v: Variant) -> dict[str, str]:
+        """The variant's worker environment: ours made hermetic as git's peers' is
+        (gitbin.hermetic_env: no system or global git configuration, no GIT_*
+        variable of ours, pinned identities and dates), then its own variables. The
+        model reads git's configuration files as git does: a variant's figures must
+        not depend on the user's ~/.gitconfig, nor differ from git's in what it read."""
+        return hermetic_env(os.environ.get("HOME"), self.extra_env(v))
 
     def path(self, v: Variant, measure: str = "") -> Path:
         """<scenario>.<label>[.<measure>].json in the output directory."""

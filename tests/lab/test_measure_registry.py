@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import inspect
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from reftable_core.flags import Flags
 
 from lab.harness import measure_all
@@ -57,7 +59,19 @@ def test_run_context_names_files_and_commands(tmp_path: Path) -> None:
     cmd = ctx.worker_cmd(a, "--count")
     assert cmd[:3] == [sys.executable, "-m", "lab.worker"] and cmd[-2:] == ["--quiet", "--count"]
     assert cmd[cmd.index("--lab-flags") + 1] == a.flags.to_spec()
-    assert ctx.env(a) is None and ctx.env(b) is not None and ctx.env(b)["X"] == "1"
+    assert "X" not in ctx.env(a) and ctx.env(b)["X"] == "1"
+
+
+def test_workers_read_no_git_configuration_of_ours(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker (the model reading config as git does) sees neither the system nor the
+    user's git configuration, as git's peers do not, and none of our GIT_* variables."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "mine"))
+    monkeypatch.setenv("GIT_DIR", str(tmp_path))
+    monkeypatch.delenv("GIT_CONFIG_NOSYSTEM", raising=False)
+    env = RunContext("s", tmp_path, {}, tmp_path).env(Variant("a", Flags(), "spin"))
+    assert env["GIT_CONFIG_NOSYSTEM"] == "1" and env["GIT_CONFIG_GLOBAL"] == os.devnull
+    assert "GIT_DIR" not in env and env["PATH"] == os.environ["PATH"]
 
 
 class _Fake:
