@@ -35,7 +35,7 @@ from reftable_core.flags import Flags, baseline, format_value
 
 from .builds import CoreBuild, CoreRev, GitBuild
 from .measure.allocations import records
-from .measure.registry import REGISTRY
+from .measure.registry import PASSES
 from .measure.time import load_values
 from .scenario import studied_counters
 from .stats import ALPHA, holm, in_words, min_ratio, paired_ratio_ci, ratio_ci, summarize
@@ -147,8 +147,8 @@ class ScenarioResult:
                 unreproduced=d.get("unreproduced", {}), cumulative=d.get("cumulative", []))
         for v in d["variants"]:
             res = VariantResult(v["label"], v["kind"], v["spec"], [], "",
-                                benchmark=v.get("benchmark", ""), work=dict(v.get("work", {})))
-            for measure in REGISTRY.values():
+                                benchmark=v.get("benchmark", ""))
+            for measure in PASSES.values():         # every measure and the work pass
                 res.update(measure.load(v, Path(run_dir)))
             r.variants.append(res)
         r.ratios = d["ratios"]
