@@ -38,7 +38,7 @@ from .measure.allocations import records
 from .measure.registry import PASSES
 from .measure.time import load_values
 from .scenario import studied_counters
-from .stats import ALPHA, holm, in_words, min_ratio, paired_ratio_ci, ratio_ci, summarize
+from .stats import ALPHA, factor_text, holm, in_words, min_ratio, paired_ratio_ci, ratio_ci, summarize
 
 
 METRICS = ("latency", "instructions", "allocations", "peak-memory")
@@ -259,7 +259,7 @@ def effect_words(ratio: float, measure: str = "time") -> str:
         what = "fewer heap allocations" if better else "more heap allocations"
     else:
         what = "faster" if better else "slower"
-    return f"{factor:.3g}x {what}"
+    return f"{factor_text(factor)} {what}"
 
 
 def row_words(slow: VariantResult, fast: VariantResult, ratio: float,

@@ -255,6 +255,12 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
+def factor_text(factor: float) -> str:
+    """A factor >= 1 as "2.33x"; one within 1 % of 1 with the digits that tell it from
+    1 ("1.0035x", never "1x more")."""
+    return f"{factor:.3g}x" if factor >= 1.01 else f"{factor:.4f}x"
+
+
 def in_words(slow: str, fast: str, ratio: float, measure: str = "time") -> str:
     """"fast is 2.33x faster than slow" (ratio = slow/fast), the faster side
     first whichever it is; for instructions "... executes 2.33x fewer instructions ...",
@@ -263,10 +269,10 @@ def in_words(slow: str, fast: str, ratio: float, measure: str = "time") -> str:
         return f"{fast} and {slow}: no difference in {measure}"
     winner, loser, factor = (fast, slow, ratio) if ratio > 1.0 else (slow, fast, 1.0 / ratio)
     if measure == "instructions":
-        return f"{winner} executes {factor:.3g}x fewer instructions than {loser}"
+        return f"{winner} executes {factor_text(factor)} fewer instructions than {loser}"
     if measure == "allocations":
-        return f"{winner} makes {factor:.3g}x fewer heap allocations than {loser}"
-    return f"{winner} is {factor:.3g}x faster than {loser}"
+        return f"{winner} makes {factor_text(factor)} fewer heap allocations than {loser}"
+    return f"{winner} is {factor_text(factor)} faster than {loser}"
 
 
 def format_seconds(s: float) -> str:

@@ -1,7 +1,8 @@
 """lab.results: the row wording names the flags a row moves and its base, once."""
 from __future__ import annotations
 
-from lab.results import ScenarioResult, VariantResult, compute_ratios, row_words, side_names
+from lab.results import (ScenarioResult, VariantResult, compute_ratios, effect_words, row_words,
+                         side_names)
 
 
 def _v(label: str, spec: str, kind: str = "flags") -> VariantResult:
@@ -56,3 +57,10 @@ def test_compute_ratios_words_every_row() -> None:
         VariantResult("only-mmap", "flags", "baseline,mmap=on", [], "", instructions=200.0)])
     (q,) = compute_ratios(r, [("mmap alone, others off", "all-off", "only-mmap")])
     assert q["in_words"] == "mmap on: 1.5x fewer instructions (base: all others off)"
+
+
+def test_a_factor_near_one_keeps_the_digits_that_tell_it_from_one() -> None:
+    """0.9965 is not "1x more": a row within 1 % of 1 says by how much."""
+    assert effect_words(0.9965, "instructions") == "1.0035x more instructions"
+    assert effect_words(1.004, "time") == "1.0040x faster"
+    assert effect_words(1.5, "allocations") == "1.5x fewer heap allocations"
