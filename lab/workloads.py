@@ -193,10 +193,20 @@ def _create_updates(gitdir: Path, params: dict[str, Any]) -> tuple[bytes, int, s
     return tip, n, fmt
 
 
+def _lab_create(gitdir: Path, flags: Flags, names: list[bytes], tip: bytes) -> None:
+    """update-ref --stdin of "create <name> <tip>" lines: one transaction."""
+    zero = bytes(len(tip))
+    repo = open_repo(gitdir, flags)
+    tx = repo.refs.transaction()
+    for name in names:
+        tx.queue(RefUpdate(name, new_value=tip, old_value=zero, flags={"create"}))
+    tx.commit()
+    repo.close()
+
+
 def update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
     """One transaction creating N refs (each queued update reads the ref first, as git does)."""
     tip, n, fmt = _create_updates(gitdir, params)
-    zero = bytes(len(tip))
     names = [(fmt % i).encode() for i in range(n)]
     copies = ScratchCopies(gitdir)
 
@@ -205,21 +215,21 @@ def update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) -> Tim
         for _ in range(loops):
             target = copies.next()
             t0 = clock()
-            repo = open_repo(target, flags)
-            tx = repo.refs.transaction()
-            for name in names:
-                tx.queue(RefUpdate(name, new_value=tip, old_value=zero, flags={"create"}))
-            tx.commit()
-            repo.close()
+            _lab_create(target, flags, names, tip)
             total += clock() - t0
         return total
     return time_func
 
 
-def git_update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
+def _create_script(gitdir: Path, params: dict[str, Any]) -> bytes:
+    """The update-ref --stdin script of the same creates: "create <name> <tip>" lines."""
     tip, n, fmt = _create_updates(gitdir, params)
-    script = b"".join(b"create %s %s\n" % ((fmt % i).encode(), tip.hex().encode())
-                      for i in range(n))
+    return b"".join(b"create %s %s\n" % ((fmt % i).encode(), tip.hex().encode())
+                    for i in range(n))
+
+
+def git_update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
+    script = _create_script(gitdir, params)
     copies = ScratchCopies(gitdir)
     env = _git_env()
     git = find_git()
@@ -231,9 +241,7 @@ def git_update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) ->
 
 
 def cli_update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
-    tip, n, fmt = _create_updates(gitdir, params)
-    script = b"".join(b"create %s %s\n" % ((fmt % i).encode(), tip.hex().encode())
-                      for i in range(n))
+    script = _create_script(gitdir, params)
     copies = ScratchCopies(gitdir)
     base = _reftable_lab_argv()
 
@@ -248,17 +256,6 @@ def cli_update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) ->
 def _p1401_names(params: dict[str, Any], key: str, default: str) -> list[bytes]:
     fmt = params.get(key, default)
     return [(fmt % i).encode() for i in range(1, int(params["refs"]) + 1)]
-
-
-def _lab_create(gitdir: Path, flags: Flags, names: list[bytes], tip: bytes) -> None:
-    """update-ref --stdin of "create <name> <tip>" lines: one transaction."""
-    zero = bytes(len(tip))
-    repo = open_repo(gitdir, flags)
-    tx = repo.refs.transaction()
-    for name in names:
-        tx.queue(RefUpdate(name, new_value=tip, old_value=zero, flags={"create"}))
-    tx.commit()
-    repo.close()
 
 
 def _lab_delete_all(gitdir: Path, flags: Flags, prefix: bytes) -> None:

@@ -77,7 +77,6 @@ from typing import Any, Protocol, TypeVar
 from ..errors import FormatError
 from ..counters import WORK
 from .basics import MAX_U64, get_varint
-from .pq import LOG, REF
 from .record import (
     BLOCK_TYPE_INDEX,
     BLOCK_TYPE_LOG,
@@ -114,13 +113,15 @@ MergeLoop = Callable[[list[Any], list[Iterator[Any]]], Iterator[Any]]
 '''
 
 if __package__:                 # imported (tests: scripts.gen_loops)
-    from .loop_templates import (ADD, BYPASS, GENERIC_LOOP, GENERIC_TYPES, KEY, KEY_DECODE, LAYOUT, LESS,
-                                LOG_LOOP, MERGE_LOOP, NAME, REF_LOOP, REMOVE_TOP, SAME_SUBITER,
-                                SCANS, SCAN_LINES, SCAN_NAMES, SHADOW, SUPPRESS, indented)
+    from .loop_templates import (
+        ADD, BYPASS, GENERIC_LOOP, GENERIC_TYPES, HEAP, KEY, KEY_DECODE, LAYOUT, LESS, LOG_LOOP,
+        MERGE_LOOP, NAME, REF_LOOP, REMOVE_TOP, SAME_SUBITER, SCANS, SCAN_LINES, SCAN_NAMES,
+        SHADOW, SUPPRESS, indented)
 else:                           # run: python scripts/gen_loops.py
-    from loop_templates import (ADD, BYPASS, GENERIC_LOOP, GENERIC_TYPES, KEY, KEY_DECODE, LAYOUT, LESS,
-                               LOG_LOOP, MERGE_LOOP, NAME, REF_LOOP, REMOVE_TOP, SAME_SUBITER,
-                               SCANS, SCAN_LINES, SCAN_NAMES, SHADOW, SUPPRESS, indented)
+    from loop_templates import (
+        ADD, BYPASS, GENERIC_LOOP, GENERIC_TYPES, HEAP, KEY, KEY_DECODE, LAYOUT, LESS, LOG_LOOP,
+        MERGE_LOOP, NAME, REF_LOOP, REMOVE_TOP, SAME_SUBITER, SCANS, SCAN_LINES, SCAN_NAMES,
+        SHADOW, SUPPRESS, indented)
 
 
 # ================================================================ expansion
@@ -226,7 +227,7 @@ def merge_loops() -> tuple[list[str], list[tuple[str, str]]]:
                                 {"FUNC": name, "SHADOWED": shadow["SHADOWED"],
                                  "VARIANT": variant, "DELETIONS": SUPPRESS[sup]["DELETIONS"]},
                                 LESS[(kind, pq)]))
-            rows.append((f"({kind.upper()}, {cmp}, {skip}, {bypass}, {pq}, {sup})", name))
+            rows.append((f'("{kind}", {cmp}, {skip}, {bypass}, {pq}, {sup})', name))
     return funcs, rows
 
 
@@ -241,6 +242,7 @@ def render() -> str:
     mfuncs, mrows = merge_loops()
     parts = [HEADER]
     parts += ["\n" + f for f in rfuncs + mfuncs]
+    parts.append(expand(HEAP, {}, {}, "less(A, B)"))
     parts.append(expand(SCANS, SCAN_LINES, {}))
     parts.append(_registry(
         "RECORD_LOOPS", "dict[tuple[int, bool, bool, bool, bool], RecordLoop]",

@@ -456,6 +456,25 @@ while i:
     i = j
 heap[i] = e"""
 
+# pq.MergedIterPQueue's add and remove: the same ADD and REMOVE_TOP, the less-than a
+# call (the queue's own, pq.make_less); the merge loops seed their heap with them
+HEAP = '''
+
+def heap_add(heap: list[Any], entry: Any, less: Callable[[Any, Any], bool]) -> None:
+    """Add entry to the heap (git's merged_iter_pqueue_add): the merge loops' add."""
+    append = heap.append
+    ADD(entry)
+
+
+def heap_remove(heap: list[Any], less: Callable[[Any, Any], bool]) -> Any:
+    """Take the top entry off the heap (merged_iter_pqueue_remove): the merge loops'
+    remove."""
+    entry = heap[0]
+    pop = heap.pop
+    REMOVE_TOP
+    return entry
+'''
+
 # pq_cmp (seed 000 4/7, pq_less in reftable/pq.c), keyed (kind, pq_cmp): the
 # queue's less-than of entries A, B; on equal keys the entry of the newer table
 # (higher index) is smaller ("if (cmp == 0) return a->index > b->index;").

@@ -41,7 +41,6 @@ from typing import Any, Protocol, TypeVar
 from ..errors import FormatError
 from ..counters import WORK
 from .basics import MAX_U64, get_varint
-from .pq import LOG, REF
 from .record import (
     BLOCK_TYPE_INDEX,
     BLOCK_TYPE_LOG,
@@ -7137,6 +7136,49 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
         yield erec
 
 
+def heap_add(heap: list[Any], entry: Any, less: Callable[[Any, Any], bool]) -> None:
+    """Add entry to the heap (git's merged_iter_pqueue_add): the merge loops' add."""
+    append = heap.append
+    e = entry
+    i = len(heap)
+    append(e)
+    while i:
+        j = (i - 1) >> 1
+        parent = heap[j]
+        if less(parent, e):
+            break
+        heap[i] = parent
+        i = j
+    heap[i] = e
+
+
+def heap_remove(heap: list[Any], less: Callable[[Any, Any], bool]) -> Any:
+    """Take the top entry off the heap (merged_iter_pqueue_remove): the merge loops'
+    remove."""
+    entry = heap[0]
+    pop = heap.pop
+    last = pop()
+    n = len(heap)
+    if n:
+        i = 0
+        j = 1
+        while j < n:
+            child = heap[j]
+            k = j + 1
+            if k < n:
+                right = heap[k]
+                if less(right, child):
+                    j = k
+                    child = right
+            if not less(child, last):
+                break
+            heap[i] = child
+            i = j
+            j = 2 * i + 1
+        heap[i] = last
+    return entry
+
+
 def restart_scan_start(block: Any, want: bytes) -> int:
     """Binary search for the first restart point whose key is > want (restart records
     store their whole key); the index in block.data of the restart point before it
@@ -7332,70 +7374,70 @@ RECORD_LOOPS: dict[tuple[int, bool, bool, bool, bool], RecordLoop] = {
 # (kind, merged_cmp, same_subiter_skip, single_subiter_bypass, pq_cmp, suppress)
 # -> merge loop
 MERGE_LOOPS: dict[tuple[str, bool, bool, bool, bool, bool], MergeLoop] = {
-    (REF, True, True, True, True, True): merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_on,
-    (REF, True, True, True, True, False): merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_off,
-    (REF, True, True, True, False, True): merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_on,
-    (REF, True, True, True, False, False): merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_off,
-    (REF, True, True, False, True, True): merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_on,
-    (REF, True, True, False, True, False): merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_off,
-    (REF, True, True, False, False, True): merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_on,
-    (REF, True, True, False, False, False): merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_off,
-    (REF, True, False, True, True, True): merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_on,
-    (REF, True, False, True, True, False): merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_off,
-    (REF, True, False, True, False, True): merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_on,
-    (REF, True, False, True, False, False): merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_off,
-    (REF, True, False, False, True, True): merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_on,
-    (REF, True, False, False, True, False): merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_off,
-    (REF, True, False, False, False, True): merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_on,
-    (REF, True, False, False, False, False): merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_off,
-    (REF, False, True, True, True, True): merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_on,
-    (REF, False, True, True, True, False): merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_off,
-    (REF, False, True, True, False, True): merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_on,
-    (REF, False, True, True, False, False): merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_off,
-    (REF, False, True, False, True, True): merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_on,
-    (REF, False, True, False, True, False): merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_off,
-    (REF, False, True, False, False, True): merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_on,
-    (REF, False, True, False, False, False): merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_off,
-    (REF, False, False, True, True, True): merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_on,
-    (REF, False, False, True, True, False): merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_off,
-    (REF, False, False, True, False, True): merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_on,
-    (REF, False, False, True, False, False): merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_off,
-    (REF, False, False, False, True, True): merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_on,
-    (REF, False, False, False, True, False): merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_off,
-    (REF, False, False, False, False, True): merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_on,
-    (REF, False, False, False, False, False): merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_off,
-    (LOG, True, True, True, True, True): merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_on,
-    (LOG, True, True, True, True, False): merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_off,
-    (LOG, True, True, True, False, True): merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_on,
-    (LOG, True, True, True, False, False): merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_off,
-    (LOG, True, True, False, True, True): merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_on,
-    (LOG, True, True, False, True, False): merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_off,
-    (LOG, True, True, False, False, True): merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_on,
-    (LOG, True, True, False, False, False): merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_off,
-    (LOG, True, False, True, True, True): merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_on,
-    (LOG, True, False, True, True, False): merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_off,
-    (LOG, True, False, True, False, True): merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_on,
-    (LOG, True, False, True, False, False): merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_off,
-    (LOG, True, False, False, True, True): merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_on,
-    (LOG, True, False, False, True, False): merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_off,
-    (LOG, True, False, False, False, True): merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_on,
-    (LOG, True, False, False, False, False): merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_off,
-    (LOG, False, True, True, True, True): merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_on,
-    (LOG, False, True, True, True, False): merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_off,
-    (LOG, False, True, True, False, True): merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_on,
-    (LOG, False, True, True, False, False): merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_off,
-    (LOG, False, True, False, True, True): merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_on,
-    (LOG, False, True, False, True, False): merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_off,
-    (LOG, False, True, False, False, True): merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_on,
-    (LOG, False, True, False, False, False): merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_off,
-    (LOG, False, False, True, True, True): merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_on,
-    (LOG, False, False, True, True, False): merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_off,
-    (LOG, False, False, True, False, True): merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_on,
-    (LOG, False, False, True, False, False): merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_off,
-    (LOG, False, False, False, True, True): merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_on,
-    (LOG, False, False, False, True, False): merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_off,
-    (LOG, False, False, False, False, True): merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_on,
-    (LOG, False, False, False, False, False): merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_off,
+    ("ref", True, True, True, True, True): merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_on,
+    ("ref", True, True, True, True, False): merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_off,
+    ("ref", True, True, True, False, True): merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_on,
+    ("ref", True, True, True, False, False): merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_off,
+    ("ref", True, True, False, True, True): merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_on,
+    ("ref", True, True, False, True, False): merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_off,
+    ("ref", True, True, False, False, True): merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_on,
+    ("ref", True, True, False, False, False): merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_off,
+    ("ref", True, False, True, True, True): merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_on,
+    ("ref", True, False, True, True, False): merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_off,
+    ("ref", True, False, True, False, True): merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_on,
+    ("ref", True, False, True, False, False): merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_off,
+    ("ref", True, False, False, True, True): merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_on,
+    ("ref", True, False, False, True, False): merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_off,
+    ("ref", True, False, False, False, True): merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_on,
+    ("ref", True, False, False, False, False): merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_off,
+    ("ref", False, True, True, True, True): merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_on,
+    ("ref", False, True, True, True, False): merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_off,
+    ("ref", False, True, True, False, True): merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_on,
+    ("ref", False, True, True, False, False): merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_off,
+    ("ref", False, True, False, True, True): merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_on,
+    ("ref", False, True, False, True, False): merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_off,
+    ("ref", False, True, False, False, True): merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_on,
+    ("ref", False, True, False, False, False): merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_off,
+    ("ref", False, False, True, True, True): merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_on,
+    ("ref", False, False, True, True, False): merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_off,
+    ("ref", False, False, True, False, True): merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_on,
+    ("ref", False, False, True, False, False): merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_off,
+    ("ref", False, False, False, True, True): merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_on,
+    ("ref", False, False, False, True, False): merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_off,
+    ("ref", False, False, False, False, True): merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_on,
+    ("ref", False, False, False, False, False): merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_off,
+    ("log", True, True, True, True, True): merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_on,
+    ("log", True, True, True, True, False): merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_off,
+    ("log", True, True, True, False, True): merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_on,
+    ("log", True, True, True, False, False): merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_off,
+    ("log", True, True, False, True, True): merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_on,
+    ("log", True, True, False, True, False): merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_off,
+    ("log", True, True, False, False, True): merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_on,
+    ("log", True, True, False, False, False): merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_off,
+    ("log", True, False, True, True, True): merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_on,
+    ("log", True, False, True, True, False): merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_off,
+    ("log", True, False, True, False, True): merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_on,
+    ("log", True, False, True, False, False): merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_off,
+    ("log", True, False, False, True, True): merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_on,
+    ("log", True, False, False, True, False): merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_off,
+    ("log", True, False, False, False, True): merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_on,
+    ("log", True, False, False, False, False): merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_off,
+    ("log", False, True, True, True, True): merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_on,
+    ("log", False, True, True, True, False): merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_off,
+    ("log", False, True, True, False, True): merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_on,
+    ("log", False, True, True, False, False): merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_off,
+    ("log", False, True, False, True, True): merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_on,
+    ("log", False, True, False, True, False): merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_off,
+    ("log", False, True, False, False, True): merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_on,
+    ("log", False, True, False, False, False): merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_off,
+    ("log", False, False, True, True, True): merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_on,
+    ("log", False, False, True, True, False): merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_off,
+    ("log", False, False, True, False, True): merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_on,
+    ("log", False, False, True, False, False): merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_off,
+    ("log", False, False, False, True, True): merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_on,
+    ("log", False, False, False, True, False): merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_off,
+    ("log", False, False, False, False, True): merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_on,
+    ("log", False, False, False, False, False): merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_off,
 }
 
 

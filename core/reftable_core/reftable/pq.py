@@ -14,9 +14,10 @@ pq_less in reftable/pq.c):
 Both: "if (cmp == 0) return a->index > b->index;".
 Records are duck-typed: ref records have .refname, log records .refname and
 .update_index (a log key sorts by refname, then by update_index descending).
-The merged iterator (merged.py) seeds a MergedIterPQueue, then runs this same
-add/remove algorithm with these same comparisons expanded inline in its
-generated merge loops; tests compare the two.
+add and remove are loops.heap_add and heap_remove, generated from the templates
+(scripts/loop_templates.py ADD, REMOVE_TOP) that the merge loops expand inline with
+these same comparisons: the algorithm is written once. The merged iterator
+(merged.py) seeds a MergedIterPQueue, then its merge loop runs the queue.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..flags import Flags
+from .loops import heap_add, heap_remove
 
 Entry = list[Any]     # [record, sub-iterator index]
 Less = Callable[[Entry, Entry], bool]
@@ -103,40 +105,7 @@ class MergedIterPQueue:
         return self.heap[0]
 
     def add(self, entry: Entry) -> None:
-        heap = self.heap
-        less = self.less
-        heap.append(entry)
-        i = len(heap) - 1
-        while i > 0:
-            j = (i - 1) >> 1
-            parent = heap[j]
-            if less(parent, entry):
-                break
-            heap[i] = parent
-            i = j
-        heap[i] = entry
+        heap_add(self.heap, entry, self.less)
 
     def remove(self) -> Entry:
-        heap = self.heap
-        top = heap[0]
-        last = heap.pop()
-        n = len(heap)
-        if not n:
-            return top
-        less = self.less
-        i = 0
-        while True:
-            j = 2 * i + 1
-            if j >= n:
-                break
-            child = heap[j]
-            k = j + 1
-            if k < n and less(heap[k], child):
-                j = k
-                child = heap[k]
-            if not less(child, last):
-                break
-            heap[i] = child
-            i = j
-        heap[i] = last
-        return top
+        return heap_remove(self.heap, self.less)
