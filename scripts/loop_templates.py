@@ -456,19 +456,23 @@ while i:
     i = j
 heap[i] = e"""
 
-# pq.MergedIterPQueue's add and remove: the same ADD and REMOVE_TOP, the less-than a
-# call (the queue's own, pq.make_less); the merge loops seed their heap with them
+# pq.MergedIterPQueue's add and remove (its methods themselves: no call more): the same
+# ADD and REMOVE_TOP, the less-than a call (the queue's own, pq.make_less)
 HEAP = '''
 
-def heap_add(heap: list[Any], entry: Any, less: Callable[[Any, Any], bool]) -> None:
-    """Add entry to the heap (git's merged_iter_pqueue_add): the merge loops' add."""
+def pq_add(pq: Any, entry: Any) -> None:
+    """pq.MergedIterPQueue.add (git's merged_iter_pqueue_add): the merge loops' add."""
+    heap = pq.heap
+    less = pq.less
     append = heap.append
     ADD(entry)
 
 
-def heap_remove(heap: list[Any], less: Callable[[Any, Any], bool]) -> Any:
-    """Take the top entry off the heap (merged_iter_pqueue_remove): the merge loops'
-    remove."""
+def pq_remove(pq: Any) -> Any:
+    """pq.MergedIterPQueue.remove (merged_iter_pqueue_remove): the top entry, taken off
+    by the merge loops' remove."""
+    heap = pq.heap
+    less = pq.less
     entry = heap[0]
     pop = heap.pop
     REMOVE_TOP

@@ -48,7 +48,7 @@ def test_every_generated_function_is_in_a_registry_and_picked_by_flags() -> None
                  if fn.__module__ == loops.__name__}
     registered = {fn.__name__ for fn in [*loops.RECORD_LOOPS.values(),
                                          *loops.MERGE_LOOPS.values(), *loops.SCANS.values()]}
-    queue = {"heap_add", "heap_remove"}     # pq.MergedIterPQueue's add and remove
+    queue = {"pq_add", "pq_remove"}     # pq.MergedIterPQueue's add and remove
     assert generated == registered | queue
     assert len(set(loops.RECORD_LOOPS.values())) == 13      # 6 ref, 3 log, 2 obj, 2 index
     assert len(set(loops.MERGE_LOOPS.values())) == 64      # 32 flag variants x suppress

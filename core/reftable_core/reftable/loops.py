@@ -7136,8 +7136,10 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
         yield erec
 
 
-def heap_add(heap: list[Any], entry: Any, less: Callable[[Any, Any], bool]) -> None:
-    """Add entry to the heap (git's merged_iter_pqueue_add): the merge loops' add."""
+def pq_add(pq: Any, entry: Any) -> None:
+    """pq.MergedIterPQueue.add (git's merged_iter_pqueue_add): the merge loops' add."""
+    heap = pq.heap
+    less = pq.less
     append = heap.append
     e = entry
     i = len(heap)
@@ -7152,9 +7154,11 @@ def heap_add(heap: list[Any], entry: Any, less: Callable[[Any, Any], bool]) -> N
     heap[i] = e
 
 
-def heap_remove(heap: list[Any], less: Callable[[Any, Any], bool]) -> Any:
-    """Take the top entry off the heap (merged_iter_pqueue_remove): the merge loops'
-    remove."""
+def pq_remove(pq: Any) -> Any:
+    """pq.MergedIterPQueue.remove (merged_iter_pqueue_remove): the top entry, taken off
+    by the merge loops' remove."""
+    heap = pq.heap
+    less = pq.less
     entry = heap[0]
     pop = heap.pop
     last = pop()

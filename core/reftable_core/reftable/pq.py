@@ -14,7 +14,7 @@ pq_less in reftable/pq.c):
 Both: "if (cmp == 0) return a->index > b->index;".
 Records are duck-typed: ref records have .refname, log records .refname and
 .update_index (a log key sorts by refname, then by update_index descending).
-add and remove are loops.heap_add and heap_remove, generated from the templates
+add and remove are loops.pq_add and pq_remove, generated from the templates
 (scripts/loop_templates.py ADD, REMOVE_TOP) that the merge loops expand inline with
 these same comparisons: the algorithm is written once. The merged iterator
 (merged.py) seeds a MergedIterPQueue, then its merge loop runs the queue.
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..flags import Flags
-from .loops import heap_add, heap_remove
+from .loops import pq_add, pq_remove
 
 Entry = list[Any]     # [record, sub-iterator index]
 Less = Callable[[Entry, Entry], bool]
@@ -104,8 +104,5 @@ class MergedIterPQueue:
     def top(self) -> Entry:
         return self.heap[0]
 
-    def add(self, entry: Entry) -> None:
-        heap_add(self.heap, entry, self.less)
-
-    def remove(self) -> Entry:
-        return heap_remove(self.heap, self.less)
+    add = pq_add            # (self, entry): generated, see the module doc
+    remove = pq_remove      # (self) -> the top entry
