@@ -36,9 +36,10 @@ from reftable_core.flags import Flags, baseline, format_value
 from .builds import CoreBuild, CoreRev, GitBuild
 from .measure.allocations import records
 from .measure.registry import PASSES
-from .measure.time import load_values
 from .scenario import studied_counters
-from .stats import ALPHA, factor_text, holm, in_words, min_ratio, paired_ratio_ci, ratio_ci, summarize
+from .measure.instructions import MEASURE_KEY
+from .stats import (ALPHA, factor_text, format_seconds, holm, in_words, min_ratio,
+                    paired_ratio_ci, ratio_ci, summarize)
 
 
 METRICS = ("latency", "instructions", "allocations", "peak-memory")
@@ -348,15 +349,79 @@ def work_differs(a: VariantResult, b: VariantResult) -> bool | None:
     return any(a.work.get(n, 0) != b.work.get(n, 0) for n in names)
 
 
-def compare_values(va: Sequence[float], vb: Sequence[float], a: str, b: str
-                   ) -> dict[str, Any]:
-    """Ratio mean(a)/mean(b) of two samples named a and b, with its Welch t interval."""
-    r = ratio_ci(va, vb)
-    return {"a": a, "b": b, "a_summary": summarize(va).as_dict(),
-            "b_summary": summarize(vb).as_dict(), **r.as_dict(),
-            "in_words": in_words(a, b, r.ratio)}
+@dataclass(frozen=True)
+class MeasuredFile:
+    """What `reftable-lab compare` reads of a pyperf file: its one benchmark's name and
+    values, the measure they are of ("time", or the lab_measure of a count file), their
+    unit and the workload they ran (lab_workload; None in a file the lab did not write)."""
+    path: str
+    name: str
+    measure: str
+    unit: str
+    workload: str | None
+    values: list[float]
+
+
+class NotComparable(ValueError):
+    """Two files that measure different things: no ratio of them means anything."""
+
+
+def read_measured(path: Path) -> MeasuredFile:
+    """The file's one benchmark (ValueError: not a pyperf file, or more than one)."""
+    import pyperf
+    suite = pyperf.BenchmarkSuite.load(str(path))
+    benches = suite.get_benchmarks()
+    if len(benches) != 1:
+        raise ValueError(f"{len(benches)} benchmarks in it, not one")
+    bench = benches[0]
+    md = bench.get_metadata()
+    unit = bench.get_unit()
+    measure = md.get(MEASURE_KEY) or ("time" if unit == "second" else unit)
+    return MeasuredFile(str(path), bench.get_name(), measure, unit, md.get("lab_workload"),
+                        list(bench.get_values()))
 
 
 def compare_files(a: Path, b: Path) -> dict[str, Any]:
-    """Ratio mean(a)/mean(b) of two pyperf JSON files, with its Welch t interval."""
-    return compare_values(load_values(a), load_values(b), str(a), str(b))
+    """Ratio a/b of two pyperf files of the same measure, unit and workload: time as
+    mean(a)/mean(b) with its Welch t interval, a count (one exact value a side) as the
+    plain quotient. NotComparable, in one line, when they differ in any of the three."""
+    fa, fb = read_measured(a), read_measured(b)
+    for what in ("measure", "unit", "workload"):
+        va, vb = getattr(fa, what), getattr(fb, what)
+        if va != vb:
+            raise NotComparable(f"{a} and {b} are not comparable: {what} {va} vs {vb}")
+    out: dict[str, Any] = {"a": str(a), "b": str(b), "benchmark_a": fa.name,
+                           "benchmark_b": fb.name, "measure": fa.measure, "unit": fa.unit,
+                           "workload": fa.workload, "a_summary": summarize(fa.values).as_dict(),
+                           "b_summary": summarize(fb.values).as_dict()}
+    if fa.measure in _COUNTS or (len(fa.values) == 1 and len(fb.values) == 1):
+        ratio = fa.values[0] / fb.values[0]
+        out.update(ratio=ratio, estimator="count")
+    else:
+        out.update(ratio_ci(fa.values, fb.values).as_dict(), estimator="mean")
+    out["in_words"] = in_words(str(a), str(b), out["ratio"], fa.measure)
+    return out
+
+
+def compare_table(res: Mapping[str, Any]) -> str:
+    """compare's result as pyperf compare_to's table: a column a file, the second with
+    its factor against the first."""
+    def cell(summary: Mapping[str, Any]) -> str:
+        if res["estimator"] == "count":
+            return f"{summary['mean']:,.0f} {res['unit']}"
+        return f"{format_seconds(summary['mean'])} +- {format_seconds(summary['stdev'])}"
+    effect = effect_words(res["ratio"], res["measure"])
+    if res["estimator"] == "mean":
+        effect += (f" (95 % CI {res['ci_low']:.3g}x .. {res['ci_high']:.3g}x, "
+                   f"{'significant' if res['significant'] else 'not significant'})")
+    rows = [("Benchmark", res["a"], res["b"]),
+            (res["benchmark_a"] if res["benchmark_a"] == res["benchmark_b"]
+             else f"{res['benchmark_a']} / {res['benchmark_b']}",
+             cell(res["a_summary"]), f"{cell(res['b_summary'])}: {effect}")]
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+    text = [line]
+    for k, r in enumerate(rows):
+        text.append("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |")
+        text.append(line.replace("-", "=") if k == 0 else line)
+    return "\n".join(text)

@@ -13,7 +13,7 @@ bench    run scenarios (every flag variant and the peers) by --measure time
          interpreted,compiled) runs them under reftable_core built by mypyc
          (lab.builds.compiled_core), each flag's ratio per build; every run appends to
          <out>/index.jsonl, and --export bmf writes <run>/bmf.json (lab.export)
-compare  ratio of two pyperf JSON result files, with a Welch t interval
+compare  ratio of two pyperf JSON result files of one measure, with a Welch t interval
 report   re-render the report of a finished run directory
 
 bench, compare and report refuse --flags and --baseline: a scenario defines
@@ -63,14 +63,22 @@ def default_measure(args: argparse.Namespace) -> str:
     return "time"
 
 
+def chosen_measures(args: argparse.Namespace) -> tuple[str, ...]:
+    """Every --measure given (each may list several), in order, each once; the default
+    when none is (ValueError: an unknown name)."""
+    from lab.measure.registry import parse_measures
+    return parse_measures(",".join(args.measure) if args.measure else default_measure(args))
+
+
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
     p = sub.add_parser("bench", help="run scenarios with each flag on and off, peers beside them",
                        description="Measure each scenario's variants (all-on, all-off, each "
                                    "flag alone, ...) and peers. --flags/--baseline are refused: "
                                    "the scenario defines the variants (use --only).")
     add_flag_options(p)
-    p.add_argument("--measure", default=None, metavar="M[,M]",
+    p.add_argument("--measure", default=None, metavar="M[,M]", action="append",
                    help="time, instructions, allocations, memory, or several comma-separated "
+                        "or repeated (--measure allocations --measure memory: both) "
                         "(default: instructions at --scale small when valgrind is installed "
                         "and --rounds is not given, else time). instructions: callgrind counts "
                         "of one run, exact and repeatable on a busy machine; allocations: heap "
@@ -133,7 +141,9 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
     # --baseline are there to be refused in words
     for name, func, what, summary, files, whose in (
             ("compare", run_compare, "speed-up of B over A from two pyperf JSON files",
-             "Ratio mean(A)/mean(B), Welch t interval.", ("a", "b"), "the files'"),
+             "Ratio mean(A)/mean(B) with its Welch t interval (counts: the quotient), as "
+             "pyperf compare_to's table (--json: one object); files of different measures, "
+             "units or workloads are refused.", ("a", "b"), "the files'"),
             ("report", run_report, "re-render report.md and plots for a run directory",
              "Re-render a run directory's report.", ("run_dir",), "the results'")):
         c = sub.add_parser(name, help=what, description=f"{summary} --flags/--baseline are "
@@ -142,6 +152,9 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
         for arg in files:
             c.add_argument(arg, type=Path)
         c.set_defaults(func=func)
+        if name == "compare":
+            c.add_argument("--json", action="store_true",
+                           help="print the comparison as one JSON object (default: a table)")
 
     f = sub.add_parser("profile", help="profile one scenario's workload")
     add_flag_options(f)
@@ -157,14 +170,13 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
 def run_bench(args: argparse.Namespace, flags: Flags) -> int:
     from lab.measure import BenchError
     from lab.measure.instructions import CountCache
-    from lab.measure.registry import parse_measures
     from lab.report import render, row_words, warnings
     from lab.scenarios import SCENARIOS as scenarios
     from lab.scenarios import SETS, expand_names
     if _refuse_flags("bench", args):
         return 2
     try:
-        measures = parse_measures(args.measure or default_measure(args))
+        measures = chosen_measures(args)
     except ValueError as e:
         print(f"reftable-lab bench: --measure: {e}", file=sys.stderr)
         return 2
@@ -286,18 +298,21 @@ def _run_sweeps(args: argparse.Namespace, names: list[str], run_dir: Path,
 
 
 def run_compare(args: argparse.Namespace, flags: Flags) -> int:
-    from lab.measure.time import load_values
-    from lab.results import compare_files
+    from lab.results import NotComparable, compare_files, compare_table, read_measured
     if _refuse_flags("compare", args):
         return 2
     for path in (args.a, args.b):
         try:
-            load_values(path)
+            read_measured(path)
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:  # of any shape
             print(f"reftable-lab compare: {path}: not a pyperf result file ({e})", file=sys.stderr)
             return 2
-    res = compare_files(args.a, args.b)
-    print(json.dumps(res, indent=1))
+    try:
+        res = compare_files(args.a, args.b)
+    except NotComparable as e:
+        print(f"reftable-lab compare: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(res, indent=1) if args.json else compare_table(res))
     return 0
 
 
