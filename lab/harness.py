@@ -82,6 +82,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, TypeVar
 
+from gitbin import GitNotAvailable, find_git
 from reftable_core.flags import Flags
 
 from .builds import CoreBuild
@@ -263,6 +264,10 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
     out.mkdir(parents=True, exist_ok=True)
     dataset = scenario.dataset(scale, opts.datasets_dir)
     params = scenario.params(scale)
+    try:        # git found (or provisioned) once, before anything is counted: every
+        find_git()          # worker and peer inherits REFTABLE_LAB_GIT (find_git sets it)
+    except GitNotAvailable:
+        pass                # a peer that needs git says so itself
     result = ScenarioResult(scenario.name, scale, str(dataset.path), params,
                             published=scenario.published, seed=scenario.seed, started=time.time(),
                             measures=list(measures), revisions=opts.revisions.to_json(),

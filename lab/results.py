@@ -35,12 +35,20 @@ from reftable_core.flags import Flags, baseline, format_value
 
 from .builds import CoreBuild, CoreRev, GitBuild
 from .measure.allocations import records
+from .measure.instructions import MEASURE_KEY
 from .measure.registry import PASSES
 from .scenario import studied_counters
-from .measure.instructions import MEASURE_KEY
-from .stats import (ALPHA, factor_text, format_seconds, holm, in_words, min_ratio,
-                    paired_ratio_ci, ratio_ci, summarize)
-
+from .stats import (
+    ALPHA,
+    factor_text,
+    format_seconds,
+    holm,
+    in_words,
+    min_ratio,
+    paired_ratio_ci,
+    ratio_ci,
+    summarize,
+)
 
 METRICS = ("latency", "instructions", "allocations", "peak-memory")
 UNITS = {"latency": "ns", "instructions": "instructions", "allocations": "allocations",

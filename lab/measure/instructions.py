@@ -265,10 +265,21 @@ def _timed(seg: Sequence[Part]) -> tuple[int, int]:
 
 
 def noop_argv(program: str) -> list[str]:
-    """A no-op run of program: its process start-up and nothing else."""
-    if Path(program).name.startswith("python"):
+    """A no-op run of program: its process start-up and next to nothing else. python
+    runs "pass", git prints its version; of any other program no option is assumed
+    (mawk refuses --version): it runs without arguments, on empty input, and may exit
+    non-zero (noop_may_fail) after its usage line."""
+    name = Path(program).name
+    if name.startswith("python"):
         return [program, "-c", "pass"]
-    return [program, "--version"]
+    if name == "git":
+        return [program, "--version"]
+    return [program]
+
+
+def noop_may_fail(program: str) -> bool:
+    """A no-op run of program (noop_argv) need not exit 0: one without arguments."""
+    return noop_argv(program) == [program]
 
 
 def count_process(argv: Sequence[str], env: Mapping[str, str], stdin: bytes | None = None,
@@ -296,7 +307,8 @@ _NOOP_CACHE: dict[str, int] = {}
 def noop_count(program: str) -> int:
     """Instructions of a no-op run of program (its process start-up), counted once."""
     if program not in _NOOP_CACHE:
-        _NOOP_CACHE[program] = count_process(noop_argv(program), count_env(), check=True)
+        _NOOP_CACHE[program] = count_process(noop_argv(program), count_env(), stdin=b"",
+                                             check=not noop_may_fail(program))
     return _NOOP_CACHE[program]
 
 

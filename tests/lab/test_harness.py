@@ -431,3 +431,42 @@ def test_measure_options_accumulate(argv: list[str], measures: tuple[str, ...]) 
     from lab.commands.bench import chosen_measures
     args = build_parser("bench").parse_args(["bench", *argv])
     assert chosen_measures(args) == measures
+
+
+def test_git_is_found_once_before_anything_is_measured(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over cached datasets the parent never looked git up, so each counted worker ran
+    provision-git.sh inside its counted region: run_scenario finds it first, and the
+    workers inherit REFTABLE_LAB_GIT."""
+    from lab import harness
+    seen: list[str] = []
+
+    def find_git() -> str:
+        seen.append("find_git")
+        monkeypatch.setenv("REFTABLE_LAB_GIT", "/provisioned/git")
+        return "/provisioned/git"
+
+    def measure_all(ctx: Any, chosen: Any, variants: Any, results: Any) -> None:
+        seen.append("measure")
+        assert ctx.env(variants[0])["REFTABLE_LAB_GIT"] == "/provisioned/git"
+    monkeypatch.delenv("REFTABLE_LAB_GIT", raising=False)
+    monkeypatch.setattr(harness, "find_git", find_git)
+    monkeypatch.setattr(harness, "measure_all", measure_all)
+    monkeypatch.setattr(Scenario, "dataset",
+                        lambda self, scale, datasets_dir=None: DatasetRef(tmp_path, tmp_path))
+    s = dataclasses.replace(SCENARIOS["show-ref-1table"], name="selftest-git", workload="spin",
+                            scale_params={"small": {"n": 10}}, peer_workloads=())
+    run_scenario(s, "small", tmp_path / "out", only=["all-on"], progress=False,
+                 measures=("instructions",), work=False)
+    assert seen == ["find_git", "measure"]
+
+
+@pytest.mark.parametrize("program, argv, may_fail", [
+    ("/usr/bin/python3", ["/usr/bin/python3", "-c", "pass"], False),
+    ("/opt/git/bin/git", ["/opt/git/bin/git", "--version"], False),
+    ("/usr/bin/awk", ["/usr/bin/awk"], True),          # mawk refuses --version
+])
+def test_a_no_op_run_assumes_no_option_of_an_unknown_program(program: str, argv: list[str],
+                                                             may_fail: bool) -> None:
+    from lab.measure.instructions import noop_argv, noop_may_fail
+    assert noop_argv(program) == argv and noop_may_fail(program) is may_fail
