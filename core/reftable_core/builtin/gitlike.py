@@ -102,6 +102,10 @@ def run_git_command(command: Callable[[list[str], Flags, Any], int], argv: list[
     except Die as d:
         out.flush()
         return report_die(d)
+    except OSError as e:        # a full disk, an unreadable file: git's one line, never a trace
+        out.flush()
+        where = f"'{os.fsdecode(e.filename)}': " if e.filename is not None else ""
+        return report_die(Die(f"{where}{e.strerror or e}"))
     finally:
         try:
             out.flush()

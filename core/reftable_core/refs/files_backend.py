@@ -491,7 +491,11 @@ class FilesTransaction:
         except LockError as e:
             raise TransactionLockError(str(e)) from None
         with lock:
-            lock.write(format_packed_refs(rows.values()))
+            try:
+                lock.write(format_packed_refs(rows.values()))
+            except OSError as e:              # a full disk: git's write_with_updates
+                raise TransactionError(f"error writing to {lock.lock_path}: "
+                                       f"{e.strerror}") from None
             if fsync_references(store.config):
                 lock.fsync()
             lock.commit()
@@ -533,7 +537,10 @@ class FilesTransaction:
             if u.log_only:
                 continue
             assert u.lock is not None
-            u.lock.write(format_loose(u.new_value, u.new_target), fsync)
+            try:
+                u.lock.write(format_loose(u.new_value, u.new_target), fsync)
+            except OSError:                   # a full disk: git's write_ref_to_lockfile
+                raise TransactionError(f"couldn't write '{u.lock.lock_path}'") from None
             try:
                 u.lock.commit()
             except OSError:                   # a non-empty directory where the ref goes
@@ -571,7 +578,11 @@ class FilesTransaction:
                         peeled = None
             keep.append((e.name, e.oid, peeled))
         assert self._packed_lock is not None
-        self._packed_lock.write(format_packed_refs(keep, sort=False))
+        try:
+            self._packed_lock.write(format_packed_refs(keep, sort=False))
+        except OSError as e:                  # a full disk: git's write_with_updates
+            raise TransactionError(f"error writing to {self._packed_lock.lock_path}: "
+                                   f"{e.strerror}") from None
         self._packed_lock.commit()
         self._packed_lock = None
 

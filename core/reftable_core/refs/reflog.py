@@ -162,6 +162,8 @@ def append_reflog(gitdir: str, name: bytes, line: bytes, create: bool) -> bool:
         raise ReftableError(f"unable to append to '{path}': {e.strerror}") from None
     try:
         os.write(fd, line)
+    except OSError as e:                          # a full disk: git's log_ref_write_fd
+        raise ReftableError(f"unable to append to '{path}': {e.strerror}") from None
     finally:
         os.close(fd)
     return True

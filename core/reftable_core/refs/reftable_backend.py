@@ -52,7 +52,7 @@ from typing import Any
 
 from ..config import config_bool, config_int, parse_bool
 from ..counters import WORK
-from ..errors import (ConfigError, LockError, ReftableError, TransactionError,
+from ..errors import (ConfigError, EntryTooBigError, LockError, ReftableError, TransactionError,
                       TransactionLockError)
 from ..flags import Flags
 from ..lockfile import (LOCK_SUFFIX, PERM_EVERYBODY, PERM_GROUP, PERM_UMASK, shared_perm,
@@ -419,6 +419,10 @@ class ReftableTransaction:
             if self.queued:
                 self._addition.add(self._write_table)
             self._addition.commit()
+        except EntryTooBigError:        # git's reftable_error_str, as its backend words it
+            raise TransactionError("reftable: transaction failure: entry too large") from None
+        except OSError:                 # a full disk, a read-only or failing file system
+            raise TransactionError("reftable: transaction failure: general error") from None
         finally:
             if self._addition is not None:
                 self._addition.close()

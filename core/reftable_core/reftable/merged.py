@@ -44,7 +44,7 @@ from typing import Any
 from ..errors import FormatError
 from ..flags import Flags
 from .iter import RecordIter, Reftable
-from .loops import MERGE_LOOPS, MergeLoop
+from .loops import MERGE_LOOPS, MergeLoop, pq_add
 from .pq import LOG, REF, MergedIterPQueue, make_less
 
 
@@ -85,7 +85,7 @@ class MergedIter(RecordIter):
             its.append(it)
             rec = next(it, None)
             if rec is not None:
-                pq.add([rec, i])
+                pq_add(pq, [rec, i])        # MergedIterPQueue.add, no call more
         self._gen = self._variant(pq.heap, its)
         return self
 

@@ -104,5 +104,8 @@ class MergedIterPQueue:
     def top(self) -> Entry:
         return self.heap[0]
 
-    add = pq_add            # (self, entry): generated, see the module doc
-    remove = pq_remove      # (self) -> the top entry
+    def add(self, entry: Entry) -> None:
+        pq_add(self, entry)             # generated, see the module doc
+
+    def remove(self) -> Entry:
+        return pq_remove(self)
