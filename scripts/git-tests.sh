@@ -10,8 +10,10 @@
 # wrapper. git's internal calls use GIT_EXEC_PATH and never pass through it. No
 # test is edited, skipped or special-cased; a trap restores the wrapper.
 #
-# Runs t1403-show-ref, t1400-update-ref, t1404-update-ref-errors and
-# t1416-ref-transaction-hooks with GIT_TEST_DEFAULT_REF_FORMAT=files and
+# Runs t1403-show-ref, t1400-update-ref, t1404-update-ref-errors,
+# t1416-ref-transaction-hooks, t1450-fsck, t1430-bad-ref-name,
+# t0601-reffiles-pack-refs, t1410-reflog, t1401-symbolic-ref and
+# t0613-reftable-write-options with GIT_TEST_DEFAULT_REF_FORMAT=files and
 # =reftable, and t0610-reftable-basics (reftable only), JOBS at a time (default
 # 2, the longest scripts first), each under a TIMEOUT (seconds, default 2400).
 # The lab's modules are byte-compiled first (each of the ~2000 calls would
@@ -24,7 +26,7 @@
 #
 # Environment: REFTABLE_LAB_BIN (default <project>/.venv/bin/reftable-lab),
 # JOBS, TIMEOUT, GIT_TESTS_OUT (folder for the logs; default a new temporary
-# one, kept), GIT_TESTS (the scripts, default the five above; "t1403 t0610"
+# one, kept), GIT_TESTS (the scripts, default the eleven above; "t1403 t0610"
 # works too), GIT_TESTS_RUN (git's --run=<selection> for every script, e.g.
 # "99,147,173"; a partial run's plan counts the tests not selected as skipped),
 # GIT_TESTS_SRC (a built git source tree to take t/ from instead of the provisioned
@@ -36,7 +38,7 @@ LAB=${REFTABLE_LAB_BIN:-$ROOT/.venv/bin/reftable-lab}
 JOBS=${JOBS:-2}
 TIMEOUT=${TIMEOUT:-2400}
 RUN=${GIT_TESTS_RUN:-}
-TESTS=${GIT_TESTS:-t1400-update-ref t0610-reftable-basics t1404-update-ref-errors t1403-show-ref t1416-ref-transaction-hooks}
+TESTS=${GIT_TESTS:-t1400-update-ref t0610-reftable-basics t1404-update-ref-errors t1403-show-ref t1416-ref-transaction-hooks t1450-fsck t1430-bad-ref-name t0601-reffiles-pack-refs t1410-reflog t1401-symbolic-ref t0613-reftable-write-options}
 MARK="# reftable-lab git-tests router"
 
 log() { echo "git-tests: $*" >&2; }

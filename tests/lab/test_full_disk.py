@@ -60,7 +60,7 @@ WORDS = {
     ("files", "update"): (128, r"fatal: update_ref failed for ref 'refs/heads/keep': "
                                r"cannot update the ref 'refs/heads/keep': unable to append "
                                rf"to '.*/logs/refs/heads/keep': {NO_SPACE}"),
-    ("files", "delete"): (1, rf"error: error writing to .*packed-refs\.lock: {NO_SPACE}"),
+    ("files", "delete"): (1, rf"error: error writing to .*packed-refs\.new: {NO_SPACE}"),
     ("reftable", "stdin"): (128, "fatal: reftable: transaction failure: general error"),
     ("reftable", "update"): (128, "fatal: update_ref failed for ref 'refs/heads/keep': "
                                   "reftable: transaction failure: general error"),

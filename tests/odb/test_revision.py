@@ -77,7 +77,7 @@ REVS = ["HEAD", "main", "heads/main", "refs/heads/main", "side", "v1", "tags/v1"
         "light", "origin", "origin/main", "main~0", "main~", "main~1", "main~2", "main~~",
         "main~4", "main^", "main^1", "main^0", "main~1^2~1", "main~1^2", "v1^{}",
         "v1-outer^{}", "v1^{commit}", "v1-outer^{commit}", "main^{tree}", "v1^{tree}",
-        "v1~1", "v1^", "light^2", "HEAD~1^{tree}"]
+        "v1~1", "v1^", "light^2", "HEAD~1^{tree}", "@", "@~1", "@^{tree}"]
 
 
 @pytest.mark.parametrize("rev", REVS)

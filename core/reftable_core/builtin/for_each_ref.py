@@ -38,7 +38,7 @@ from reftable_core.refs.refname import REFNAME_ALLOW_ONELEVEL, check_refname_for
 from reftable_core.reftable.record import REF_SYMREF
 from reftable_core.repo import Repo
 
-from .gitlike import Die, add_git_command, open_git_repo, write_err
+from .gitlike import Die, add_git_command, git_message, open_git_repo, write_err
 from .parseopt import OptSpec, parse_git_options, split_lab_options
 from .show_ref import Objects
 from .wildmatch import wildmatch
@@ -389,7 +389,7 @@ def for_each_ref(argv: list[str], flags: Flags, out: Any) -> int:
     try:
         return _run(repo, o, patterns, out)
     except ReftableError as e:       # a bad packed-refs line, a dangerous name: git dies
-        raise Die(str(e)) from None
+        raise Die(git_message(e)) from None
     finally:
         repo.close()
 

@@ -41,6 +41,7 @@ from reftable_core.flags import Flags
 from reftable_core.lockfile import FSYNC_COUNTS
 from reftable_core.odb.revision import RefResolver
 from reftable_core.refs.api import RefStore
+from reftable_core.refs.packed_format import PackedRefsError
 from reftable_core.repo import Repo, open_repo
 
 
@@ -55,6 +56,36 @@ class Die(Exception):
 _REPORT_MAX = 4095                   # git's vreportf: a 4096-byte buffer, NUL included
 _CNTRL = bytes(c for c in range(32) if c not in (9, 10)) + b"\x7f"
 _SANITIZE = bytes.maketrans(_CNTRL, b"?" * len(_CNTRL))
+
+
+# The git dir as git names it (open_git_repo sets it): git's packed-refs store names its
+# file after the git dir it set up, ".git" when it discovered a worktree's (it works
+# from the top of the worktree), --git-dir / GIT_DIR as given; so a packed-refs error
+# names .git/packed-refs where the lab knows /abs/path/.git/packed-refs. (A lock's
+# message names the absolute path, as git's unable_to_lock_message does.)
+_SHOWN_GITDIR: tuple[str, str] | None = None       # (the lab's git dir, git's name of it)
+
+
+def shown_gitdir(given: str | None, gitdir: str, bare: bool) -> str:
+    """The git dir as git names it: as given (--git-dir, GIT_DIR), ".git" for a discovered
+    worktree's own, "." for a discovered bare repository; else the lab's path."""
+    if given is not None:
+        return given.rstrip("/") or "/"
+    if os.path.realpath(gitdir) == os.path.realpath(os.getcwd()):
+        return "."                  # discovered from inside the git dir
+    if bare:
+        return "."
+    return ".git" if os.path.basename(gitdir) == ".git" else gitdir
+
+
+def git_message(e: ReftableError) -> str:
+    """e's text as git prints it: a packed-refs error names the file after the git dir
+    as git names it (see _SHOWN_GITDIR)."""
+    msg = str(e)
+    if not isinstance(e, PackedRefsError) or _SHOWN_GITDIR is None:
+        return msg
+    lab, git = _SHOWN_GITDIR
+    return msg.replace(lab + os.sep, git + os.sep)
 
 
 def write_err(prefix: str, msg: str) -> None:
@@ -209,15 +240,21 @@ def open_git_repo(gitdir: str | None, flags: Flags) -> Repo:
     except ConfigError as e:
         raise Die(str(e)) from None
     ceiling = [c for c in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(":") if c]
+    global _SHOWN_GITDIR
     try:
         if gitdir is not None:
-            return open_repo(gitdir, flags, command_config=command_config)
-        return open_repo(os.getcwd(), flags, discover=True, command_config=command_config,
-                         ceiling=ceiling)
+            repo = open_repo(gitdir, flags, command_config=command_config)
+        else:
+            repo = open_repo(os.getcwd(), flags, discover=True, command_config=command_config,
+                             ceiling=ceiling)
     except ReftableError:
         if gitdir is not None:      # git names the path it was given
             raise Die(f"not a git repository: '{gitdir}'") from None
         raise Die("not a git repository (or any of the parent directories): .git") from None
+    if repo.gitdir == repo.commondir:       # a linked worktree's is named whole
+        _SHOWN_GITDIR = (os.path.abspath(repo.gitdir).rstrip(os.sep),
+                         shown_gitdir(gitdir, repo.gitdir, repo.is_bare))
+    return repo
 
 
 def ref_resolver(refs: RefStore) -> RefResolver:

@@ -27,7 +27,7 @@ from reftable_core.flags import Flags
 from reftable_core.refs.migrate import FORMATS, MigrateOptions, migrate_ref_storage
 from reftable_core.refs.transaction import hooks_dir
 
-from .gitlike import Die, add_git_command, open_git_repo, write_err
+from .gitlike import Die, add_git_command, open_git_repo, shown_gitdir, write_err
 from .parseopt import OptSpec, parse_git_options, split_lab_options
 
 USAGE_MIGRATE_LINE = "git refs migrate --ref-format=<format> [--dry-run]"
@@ -64,14 +64,6 @@ def refs(argv: list[str], flags: Flags, out: Any) -> int:
     raise Die(f"error: unknown subcommand: `{argv[0]}'\n{USAGE_REFS}", 129, "usage")
 
 
-def _display_dir(gitdir: str | None, repo_commondir: str, bare: bool) -> str:
-    """The git dir as git names it in the migration directory's path."""
-    given = gitdir if gitdir is not None else os.environ.get("GIT_DIR")
-    if given is not None:
-        return given.rstrip("/") or "/"
-    return "." if bare or os.path.basename(repo_commondir) != ".git" else ".git"
-
-
 def migrate(argv: list[str], gitdir: str | None, flags: Flags, out: Any) -> int:
     """cmd_refs_migrate."""
     repo = open_git_repo(gitdir, flags)
@@ -93,7 +85,8 @@ def migrate(argv: list[str], gitdir: str | None, flags: Flags, out: Any) -> int:
         if repo.ref_storage == fmt:
             write_err("error: ", f"repository already uses '{fmt}' format")
             return ERROR_STATUS
-        display = _display_dir(gitdir, repo.commondir, repo.is_bare)
+        display = shown_gitdir(gitdir if gitdir is not None else os.environ.get("GIT_DIR"),
+                               repo.commondir, repo.is_bare)
         options = MigrateOptions(
             flags=flags, object_format=repo.object_format, config=repo.config,
             objects=lambda: repo.objects, hooks=hooks_dir(repo.commondir, repo.config),

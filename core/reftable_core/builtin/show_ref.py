@@ -29,7 +29,7 @@ from reftable_core.refs.refname import REFNAME_ALLOW_ONELEVEL, check_refname_for
 from reftable_core.reftable.record import REF_VAL1, REF_VAL2
 from reftable_core.repo import Repo
 
-from .gitlike import Die, add_git_command, open_git_repo, write_err
+from .gitlike import Die, add_git_command, git_message, open_git_repo, write_err
 from .parseopt import OptSpec, parse_git_options, split_lab_options
 
 MINIMUM_ABBREV = 4
@@ -186,7 +186,7 @@ def show_ref(argv: list[str], flags: Flags, out: Any) -> int:
     try:
         return _show_ref_in(repo, o, pending, patterns, out)
     except ReftableError as e:       # a bad packed-refs line, a dangerous name: git dies
-        raise Die(str(e)) from None
+        raise Die(git_message(e)) from None
     finally:
         repo.close()
 

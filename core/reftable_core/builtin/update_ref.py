@@ -28,6 +28,7 @@ from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags
 from reftable_core.odb.revision import resolve_revision
 from reftable_core.refs.api import RefUpdate
+from reftable_core.refs.packed_format import PackedRefsError
 from reftable_core.refs.refname import (
     REFNAME_ALLOW_ONELEVEL,
     check_refname_format,
@@ -36,7 +37,7 @@ from reftable_core.refs.refname import (
 from reftable_core.refs.transaction import HookAbortedError
 from reftable_core.repo import Repo
 
-from .gitlike import Die, add_git_command, open_git_repo, ref_resolver, write_err
+from .gitlike import Die, add_git_command, git_message, open_git_repo, ref_resolver, write_err
 from .parseopt import OptSpec, parse_git_options, split_lab_options
 from .quote import cstr, unquote_c
 
@@ -428,7 +429,7 @@ class _UpdateRefStdin:
             try:
                 self.tx.commit()
             except ReftableError as e:
-                raise Die(str(e))
+                raise Die(git_message(e))
         elif state in (STARTED, PREPARED):
             self.tx.abort()
         return 0
@@ -469,8 +470,8 @@ def _update_ref_args(o: dict[str, Any], rest: list[str], gitdir: str | None, fla
                 raise ReftableError(f"refusing to update ref with bad name '{rest[0]}'")
             runner._queue(refname, new, old, "delete" if o["delete"] else "update")
             runner.tx.commit()
-        except HookAbortedError as e:          # git dies inside the transaction
-            raise Die(str(e)) from None
+        except (HookAbortedError, PackedRefsError) as e:   # git dies inside the transaction
+            raise Die(git_message(e)) from None           # (packed-refs: as it reads it)
         except ReftableError as e:
             if o["delete"]:
                 write_err("error: ", str(e))

@@ -168,7 +168,10 @@ def apply_suffixes(objects: ObjectStore | None, oid: bytes, suffix: bytes) -> by
 
 def _resolve_basic(text: bytes, resolve_ref: RefResolver, objects: ObjectsGetter,
                    hash_size: int) -> bytes | None:
-    """A full hex id, a dwim'd ref name, or a unique abbreviated id (in that order)."""
+    """A full hex id, a dwim'd ref name ("@" alone is HEAD: git's interpret_empty_at), or
+    a unique abbreviated id (in that order)."""
+    if text == b"@":
+        text = b"HEAD"
     hexsz = hash_size * 2
     if len(text) == hexsz:
         try:

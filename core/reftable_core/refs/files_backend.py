@@ -243,6 +243,48 @@ def _check_update_name(name: bytes) -> None:
         raise unsafe_refname_error(name)
 
 
+def _lock_packed(store: FilesRefStore) -> LockFile:
+    """packed-refs.lock, retried for core.packedRefsTimeout ms (git's default 1000), as
+    git's packed_refs_lock; TransactionLockError in git's words."""
+    timeout = int(store.config.get("core.packedrefstimeout", "1000"))
+    try:
+        return LockFile(store.packed_path, timeout_ms=timeout)
+    except LockError as e:
+        raise TransactionLockError(str(e)) from None      # git's text, no prefix
+
+
+def _replace_packed(store: FilesRefStore, lock: LockFile, data: bytes) -> None:
+    """git's write_with_updates under the held packed-refs.lock: the new contents go to
+    packed-refs.new, created exclusively (create_tempfile: one left behind refuses the
+    write), renamed over packed-refs; then the lock is released. A failure leaves
+    packed-refs as it was (TransactionError in git's words)."""
+    new = store.packed_path + ".new"
+    try:
+        fd = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as e:
+        lock.rollback()
+        raise TransactionError(f"unable to create file {new}: {e.strerror}") from None
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)        # bound first (see lockfile.LockFile.write)
+                view = view[n:]
+            if fsync_references(store.config):
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(new, store.packed_path)
+    except OSError as e:                      # a full disk
+        try:
+            os.unlink(new)
+        except OSError:
+            pass
+        lock.rollback()
+        raise TransactionError(f"error writing to {new}: {e.strerror}") from None
+    lock.rollback()                           # the lock itself was never written
+
+
 class _Upd(QueuedUpdate):
     """A queued update plus the files backend's per-ref lock state (class-level
     defaults, no __init__ of its own: compiled by mypyc, an __init__(*args, **kw)
@@ -393,20 +435,19 @@ class FilesTransaction:
                 u.write = True
                 if u.new_value != zero:
                     self._check_object(u, objects)
-        # deletions: git's packed-refs transaction, prepared when a deleted ref is
-        # packed (packed-refs.lock held until commit), else aborted at once. (git
-        # takes packed-refs.lock for any deletion; the lab only when it rewrites.)
+        # deletions: git's packed-refs transaction: packed-refs.lock taken (retried for
+        # core.packedRefsTimeout), held until commit when a deleted ref is packed, else
+        # released and the transaction aborted at once.
         dels = [_Upd(u.refname, zero, None, None, b"") for u in updates
                 if not u.log_only and u.new_target is None and u.new_value == zero]
         if dels:
+            lock = _lock_packed(store)      # for any deletion, as git's files backend
             packed = store.packed()
             if not any(packed.get(d.refname) is not None for d in dels):
+                lock.rollback()
                 run_transaction_hook(store.hooks, "aborted", dels, zero)
                 return
-            try:
-                self._packed_lock = LockFile(store.packed_path)
-            except LockError as e:
-                raise TransactionLockError(str(e)) from None      # git's text, no prefix
+            self._packed_lock = lock
             self._packed_updates = dels
             if run_transaction_hook(store.hooks, "prepared", dels, zero):
                 self._abort_packed()
@@ -485,20 +526,8 @@ class FilesTransaction:
                 continue
             rows[u.refname] = (u.refname, u.new_value,
                                peeled_value(objects, u.new_value, self._types))
-        timeout = int(store.config.get("core.packedrefstimeout", "1000"))
-        try:
-            lock = LockFile(store.packed_path, timeout_ms=timeout)
-        except LockError as e:
-            raise TransactionLockError(str(e)) from None
-        with lock:
-            try:
-                lock.write(format_packed_refs(rows.values()))
-            except OSError as e:              # a full disk: git's write_with_updates
-                raise TransactionError(f"error writing to {lock.lock_path}: "
-                                       f"{e.strerror}") from None
-            if fsync_references(store.config):
-                lock.fsync()
-            lock.commit()
+        with _lock_packed(store) as lock:
+            _replace_packed(store, lock, format_packed_refs(rows.values()))
 
     def _commit(self) -> None:
         store = self.store
@@ -578,12 +607,7 @@ class FilesTransaction:
                         peeled = None
             keep.append((e.name, e.oid, peeled))
         assert self._packed_lock is not None
-        try:
-            self._packed_lock.write(format_packed_refs(keep, sort=False))
-        except OSError as e:                  # a full disk: git's write_with_updates
-            raise TransactionError(f"error writing to {self._packed_lock.lock_path}: "
-                                   f"{e.strerror}") from None
-        self._packed_lock.commit()
+        _replace_packed(store, self._packed_lock, format_packed_refs(keep, sort=False))
         self._packed_lock = None
 
     def release(self) -> None:
