@@ -12,8 +12,9 @@
 #
 # Runs t1403-show-ref, t1400-update-ref, t1404-update-ref-errors,
 # t1416-ref-transaction-hooks, t1450-fsck, t1430-bad-ref-name,
-# t0601-reffiles-pack-refs, t1410-reflog, t1401-symbolic-ref and
-# t0613-reftable-write-options with GIT_TEST_DEFAULT_REF_FORMAT=files and
+# t0601-reffiles-pack-refs, t1410-reflog, t1401-symbolic-ref,
+# t0613-reftable-write-options and t0600-reffiles-backend with
+# GIT_TEST_DEFAULT_REF_FORMAT=files and
 # =reftable, and t0610-reftable-basics (reftable only), JOBS at a time (default
 # 2, the longest scripts first), each under a TIMEOUT (seconds, default 2400).
 # The lab's modules are byte-compiled first (each of the ~2000 calls would
@@ -26,7 +27,7 @@
 #
 # Environment: REFTABLE_LAB_BIN (default <project>/.venv/bin/reftable-lab),
 # JOBS, TIMEOUT, GIT_TESTS_OUT (folder for the logs; default a new temporary
-# one, kept), GIT_TESTS (the scripts, default the eleven above; "t1403 t0610"
+# one, kept), GIT_TESTS (the scripts, default the twelve above; "t1403 t0610"
 # works too), GIT_TESTS_RUN (git's --run=<selection> for every script, e.g.
 # "99,147,173"; a partial run's plan counts the tests not selected as skipped),
 # GIT_TESTS_SRC (a built git source tree to take t/ from instead of the provisioned
@@ -38,7 +39,7 @@ LAB=${REFTABLE_LAB_BIN:-$ROOT/.venv/bin/reftable-lab}
 JOBS=${JOBS:-2}
 TIMEOUT=${TIMEOUT:-2400}
 RUN=${GIT_TESTS_RUN:-}
-TESTS=${GIT_TESTS:-t1400-update-ref t0610-reftable-basics t1404-update-ref-errors t1403-show-ref t1416-ref-transaction-hooks t1450-fsck t1430-bad-ref-name t0601-reffiles-pack-refs t1410-reflog t1401-symbolic-ref t0613-reftable-write-options}
+TESTS=${GIT_TESTS:-t1400-update-ref t0610-reftable-basics t1404-update-ref-errors t1403-show-ref t1416-ref-transaction-hooks t1450-fsck t1430-bad-ref-name t0601-reffiles-pack-refs t1410-reflog t1401-symbolic-ref t0613-reftable-write-options t0600-reffiles-backend}
 MARK="# reftable-lab git-tests router"
 
 log() { echo "git-tests: $*" >&2; }

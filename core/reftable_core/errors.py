@@ -61,6 +61,12 @@ class TransactionError(ReftableError):
     """A ref transaction failed; str(e) is git's error text. Raised by both backends."""
 
 
+class BlockedRefError(TransactionError):
+    """A non-empty directory is where a loose ref goes (git's lock_raw_ref); str(e) names
+    the directory by the lab's path of the git dir, which a command shows as git names
+    it (builtin.gitlike.git_message)."""
+
+
 class TransactionLockError(TransactionError, LockError):
     """A transaction could not take a lock (<ref>.lock, packed-refs.lock)."""
 

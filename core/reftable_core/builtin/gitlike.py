@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reftable_core.config import env_config, push_config_parameter
-from reftable_core.errors import ConfigError, ReftableError
+from reftable_core.errors import BlockedRefError, ConfigError, ReftableError
 from reftable_core.flags import Flags
 from reftable_core.lockfile import FSYNC_COUNTS
 from reftable_core.odb.revision import RefResolver
@@ -79,10 +79,10 @@ def shown_gitdir(given: str | None, gitdir: str, bare: bool) -> str:
 
 
 def git_message(e: ReftableError) -> str:
-    """e's text as git prints it: a packed-refs error names the file after the git dir
-    as git names it (see _SHOWN_GITDIR)."""
+    """e's text as git prints it: a packed-refs error, a directory blocking a ref name the
+    file after the git dir as git names it (see _SHOWN_GITDIR)."""
     msg = str(e)
-    if not isinstance(e, PackedRefsError) or _SHOWN_GITDIR is None:
+    if not isinstance(e, PackedRefsError | BlockedRefError) or _SHOWN_GITDIR is None:
         return msg
     lab, git = _SHOWN_GITDIR
     return msg.replace(lab + os.sep, git + os.sep)

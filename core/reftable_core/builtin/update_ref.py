@@ -345,7 +345,7 @@ class _UpdateRefStdin:
         except HookAbortedError as e:
             raise Die(str(e)) from None
         except ReftableError as e:
-            raise Die(f"{command}: {e}")
+            raise Die(f"{command}: {git_message(e)}")
         self._report(command)
 
     def cmd_prepare(self, buf: bytes, pos: int, end: int) -> None:
@@ -474,9 +474,9 @@ def _update_ref_args(o: dict[str, Any], rest: list[str], gitdir: str | None, fla
             raise Die(git_message(e)) from None           # (packed-refs: as it reads it)
         except ReftableError as e:
             if o["delete"]:
-                write_err("error: ", str(e))
+                write_err("error: ", git_message(e))
                 return 1
-            raise Die(f"update_ref failed for ref '{rest[0]}': {e}") from None
+            raise Die(f"update_ref failed for ref '{rest[0]}': {git_message(e)}") from None
         return 0
     finally:
         runner.tx.release()

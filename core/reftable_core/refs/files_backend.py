@@ -55,17 +55,19 @@ strategy, lookup and refname safety come from flags (see packed.py).
 from __future__ import annotations
 
 import os
+import sys
 from itertools import chain
 from typing import Any, Callable, Iterator
 
-from ..config import read_config
-from ..errors import LockError, ReftableError, TransactionError, TransactionLockError
+from ..config import config_bool, read_config
+from ..errors import (BlockedRefError, LockError, ReftableError, TransactionError,
+                      TransactionLockError)
 from ..flags import Flags
 from ..lockfile import LockFile
 from ..reftable.record import REF_SYMREF, REF_VAL1, REF_VAL2, RefRecord
 from .api import LogEntry, Ref, RefStoreBase, RefUpdate
-from .loose import (LooseLock, delete_loose, format_loose, iter_loose_names, prune_ref_parents,
-                    read_loose)
+from .loose import (LooseLock, delete_loose, format_loose, iter_loose_names, prune_empty_tree,
+                    prune_ref_parents, read_loose, ref_path)
 from .packed import BrokenRow, PackedRefs, RefRow, format_packed_refs
 from .reflog import (append_reflog, committer_ident, delete_reflog, format_reflog_line, log_mode,
                      normalize_reflog_message, read_reflog, reflog_exists,
@@ -243,6 +245,23 @@ def _check_update_name(name: bytes) -> None:
         raise unsafe_refname_error(name)
 
 
+def _symlink_ref(gitdir: str, u: _Upd) -> bool:
+    """git's create_ref_symlink (core.preferSymlinkRefs): the symref written as a symbolic
+    link to its target; False, after git's word, when it cannot be."""
+    assert u.new_target is not None
+    path = ref_path(gitdir, u.refname)
+    try:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        os.symlink(os.fsdecode(u.new_target), path)
+    except OSError:
+        sys.stderr.write("no symlink - falling back to symbolic ref\n")
+        return False
+    return True
+
+
 def _lock_packed(store: FilesRefStore) -> LockFile:
     """packed-refs.lock, retried for core.packedRefsTimeout ms (git's default 1000), as
     git's packed_refs_lock; TransactionLockError in git's words."""
@@ -392,10 +411,16 @@ class FilesTransaction:
                     and u.refname == head_target):
                 updates.append(head_log_update(u, affected))
             self._lock(u, affected)
+            if not u.log_only and not u.expects_existing(zero):
+                self._clear_directory(u, affected)
             ref = store.read_ref(u.refname)
             if ref is None:
                 if self._is_broken_loose(u.refname):
-                    ref = Ref(u.refname, zero)                     # overwritable, as in git
+                    if u.new_value != zero or u.new_target is not None:
+                        raise TransactionError(   # git's lock_raw_ref: broken blocks a write
+                            f"cannot lock ref '{refname_text(u.original)}': unable to "
+                            f"resolve reference '{refname_text(u.refname)}': reference broken")
+                    ref = Ref(u.refname, zero)                     # a delete removes it
                 elif not u.expects_existing(zero):
                     creating = u.new_target is not None or (u.new_value is not None
                                                             and u.new_value != zero)
@@ -452,6 +477,21 @@ class FilesTransaction:
             if run_transaction_hook(store.hooks, "prepared", dels, zero):
                 self._abort_packed()
                 raise HookAbortedError()
+
+    def _clear_directory(self, u: _Upd, affected: AffectedNames) -> None:
+        """git's lock_raw_ref on a directory where the ref goes: removed if it holds no
+        file; else a name conflict if one is known, or the directory named."""
+        path = ref_path(self.store.gitdir, u.refname)
+        if not os.path.isdir(path):
+            return
+        try:
+            prune_empty_tree(path)
+        except IsADirectoryError:
+            conflict = self._conflict(u.refname, affected)
+            raise BlockedRefError(
+                f"cannot lock ref '{refname_text(u.original)}': " + (conflict or (
+                    f"there is a non-empty directory '{path}' blocking reference "
+                    f"'{refname_text(u.refname)}'"))) from None
 
     def _abort_packed(self) -> None:
         """git's abort of the prepared packed-refs transaction (its hook's "aborted")."""
@@ -537,6 +577,7 @@ class FilesTransaction:
         ident: tuple[bytes, bytes, int, int] | None = None
         deletes: list[_Upd] = []
         fsync = fsync_references(store.config)
+        symlinks = config_bool(store.config, "core.prefersymlinkrefs", False)
         for u in work:
             is_delete = u.new_target is None and u.new_value == zero
             if is_delete and not u.log_only:
@@ -566,6 +607,9 @@ class FilesTransaction:
             if u.log_only:
                 continue
             assert u.lock is not None
+            if u.new_target is not None and symlinks and _symlink_ref(store.gitdir, u):
+                u.lock.rollback()
+                continue
             try:
                 u.lock.write(format_loose(u.new_value, u.new_target), fsync)
             except OSError:                   # a full disk: git's write_ref_to_lockfile
