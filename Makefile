@@ -62,7 +62,8 @@ compiled-core: setup
 test-compiled: compiled-core
 	REFTABLE_LAB_CORE=compiled REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) -q tests/reftable tests/refs tests/odb
 
-# git's own show-ref / update-ref tests (t1400, t1403, t1404, t1416, t0610) with the
+# twelve of git's own test scripts (t1400, t1403, t1404, t1416, t0600, t0601, t0613, t1401,
+# t1410, t1430, t1450, t0610) with the
 # lab in place of those two commands; git's source is built once into the cache
 git-tests: setup
 	bash scripts/git-tests.sh
