@@ -294,7 +294,8 @@ class _ParseAllLookup:
                 data = load_buffer(buf, path, hash_size, check_name) if buf else _EMPTY
                 if data is None:
                     self.git = _BsearchLookup(path, hash_size, check_name, check_names,
-                                              (bytes(buf), None))
+                                              (buf, m))
+                    m = None                # the lookup owns the map now (no copy of it)
             finally:
                 if m is not None:
                     m.close()
@@ -550,7 +551,10 @@ class _BsearchLookup:
         while pos < eof:
             end = eof if pos + size >= eof else self._record_end(pos + size, eof)
             size = min(2 * size, CHUNK)
-            usual, pos = self._usual_rows(pos, end, prefix)
+            if end - pos > 2 * CHUNK:           # a record far longer than a chunk (one huge
+                usual: list[RefRow] = []        # line): next_record alone, no bulk copy
+            else:
+                usual, pos = self._usual_rows(pos, end, prefix)
             rows, error = self._named_rows(usual, on_broken)
             if rows:
                 yield rows

@@ -36,10 +36,13 @@ class PackedRefsError(FormatError):
         return self.msg
 
 
+SHOWN_MAX = 80          # of a line, _shown reads no more than this
+
+
 def _shown(text: bytes) -> str:
     """The line as git's printf shows it: up to a NUL byte; 80 bytes or more: the
     first 75 and "..." (die_invalid_line's "%.*s" / "%.75s...")."""
-    cut = len(text) >= 80
+    cut = len(text) >= SHOWN_MAX
     if cut:
         text = text[:75]
     nul = text.find(b"\0")
@@ -51,7 +54,8 @@ def _shown(text: bytes) -> str:
 
 def unterminated_line(path: str, buf: bytes | _mmap.mmap, pos: int, end: int) -> PackedRefsError:
     """git's die_unterminated_line for buf[pos:end]."""
-    return PackedRefsError(f"unterminated line in {path}: {_shown(bytes(buf[pos:end]))}", path, pos)
+    shown = _shown(bytes(buf[pos:min(end, pos + SHOWN_MAX)]))   # not a copy of the line
+    return PackedRefsError(f"unterminated line in {path}: {shown}", path, pos)
 
 
 def invalid_line(path: str, buf: bytes | _mmap.mmap, pos: int, end: int) -> PackedRefsError:
@@ -59,7 +63,8 @@ def invalid_line(path: str, buf: bytes | _mmap.mmap, pos: int, end: int) -> Pack
     eol = buf.find(b"\n", pos, end)
     if eol < 0:
         return unterminated_line(path, buf, pos, end)
-    return PackedRefsError(f"unexpected line in {path}: {_shown(bytes(buf[pos:eol]))}", path, pos)
+    shown = _shown(bytes(buf[pos:min(eol, pos + SHOWN_MAX)]))
+    return PackedRefsError(f"unexpected line in {path}: {shown}", path, pos)
 
 
 def parse_traits(line: bytes, path: str) -> tuple[int, bool]:
