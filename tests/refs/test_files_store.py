@@ -270,7 +270,11 @@ def test_stale_packed_refs_lock(gitdir: str) -> None:
     assert Path(gitdir, "packed-refs").read_bytes() == before
     assert s.read_ref(b"refs/heads/packed-only").value == B
     assert locks(gitdir) == [os.path.join(gitdir, "packed-refs.lock")]
-    # a loose-only delete does not need packed-refs.lock
+    # a loose-only delete takes packed-refs.lock too, as git's files backend (t0600 #14)
+    with pytest.raises(LockError, match="packed-refs.lock"):
+        commit(s, RefUpdate(b"refs/heads/loose-only", new_value=Z))
+    assert s.read_ref(b"refs/heads/loose-only") is not None
+    os.unlink(os.path.join(gitdir, "packed-refs.lock"))
     commit(s, RefUpdate(b"refs/heads/loose-only", new_value=Z))
     assert s.read_ref(b"refs/heads/loose-only") is None
 
