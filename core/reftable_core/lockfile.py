@@ -107,6 +107,14 @@ def create_lock_fd(lock_path: str, timeout_ms: int = 0) -> int:
         delay_ms = min(delay_ms * 2, 1000.0)
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of data to fd (os.write may write less than asked)."""
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)         # bound first: compiled, view[os.write(...):] writes twice
+        view = view[n:]
+
+
 class LockFile:
     """<path>.lock, held until commit() (renamed over path) or rollback() (removed)."""
 
@@ -130,10 +138,7 @@ class LockFile:
 
     def write(self, data: bytes) -> None:
         """Append all of data to the lock file."""
-        view = memoryview(data)
-        while view:
-            n = os.write(self.fd, view)    # bound first: compiled, view[os.write(...):] writes twice
-            view = view[n:]
+        write_all(self.fd, data)
 
     def fsync(self) -> None:
         fsync_fd(self.fd)

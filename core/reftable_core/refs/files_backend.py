@@ -63,7 +63,7 @@ from ..config import config_bool, read_config
 from ..errors import (BlockedRefError, LockError, ReftableError, TransactionError,
                       TransactionLockError)
 from ..flags import Flags
-from ..lockfile import LockFile
+from ..lockfile import LockFile, write_all
 from ..reftable.record import REF_SYMREF, REF_VAL1, REF_VAL2, RefRecord
 from .api import LogEntry, Ref, RefStoreBase, RefUpdate
 from .loose import (LooseLock, delete_loose, format_loose, iter_loose_names, prune_empty_tree,
@@ -285,10 +285,7 @@ def _replace_packed(store: FilesRefStore, lock: LockFile, data: bytes) -> None:
         raise TransactionError(f"unable to create file {new}: {e.strerror}") from None
     try:
         try:
-            view = memoryview(data)
-            while view:
-                n = os.write(fd, view)        # bound first (see lockfile.LockFile.write)
-                view = view[n:]
+            write_all(fd, data)
             if fsync_references(store.config):
                 os.fsync(fd)
         finally:
