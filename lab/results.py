@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyperf
 from reftable_core.flags import Flags, baseline, format_value
 
 from .builds import CoreBuild, CoreRev, GitBuild
@@ -376,7 +377,6 @@ class NotComparable(ValueError):
 
 def read_measured(path: Path) -> MeasuredFile:
     """The file's one benchmark (ValueError: not a pyperf file, or more than one)."""
-    import pyperf
     suite = pyperf.BenchmarkSuite.load(str(path))
     benches = suite.get_benchmarks()
     if len(benches) != 1:

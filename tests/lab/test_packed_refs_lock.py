@@ -11,24 +11,20 @@ from pathlib import Path
 
 import pytest
 
-from gitbin import GitRunner, hermetic_env
+from gitbin import GitRunner
 
 
-@pytest.fixture()
-def mgit(git_path: str, tmp_path: Path) -> GitRunner:
-    return GitRunner(git_path, hermetic_env(tmp_path / "home"))
 
-
-def _repo(mgit: GitRunner, d: Path) -> Path:
+def _repo(git: GitRunner, d: Path) -> Path:
     """refs/x/packed packed only, refs/x/both packed and loose (another value)."""
-    mgit.run(["init", "-q", "--ref-format=files", str(d)])
-    mgit.run(["commit", "-q", "--allow-empty", "-m", "one"], cwd=d)
-    mgit.run(["update-ref", "refs/x/packed", "HEAD"], cwd=d)
-    mgit.run(["update-ref", "refs/x/both", "HEAD"], cwd=d)
-    mgit.run(["pack-refs", "--all"], cwd=d)
-    mgit.run(["commit", "-q", "--allow-empty", "-m", "two"], cwd=d)
-    mgit.run(["update-ref", "refs/x/both", "HEAD"], cwd=d)
-    mgit.run(["update-ref", "refs/x/loose", "HEAD"], cwd=d)
+    git.run(["init", "-q", "--ref-format=files", str(d)])
+    git.run(["commit", "-q", "--allow-empty", "-m", "one"], cwd=d)
+    git.run(["update-ref", "refs/x/packed", "HEAD"], cwd=d)
+    git.run(["update-ref", "refs/x/both", "HEAD"], cwd=d)
+    git.run(["pack-refs", "--all"], cwd=d)
+    git.run(["commit", "-q", "--allow-empty", "-m", "two"], cwd=d)
+    git.run(["update-ref", "refs/x/both", "HEAD"], cwd=d)
+    git.run(["update-ref", "refs/x/loose", "HEAD"], cwd=d)
     return d
 
 
@@ -39,36 +35,36 @@ def _lab(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Complete
 
 @pytest.mark.parametrize("ref", ["refs/x/loose", "refs/x/both", "refs/x/packed"])
 @pytest.mark.parametrize("left", ["packed-refs.lock", "packed-refs.new"])
-def test_a_held_lock_or_a_left_new_file_refuses_as_git(mgit: GitRunner, tmp_path: Path,
+def test_a_held_lock_or_a_left_new_file_refuses_as_git(git: GitRunner, tmp_path: Path,
                                                        ref: str, left: str) -> None:
     runs = []
     for who in ("git", "lab"):
-        d = _repo(mgit, tmp_path / who)
-        mgit.run(["config", "core.packedRefsTimeout", "0"], cwd=d)
-        before = mgit.run(["for-each-ref"], cwd=d).stdout
+        d = _repo(git, tmp_path / who)
+        git.run(["config", "core.packedRefsTimeout", "0"], cwd=d)
+        before = git.run(["for-each-ref"], cwd=d).stdout
         (d / ".git" / left).write_text("")
         argv = ["update-ref", "-d", ref]
-        p = mgit.run(argv, cwd=d, check=False) if who == "git" else _lab(argv, d, mgit.env)
-        after = mgit.run(["for-each-ref"], cwd=d).stdout
+        p = git.run(argv, cwd=d, check=False) if who == "git" else _lab(argv, d, git.env)
+        after = git.run(["for-each-ref"], cwd=d).stdout
         err = p.stderr if isinstance(p.stderr, str) else p.stderr.decode()
         runs.append((p.returncode, err.replace(str(d), "D"), after == before))
-    git, lab = runs
-    assert lab == git
+    theirs, ours = runs
+    assert ours == theirs
     if left == "packed-refs.lock" or ref != "refs/x/loose":
-        assert git[0] != 0 and git[2]           # refused, nothing changed
+        assert theirs[0] != 0 and theirs[2]           # refused, nothing changed
 
 
-def test_a_held_lock_is_waited_for(mgit: GitRunner, tmp_path: Path) -> None:
+def test_a_held_lock_is_waited_for(git: GitRunner, tmp_path: Path) -> None:
     """With core.packedRefsTimeout the delete waits for the lock (it failed at once); its
     holder lets go after a second, well inside the timeout."""
-    d = _repo(mgit, tmp_path / "r")
-    mgit.run(["config", "core.packedRefsTimeout", "120000"], cwd=d)
+    d = _repo(git, tmp_path / "r")
+    git.run(["config", "core.packedRefsTimeout", "120000"], cwd=d)
     lock = d / ".git" / "packed-refs.lock"
     lock.write_text("")
     proc = subprocess.Popen([sys.executable, "-m", "lab.cli", "update-ref", "-d", "refs/x/both"],
-                            cwd=d, env=mgit.env, stderr=subprocess.PIPE, text=True)
+                            cwd=d, env=git.env, stderr=subprocess.PIPE, text=True)
     time.sleep(1)
     lock.unlink()
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
-    assert mgit.run(["for-each-ref", "refs/x/both"], cwd=d).stdout == b""
+    assert git.run(["for-each-ref", "refs/x/both"], cwd=d).stdout == b""
