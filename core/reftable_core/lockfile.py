@@ -95,8 +95,8 @@ def create_lock_fd(lock_path: str, timeout_ms: int = 0) -> int:
             return os.open(lock_path, _OPEN_FLAGS, 0o666)
         except FileExistsError as e:
             err = e
-        except OSError as e:
-            raise LockError(unable_to_lock_message(lock_path, e)) from None
+        except OSError as other:
+            raise LockError(unable_to_lock_message(lock_path, other)) from None
         now = time.monotonic()
         if now >= deadline:
             raise LockError(unable_to_lock_message(lock_path, err)) from None

@@ -342,8 +342,8 @@ class _UpdateRefStdin:
         self._extra(buf, pos, command)
         try:
             getattr(self.tx, command)()
-        except HookAbortedError as e:
-            raise Die(str(e)) from None
+        except HookAbortedError as refused:
+            raise Die(str(refused)) from None
         except ReftableError as e:
             raise Die(f"{command}: {git_message(e)}")
         self._report(command)
@@ -470,8 +470,8 @@ def _update_ref_args(o: dict[str, Any], rest: list[str], gitdir: str | None, fla
                 raise ReftableError(f"refusing to update ref with bad name '{rest[0]}'")
             runner._queue(refname, new, old, "delete" if o["delete"] else "update")
             runner.tx.commit()
-        except (HookAbortedError, PackedRefsError) as e:   # git dies inside the transaction
-            raise Die(git_message(e)) from None           # (packed-refs: as it reads it)
+        except (HookAbortedError, PackedRefsError) as dying:  # git dies inside the transaction
+            raise Die(git_message(dying)) from None           # (packed-refs: as it reads it)
         except ReftableError as e:
             if o["delete"]:
                 write_err("error: ", git_message(e))

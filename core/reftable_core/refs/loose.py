@@ -204,9 +204,7 @@ class LooseLock:
             except FileExistsError:
                 if not os.path.isdir(d):
                     self._fail(NotADirectoryError(20, "Not a directory"))
-            except NotADirectoryError as e:
-                self._fail(e)
-            except OSError as e:                  # ENAMETOOLONG, EACCES, ...
+            except OSError as e:                  # ENOTDIR, ENAMETOOLONG, EACCES, ...
                 self._fail(e)
         try:
             self._lock = LockFile(self.path)
