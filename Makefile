@@ -62,9 +62,9 @@ compiled-core: setup
 test-compiled: compiled-core
 	REFTABLE_LAB_CORE=compiled REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) -q tests/reftable tests/refs tests/odb
 
-# twelve of git's own test scripts (t1400, t1403, t1404, t1416, t0600, t0601, t0613, t1401,
-# t1410, t1430, t1450, t0610) with the
-# lab in place of those two commands; git's source is built once into the cache
+# thirteen of git's own test scripts (t1400, t1403, t1404, t1416, t0600, t0601, t0613, t1401,
+# t1410, t1430, t1450, t1460, t0610) with the lab in place of show-ref, update-ref and
+# refs; git's source is built once into the cache
 git-tests: setup
 	bash scripts/git-tests.sh
 

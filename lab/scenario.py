@@ -236,6 +236,7 @@ WORK_OF_FLAG: dict[str, tuple[str, ...]] = {
     "tombstone_suppression": ("deletions_suppressed", "deletions_returned"),
     "iterator_reuse": ("ref_iterators_built",),
     "initial_transaction_check": ("refname_store_checks",),
+    "migrate_initial": ("loose_refs_written",),
     "mmap": ("source_preads", "source_pread_bytes", "source_mmap_slices", "source_maps",
              *_LOOP_WORK),
     "packed_reader": ("packed_bytes", "packed_getc_locked", "packed_getc_unlocked",

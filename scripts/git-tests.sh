@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Run git's own ref tests with reftable-lab in place of `git show-ref` and
-# `git update-ref`.
+# Run git's own ref tests with reftable-lab in place of `git show-ref`,
+# `git update-ref` and `git refs`.
 #
 # The built source tree of the provisioned git (scripts/provision-git.sh
 # --source: fetched and built once into the cache, then reused) provides t/.
 # For the duration of the run its bin-wrappers/git (the `git` the tests call) is
-# replaced by a plain router: `git [global options] show-ref|update-ref ...`
+# replaced by a plain router: `git [global options] show-ref|update-ref|refs ...`
 # runs reftable-lab with the same arguments, everything else the real git
 # wrapper. git's internal calls use GIT_EXEC_PATH and never pass through it. No
 # test is edited, skipped or special-cased; a trap restores the wrapper.
@@ -13,7 +13,7 @@
 # Runs t1403-show-ref, t1400-update-ref, t1404-update-ref-errors,
 # t1416-ref-transaction-hooks, t1450-fsck, t1430-bad-ref-name,
 # t0601-reffiles-pack-refs, t1410-reflog, t1401-symbolic-ref,
-# t0613-reftable-write-options and t0600-reffiles-backend with
+# t0613-reftable-write-options, t0600-reffiles-backend and t1460-refs-migrate with
 # GIT_TEST_DEFAULT_REF_FORMAT=files and
 # =reftable, and t0610-reftable-basics (reftable only), JOBS at a time (default
 # 2, the longest scripts first), each under a TIMEOUT (seconds, default 2400).
@@ -27,9 +27,12 @@
 #
 # Environment: REFTABLE_LAB_BIN (default <project>/.venv/bin/reftable-lab),
 # JOBS, TIMEOUT, GIT_TESTS_OUT (folder for the logs; default a new temporary
-# one, kept), GIT_TESTS (the scripts, default the twelve above; "t1403 t0610"
+# one, kept), GIT_TESTS (the scripts, default the thirteen above; "t1403 t0610"
 # works too), GIT_TESTS_RUN (git's --run=<selection> for every script, e.g.
 # "99,147,173"; a partial run's plan counts the tests not selected as skipped),
+# GIT_TESTS_FLAGS (the lab's flags for the run, default migrate_initial=off: the
+# provisioned git is 2.47, before 00bd6c3e46, and its t1460 checks 2.47's layout, a
+# loose file per migrated ref; no other flag changes what a script can see),
 # GIT_TESTS_SRC (a built git source tree to take t/ from instead of the provisioned
 # one: a copy of it lets two runs go at once, each routing its own wrapper). PYTHONPATH and REFTABLE_LAB_FLAGS, if set, reach reftable-lab.
 set -euo pipefail
@@ -39,7 +42,8 @@ LAB=${REFTABLE_LAB_BIN:-$ROOT/.venv/bin/reftable-lab}
 JOBS=${JOBS:-2}
 TIMEOUT=${TIMEOUT:-2400}
 RUN=${GIT_TESTS_RUN:-}
-TESTS=${GIT_TESTS:-t1400-update-ref t0610-reftable-basics t1404-update-ref-errors t1403-show-ref t1416-ref-transaction-hooks t1450-fsck t1430-bad-ref-name t0601-reffiles-pack-refs t1410-reflog t1401-symbolic-ref t0613-reftable-write-options t0600-reffiles-backend}
+TESTS=${GIT_TESTS:-t1400-update-ref t0610-reftable-basics t1404-update-ref-errors t1403-show-ref t1416-ref-transaction-hooks t1450-fsck t1430-bad-ref-name t0601-reffiles-pack-refs t1410-reflog t1401-symbolic-ref t0613-reftable-write-options t0600-reffiles-backend t1460-refs-migrate}
+FLAGS=${GIT_TESTS_FLAGS-migrate_initial=off}
 MARK="# reftable-lab git-tests router"
 
 log() { echo "git-tests: $*" >&2; }
@@ -75,9 +79,11 @@ trap 'exit 130' INT TERM
 q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }   # a shell-quoted word
 {
     echo "#!/bin/sh"
-    echo "$MARK (scripts/git-tests.sh): show-ref and update-ref go to reftable-lab"
+    echo "$MARK (scripts/git-tests.sh): show-ref, update-ref and refs go to reftable-lab"
     [[ -n "${PYTHONPATH:-}" ]] && echo "PYTHONPATH=$(q "$PYTHONPATH"); export PYTHONPATH"
-    [[ -n "${REFTABLE_LAB_FLAGS:-}" ]] && echo "REFTABLE_LAB_FLAGS=$(q "$REFTABLE_LAB_FLAGS"); export REFTABLE_LAB_FLAGS"
+    flags="$FLAGS${REFTABLE_LAB_FLAGS:+,$REFTABLE_LAB_FLAGS}"   # the user's last: it wins
+    flags=${flags#,}
+    [[ -n "$flags" ]] && echo "REFTABLE_LAB_FLAGS=$(q "$flags"); export REFTABLE_LAB_FLAGS"
     cat <<EOF
 skip=
 for a do
@@ -85,7 +91,7 @@ for a do
 	case "\$a" in
 	-C|-c|--git-dir|--work-tree|--namespace|--super-prefix|--attr-source) skip=1 ;;
 	-*) ;;
-	show-ref|update-ref) exec $(q "$LAB") "\$@" ;;
+	show-ref|update-ref|refs) exec $(q "$LAB") "\$@" ;;
 	*) break ;;
 	esac
 done

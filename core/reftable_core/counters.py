@@ -68,6 +68,9 @@ COUNTER_NAMES (zeros included) plus the delta_cache_* sums. The names:
                        check (refs_verify_refname_available): one per leading directory
                        read, one per seek under refname/ (initial_transaction_check=on:
                        none in an initial transaction)
+  loose_refs_written   loose ref files a files-backend transaction wrote and renamed
+                       into place (one lock each; migrate_initial=on: only the symrefs
+                       and root refs of refs migrate)
   delta_cache_*        lookups, hits, misses, adds, evictions, collisions, lru_steps,
                        deltas (applied), peak_bytes, of the tracked caches
 
@@ -109,6 +112,7 @@ COUNTER_NAMES = (
     "deletions_returned",
     "ref_iterators_built",
     "refname_store_checks",
+    "loose_refs_written",
 )
 
 # the CacheStats fields summed over the tracked caches (delta_cache_<field>)

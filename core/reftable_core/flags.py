@@ -207,6 +207,19 @@ class Flags:
         "each ref read builds a new merged ref iterator (reftable_stack_read_ref)",
         "the ref store keeps one ref iterator and re-seeks it per read, dropped when the"
         " stack reloads", "upstream (no seed)", "refs.reftable", upstream="7cf65e2660 2024-11-26")
+    # git 00bd6c3e46 (2024-11-20, 'refs: use "initial" transaction semantics to migrate
+    # refs'): repo_migrate_ref_storage_format's
+    # "-	ret = ref_transaction_commit(transaction, errbuf);" becomes
+    # "+	ret = ref_store_transaction_begin(new_refs, REF_TRANSACTION_FLAG_INITIAL, errbuf);"
+    # ... "+	ret = ref_transaction_commit(transaction, errbuf);" (the begin gains the flag;
+    # c0b9cf3b55 just before it taught files_transaction_finish_initial to write symrefs
+    # and root refs loose beside the packed-refs file).
+    migrate_initial: bool = _switch(
+        "refs migrate copies the refs in an ordinary transaction of the new store: the"
+        " files backend locks, writes and renames one loose file per ref (git 2.47)",
+        "refs migrate commits one initial transaction: the files backend writes the"
+        " regular refs into one packed-refs file, only symrefs and root refs loose",
+        "upstream (no seed)", "refs", upstream="00bd6c3e46 2024-11-20")
     # git e4929cdf79 (2024-11-20, "refs: skip collision checks in initial transactions"):
     # refs.c refs_verify_refname_available gains "int initial_transaction";
     # "-		if (!refs_read_raw_ref(refs, dirname.buf, ...))" becomes

@@ -130,7 +130,8 @@ def test_reftable_to_files_as_git(rgit: GitRunner, reftable_repo: Path, tmp_path
     assert want["fsck"] == 0 and b"extensions" not in want["config"]      # type: ignore
     assert _observe(rgit, by_lab) == want
     assert not (by_lab / "reftable").exists()
-    # git 2.47 writes each ref loose; the lab's initial transaction packs the regular ones
+    # git 2.47 writes each ref loose; the initial transaction of 00bd6c3e46
+    # (migrate_initial=on) packs the regular ones
     packed = (by_lab / "packed-refs").read_bytes()
     assert packed.startswith(b"# pack-refs with: peeled fully-peeled sorted \n")
     assert b"refs/tags/v2-again\n^" in packed and b"HEAD" not in packed
@@ -140,6 +141,21 @@ def test_reftable_to_files_as_git(rgit: GitRunner, reftable_repo: Path, tmp_path
     assert (by_lab / "HEAD").read_bytes() == (by_git / "HEAD").read_bytes()
     assert (by_lab / "ORIG_HEAD").read_bytes() == (by_git / "ORIG_HEAD").read_bytes()
     assert (by_lab / "refs/heads/current").read_bytes() == b"ref: refs/heads/main\n"
+
+
+@pytest.mark.parametrize("check", ["on", "off"])
+def test_reftable_to_files_loose_as_git_2_47(rgit: GitRunner, reftable_repo: Path,
+                                             tmp_path: Path, check: str) -> None:
+    """migrate_initial=off is git 2.47 (00bd6c3e46^): one ordinary transaction, every ref
+    written loose, byte for byte what git 2.47 writes (t1460's last test)."""
+    by_git, by_lab = _migrate_both(rgit, reftable_repo, tmp_path, "files",
+                                   f"migrate_initial=off,initial_transaction_check={check}")
+    assert _observe(rgit, by_lab) == _observe(rgit, by_git)
+    assert _files(by_lab) == _files(by_git)
+    assert not (by_lab / "packed-refs").exists()
+    for p in _files(by_git):
+        if (by_git / p).is_file() and p.startswith(("refs/", "HEAD", "ORIG_HEAD")):
+            assert (by_lab / p).read_bytes() == (by_git / p).read_bytes(), p
 
 
 def test_round_trip_back_to_the_same_refs(rgit: GitRunner, files_repo: Path,

@@ -60,6 +60,7 @@ from itertools import chain
 from typing import Any, Callable, Iterator
 
 from ..config import config_bool, read_config
+from ..counters import WORK
 from ..errors import (BlockedRefError, LockError, ReftableError, TransactionError,
                       TransactionLockError)
 from ..flags import Flags
@@ -615,6 +616,7 @@ class FilesTransaction:
                 u.lock.commit()
             except OSError:                   # a non-empty directory where the ref goes
                 raise TransactionError(f"couldn't set '{refname_text(u.refname)}'") from None
+            WORK.loose_refs_written += 1
         if self._packed_updates:
             self._rewrite_packed()
             dels, self._packed_updates = self._packed_updates, []

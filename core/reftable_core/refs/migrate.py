@@ -1,18 +1,20 @@
 """`git refs migrate`: move a repository's refs to the other ref storage format.
 
 Contract: migrate_ref_storage(commondir, refs, old_format, new_format, options) is git's
-repo_migrate_ref_storage_format (refs.c; git 2.47 and e4929cdf79, which add the
-initial transaction and its check, not new behaviour): it refuses a repository
-whose format is new_format already ("current and new ref storage format are
+repo_migrate_ref_storage_format (refs.c; git 2.47, and with the flags of two later
+commits: 00bd6c3e46's initial transaction, e4929cdf79's skipped check): it refuses a
+repository whose format is new_format already ("current and new ref storage format are
 equal"), one with reflogs ("migrating reflogs is not supported yet") and one with
 linked worktrees ("migrating repositories with worktrees is not supported yet");
 then it makes <commondir>/ref_migration.XXXXXX (mode 0700), creates the new store
 there as git's ref_store_create_on_disk does, and copies every ref (root refs
 such as HEAD and ORIG_HEAD included, symrefs as symrefs, no reflog created, no
-object checked) in ONE initial transaction (transaction(initial=True): the
-initial_transaction_check flag decides whether its refname check reads the new,
-empty store). With dry_run it stops there and returns the directory. Otherwise
-it removes the old store (git's ref_store_remove_on_disk: files removes refs/,
+object checked) in ONE transaction: an ordinary one with migrate_initial=off (git
+2.47: the files backend writes every ref loose), an initial one with it on
+(transaction(initial=True): the files backend writes the regular refs into
+packed-refs; the initial_transaction_check flag decides whether its refname check
+reads the new, empty store). With dry_run it stops there and returns the directory.
+Otherwise it removes the old store (git's ref_store_remove_on_disk: files removes refs/,
 logs/, the root refs and packed-refs; reftable removes reftable/, its stub HEAD,
 refs/heads and refs/), moves the new store's files into commondir, removes the
 directory (a failure is a warning in the returned Migration), and sets
@@ -309,11 +311,12 @@ def set_repository_format(commondir: str, object_format: str, ref_format: str) -
 
 # -- the migration -------------------------------------------------------------------
 
-def copy_refs(old: Store, new: Store) -> int:
-    """migrate_one_ref for every ref, in one initial transaction of the new store:
-    symrefs as symrefs (REF_NO_DEREF), others created (REF_SKIP_OID_VERIFICATION),
-    no reflog (REF_SKIP_CREATE_REFLOG). The number of refs copied."""
-    tx = new.transaction(initial=True)
+def copy_refs(old: Store, new: Store, initial: bool) -> int:
+    """migrate_one_ref for every ref, in one transaction of the new store (an initial
+    one: migrate_initial=on): symrefs as symrefs (REF_NO_DEREF), others created
+    (REF_SKIP_OID_VERIFICATION), no reflog (REF_SKIP_CREATE_REFLOG). The number of refs
+    copied."""
+    tx = new.transaction(initial=initial)
     zero = bytes(new.hash_size)
     n = 0
     for name, oid, target in iter_migrated_refs(old):
@@ -354,7 +357,7 @@ def migrate_ref_storage(commondir: str, refs: RefStore, old_format: str, new_for
     if o.hooks is not None:
         new.hooks = o.hooks
     try:
-        copied = copy_refs(store, new)
+        copied = copy_refs(store, new, o.flags.migrate_initial)
     except ReftableError as e:
         raise MigrationError(str(e)) from None
     finally:
