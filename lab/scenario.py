@@ -16,6 +16,7 @@ from typing import Any, Iterable
 from reftable_core.flags import FLAG_INFO, Flags, baseline
 
 import data_gen
+from lab.c_recipes import CRecipe
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,10 @@ class Scenario:
     #                                   the generated ones (a seed's step between two variants)
     unreproduced: dict[str, str] = field(default_factory=dict)  # a seed figure no row
     #                                   reproduces -> why (printed in the report)
+    c_recipes: dict[str, CRecipe] = field(default_factory=dict)  # comparison title -> the
+    #                                   git.git trees of real C's before and after (lab.c_recipes)
+    no_c: dict[str, str] = field(default_factory=dict)  # comparison title -> why that row
+    #                                   has no real-C figure
     extras_at: dict[str, tuple[str, ...]] = field(default_factory=dict)  # scale -> the
     #                                   extra variants (labels as written) run at that scale;
     #                                   a scale not named runs them all
