@@ -16,7 +16,7 @@ from typing import Any, Iterable
 from reftable_core.flags import FLAG_INFO, Flags, baseline
 
 import data_gen
-from lab.c_recipes import CRecipe
+from .c_recipes import CRecipe
 
 
 @dataclass(frozen=True)
