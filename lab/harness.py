@@ -95,7 +95,9 @@ from .results import (
     Revisions,
     ScenarioResult,
     VariantResult,
+    anchor_rows,
     build_title,
+    c_comparisons,
     compute_ratios,
     row_published,
 )
@@ -160,6 +162,7 @@ def expand(scenario: Scenario, scale: str, revisions: Revisions
                  for a, b in _pairs(revisions.git)]
         rows += [(f"{b.label} ({b.rev}) over reftable-lab ({all_on})", all_on, b.label)
                  for b in revisions.git]
+        rows += c_comparisons(revisions)
     return out, envs, rows
 
 
@@ -301,6 +304,7 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
             bar.close()
     result.ratios = compute_ratios(result, comparisons,
                                    row_published(scenario.row_published, result.revisions))
+    anchor_rows(result.ratios, result.revisions.get("c_anchors", {}))
     result.elapsed = time.time() - result.started
     (out / f"{scenario.name}.result.json").write_text(json.dumps(result.to_json(), indent=1))
     return result

@@ -101,8 +101,9 @@ _LABELS = {"instructions": "lab: instructions (exact)", "time": "lab: time (95% 
 
 def seed_beside_lab(result: dict, measure: str | None = None) -> Figure:
     """The seed's published ratio (marker) beside the lab's (bars), per row that
-    has a published figure (see the module doc); measure: "instructions" or
-    "time" for that one only, None for whichever the result has."""
+    has a published figure (see the module doc), and real C's ratio here (a star on
+    the bar of its measure) where bench --c-anchors measured it; measure:
+    "instructions" or "time" for that one only, None for whichever the result has."""
     rows = _rows(result, measure)
     published = [(t, ms) for t, ms in rows
                  if any(q.get("published") for q in ms.values())]
@@ -150,6 +151,12 @@ def seed_beside_lab(result: dict, measure: str | None = None) -> Figure:
                     label=None if m in labelled else _LABELS[m])
             labelled.add(m)
             values.append(q["ratio"])
+            if q.get("c_ratio") is not None:          # bench --c-anchors: real C here
+                ax.plot([q["c_ratio"]], [yy], marker="*", color=_COLORS[m], markersize=13,
+                        markeredgecolor="black", linestyle="none",
+                        label=None if f"c-{m}" in labelled else f"real C here ({m})")
+                labelled.add(f"c-{m}")
+                values.append(q["c_ratio"])
             if same:
                 ax.text(q["ratio"], yy, "  no difference in work", va="center",
                         fontsize="x-small")

@@ -250,6 +250,7 @@ def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = N
                 lines += ["", ("Where Python's costs change the magnitude (the row's "
                                "studied work counters, slow side -> fast side):"), ""]
                 lines += [f"- {n}" for n in notes]
+        lines += c_lines(r)
         if r.unreproduced:
             lines += ["", "Seed figures no row reproduces:", ""]
             lines += [f"- {fig}: {why}" for fig, why in r.unreproduced.items()]
@@ -265,6 +266,43 @@ def markdown(results: Sequence[ScenarioResult], plots: dict[str, str] | None = N
                   "", f"![N sweep]({plots[SERIES_KEY]})", ""]
     lines += flag_source_lines(results)
     return "\n".join(lines)
+
+
+def _c_cell(q: dict | None, key: str) -> str:
+    if q is None or q.get(key) is None:
+        return ""
+    if q["measure"] == "time" and key == "c_ratio":
+        return f"{q['c_ratio']:.3f}x [{q['c_ci_low']:.3f}, {q['c_ci_high']:.3f}]"
+    if key == "same_direction_as_c":
+        return "yes" if q[key] else "no"
+    return f"{q[key]:.3f}x" if key != "magnitude_error" else f"{q[key]:.3f}"
+
+
+def c_lines(r: ScenarioResult) -> list[str]:
+    """The rows real C anchors (bench --c-anchors): published (the author's machine), real
+    C here (its before and after built from git.git, lab.c_recipes) and the lab, per
+    measure, with the direction and the model's magnitude error (lab / C)."""
+    anchors = r.revisions.get("c_anchors", {})
+    rows = [(t, qi, qt) for t, qi, qt in comparison_rows(r)
+            if any(q is not None and q.get("c_ratio") is not None for q in (qi, qt))]
+    if not rows:
+        return []
+    out = ["", "Real C here (git built before and after each row's patch):", "",
+           "| row | published | C instructions | lab instructions | C time [95% CI] | "
+           "lab time | same direction as C | magnitude error (lab / C) | trees |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for title, qi, qt in rows:
+        q = qi or qt or {}
+        base = title if title in anchors else title.rsplit(" [", 1)[0]
+        a = anchors.get(base, {})
+        trees = f"{a.get('before_tree', '')} -> {a.get('after_tree', '')}"
+        lab_t = "" if qt is None else f"{qt['ratio']:.3f}x"
+        lab_i = "" if qi is None else f"{qi['ratio']:.3f}x"
+        out.append(f"| {title} | {q.get('published') or ''} | {_c_cell(qi, 'c_ratio')} | "
+                   f"{lab_i} | {_c_cell(qt, 'c_ratio')} | {lab_t} | "
+                   f"{_c_cell(qi or qt, 'same_direction_as_c')} | "
+                   f"{_c_cell(qi or qt, 'magnitude_error')} | {trees} |")
+    return out
 
 
 def format_bytes(n: float) -> str:

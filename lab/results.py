@@ -173,16 +173,51 @@ def per_record(value: float | None, params: dict[str, Any]) -> float | None:
 
 @dataclass(frozen=True)
 class Revisions:
-    """What a run compares across revisions: git builds and reftable-core worktrees."""
+    """What a run compares across revisions: git builds and reftable-core worktrees;
+    c_anchors: a seed row's title -> the two builds of real C that are its before and
+    after (bench --c-anchors: lab.c_recipes, built by lab.recipes), each among git."""
     git: tuple[GitBuild, ...] = ()
     core: tuple[CoreRev | CoreBuild, ...] = ()   # revisions, or builds of this checkout
+    c_anchors: tuple[tuple[str, GitBuild, GitBuild], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"git": [{"label": b.label, "rev": b.rev, "commit": b.commit}
                         for b in self.git],
                 "core": [{"suffix": f"@{c.short}", "rev": c.rev, "commit": c.commit,
                           "kind": "build" if isinstance(c, CoreBuild) else "revision"}
-                         for c in self.core]}
+                         for c in self.core],
+                "c_anchors": {title: {"before": a.label, "after": b.label,
+                                      "before_tree": a.rev, "after_tree": b.rev}
+                              for title, a, b in self.c_anchors}}
+
+
+C_TITLE = "{title} [real C]"
+
+
+def c_comparisons(revisions: Revisions) -> list[tuple[str, str, str]]:
+    """The real-C rows of the anchored seed rows: (title, before build, after build)."""
+    return [(C_TITLE.format(title=title), a.label, b.label)
+            for title, a, b in revisions.c_anchors]
+
+
+def anchor_rows(rows: list[dict[str, Any]], anchors: Mapping[str, Any]) -> None:
+    """Put real C's ratio beside each of the model's rows it anchors (a row of a core
+    build, "<title> [compiled]", is anchored by its title's C row): c_ratio (and its
+    interval for time), same_direction_as_c (both above 1 or both below; None when
+    either is exactly 1) and magnitude_error, the model's ratio over C's. anchors:
+    Revisions.to_json()["c_anchors"]."""
+    c_rows = {(row["title"], row["measure"]): row for row in rows}
+    for row in rows:
+        title = row["title"]
+        base = title if title in anchors else title.rsplit(" [", 1)[0]
+        c = c_rows.get((C_TITLE.format(title=base), row["measure"]))
+        if base not in anchors or c is None or c is row:
+            continue
+        lab, real = row["ratio"], c["ratio"]
+        row.update(c_ratio=real, c_ci_low=c["ci_low"], c_ci_high=c["ci_high"],
+                   same_direction_as_c=None if lab == 1 or real == 1
+                   else (lab > 1) == (real > 1),
+                   magnitude_error=lab / real if real else None)
 
 
 def build_title(title: str, build: str) -> str:
@@ -192,10 +227,13 @@ def build_title(title: str, build: str) -> str:
 
 def row_published(published: Mapping[str, str], revisions: Mapping[str, Any]
                   ) -> dict[str, str]:
-    """The seed's figures by row title, the rows of each core build included (revisions:
-    Revisions.to_json(), as a result file holds it)."""
+    """The seed's figures by row title, the rows of each core build and of real C
+    included (revisions: Revisions.to_json(), as a result file holds it)."""
     builds = [c["rev"] for c in revisions.get("core", []) if c.get("kind") == "build"]
-    return {**published, **{build_title(t, b): p for b in builds for t, p in published.items()}}
+    real_c = {C_TITLE.format(title=t): published[t] for t in revisions.get("c_anchors", {})
+              if t in published}
+    return {**published, **real_c,
+            **{build_title(t, b): p for b in builds for t, p in published.items()}}
 
 
 # -- row naming ------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from lab.builds import BuildError, CoreBuild, CoreRev, build_all, core_build, co
 from lab.export import append_index, write_bmf
 from lab.harness import RunOptions, run_scenario
 from lab.results import Revisions, ScenarioResult
+from lab.scenario import Scenario
 
 _REFUSED = ("{cmd} builds no flags of its own: --flags and --baseline do not apply (a "
             "scenario defines its variants: all-on, all-off, each flag alone; pick them "
@@ -99,6 +100,12 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
                         "runs as one more peer, git@<commit>, beside every git peer")
     p.add_argument("--git-rev", action="append", default=[], metavar="REV",
                    help="a revision of --git-src to build and measure (repeat: A, B)")
+    p.add_argument("--c-anchors", action="store_true",
+                   help="with --git-src: build real git's C before and after each seed row "
+                        "that has a recipe (lab.c_recipes: a commit and its parent, or a "
+                        "series cherry-picked or reverted step by step; cached by tree) and "
+                        "measure the row's git workload with both, by the same measures: "
+                        "each row gains c_ratio, same_direction_as_c and magnitude_error")
     p.add_argument("--core-rev", action="append", default=[], metavar="REV",
                    help="run the flags variants at this commit of the repository (repeat: "
                         "A, B; a git worktree of each under the cache); the ratios compare "
@@ -206,9 +213,12 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
     options = _options(args, measures, only, revisions)
     for name in names:
         try:
+            scenario_options = dataclasses.replace(
+                options, counts=counts,
+                revisions=_anchored(args, scenarios[name], revisions))
             results.append(run_scenario(scenarios[name], args.scale, run_dir, args.mode,
-                                        dataclasses.replace(options, counts=counts)))
-        except (BenchError, KeyError) as e:
+                                        scenario_options))
+        except (BenchError, BuildError, KeyError) as e:
             print(f"reftable-lab bench: {name}: {e}", file=sys.stderr)
             return 1
     _exports(args, run_dir, results)
@@ -245,8 +255,10 @@ def _revisions(args: argparse.Namespace) -> Revisions:
     BuildError (one line) for a bad source or revision."""
     if args.git_rev and not args.git_src:
         raise BuildError("--git-rev needs --git-src DIR (a local clone of git.git)")
-    if args.git_src and not args.git_rev:
-        raise BuildError("--git-src needs at least one --git-rev")
+    if args.c_anchors and not args.git_src:
+        raise BuildError("--c-anchors needs --git-src DIR (a local clone of git.git)")
+    if args.git_src and not args.git_rev and not args.c_anchors:
+        raise BuildError("--git-src needs at least one --git-rev (or --c-anchors)")
     if args.core_src and not args.core_rev:
         raise BuildError("--core-src needs at least one --core-rev")
     builds = list(dict.fromkeys(args.core.split(","))) if args.core else []
@@ -258,6 +270,23 @@ def _revisions(args: argparse.Namespace) -> Revisions:
     if builds != ["interpreted"]:                   # the checkout as it runs: no variants
         core += [core_build(name) for name in builds]
     return Revisions(tuple(git), tuple(dict.fromkeys(core)))
+
+
+def _anchored(args: argparse.Namespace, scenario: Scenario, revisions: Revisions) -> Revisions:
+    """revisions with the scenario's real-C builds (--c-anchors): each row's recipe
+    built (or reused) now, its two builds among the git builds (one peer each, however
+    many rows share it) and the row's anchor."""
+    if not args.c_anchors or not scenario.c_recipes:
+        return revisions
+    from lab.recipes import build_recipe
+    print(f"== {scenario.name}: real C, {len(scenario.c_recipes)} rows", file=sys.stderr)
+    anchors = []
+    git = list(revisions.git)
+    for title, recipe in scenario.c_recipes.items():
+        before, after = (build_recipe(args.git_src, r) for r in (recipe.before, recipe.after))
+        anchors.append((title, before, after))
+        git += [b for b in (before, after) if b.commit not in {g.commit for g in git}]
+    return dataclasses.replace(revisions, git=tuple(git), c_anchors=tuple(anchors))
 
 
 def _exports(args: argparse.Namespace, run_dir: Path, results: list[ScenarioResult]) -> None:

@@ -52,6 +52,16 @@ def test_seed_beside_lab_draws_published_rows_only() -> None:
     assert len(only.axes[0].patches) == 1
 
 
+def test_seed_beside_lab_marks_real_c_where_it_was_measured() -> None:
+    anchored = {**_row("a", "instructions", 1.12, "2.7x"), "c_ratio": 1.4}
+    result = {"scenario": "s", "scale": "small", "seed": "004",
+              "ratios": [anchored, _row("b", "instructions", 1.1, "1.2x")]}
+    ax = seed_beside_lab(result).axes[0]
+    stars = [ln for ln in ax.get_lines() if ln.get_marker() == "*"]
+    assert [list(ln.get_xdata()) for ln in stars] == [[1.4]]
+    assert "real C here (instructions)" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
 def test_seed_beside_lab_greys_all_rows_without_published() -> None:
     result = {"scenario": "s", "scale": "small", "seed": "000",
               "ratios": [_row("a", "time", 1.5, None), _row("b", "time", 0.9, None)]}
