@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from gitbin import REPO_ROOT, GitNotAvailable, GitRunner, find_git, hermetic_env
+
 from .results import SYSCALL_METRICS, ScenarioResult, VariantResult
 
 INDEX = "index.jsonl"

@@ -44,7 +44,7 @@ import shutil
 import subprocess
 import tempfile
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -141,16 +141,23 @@ def _walk(calls: Sequence[Call]) -> Iterator[tuple[int, bool, Call]]:
             yield seg, inside, c
 
 
-def own_counts(calls: Sequence[Call], pid: int) -> dict[str, int]:
-    """Each call name's count in the worker's timed region (counting.analyse on the
+Key = Callable[[Call], str]          # what a call is counted as (default: its name)
+
+
+def by_name(c: Call) -> str:
+    return c.name
+
+
+def own_counts(calls: Sequence[Call], pid: int, key: Key = by_name) -> dict[str, int]:
+    """Each call key's count in the worker's timed region (counting.analyse on the
     parts between markers: the protocol's segments, clock pairs subtracted)."""
-    names = sorted({c.name for c in calls} - {MARK, BOUNDARY})
+    names = sorted({key(c) for c in calls if c.name not in (MARK, BOUNDARY)})
     parts: list[tuple[str, Counter[str]]] = [("", Counter())]
     for c in calls:
         if c.name in (MARK, BOUNDARY):
             parts.append((c.name, Counter()))
         else:
-            parts[-1][1][c.name] += 1
+            parts[-1][1][key(c)] += 1
     # a part is what came before its dump: the trigger closes it
     closed = [(parts[i + 1][0], parts[i][1]) for i in range(len(parts) - 1)]
     closed.append(("", parts[-1][1]))
@@ -166,11 +173,11 @@ def own_counts(calls: Sequence[Call], pid: int) -> dict[str, int]:
 
 # -- the processes it ran --------------------------------------------------------------
 
-_NOOP_CACHE: dict[str, Counter[str]] = {}
+_NOOP_CACHE: dict[str, list[Call]] = {}
 
 
-def noop_counts(program: str) -> Counter[str]:
-    """Each call's count of a no-op run of program after its execve, made once."""
+def noop_calls(program: str) -> list[Call]:
+    """The calls of a no-op run of program after its execve (every process), made once."""
     if program not in _NOOP_CACHE:
         with tempfile.TemporaryDirectory(prefix="reftable-lab-sc-") as d:
             proc = subprocess.run([*strace_argv(Path(d)), *counting.noop_argv(program)],
@@ -180,10 +187,7 @@ def noop_counts(program: str) -> Counter[str]:
         if (proc.returncode != 0 and not counting.noop_may_fail(program)) or not traces:
             raise BenchError(f"no system call trace of a no-op run of {program}: "
                              f"{proc.stderr[-300:]!r}")
-        total: Counter[str] = Counter()
-        for calls in traces.values():
-            total.update(c.name for c in _after_exec(calls)[1])
-        _NOOP_CACHE[program] = total
+        _NOOP_CACHE[program] = [c for calls in traces.values() for c in _after_exec(calls)[1]]
     return _NOOP_CACHE[program]
 
 
@@ -193,7 +197,8 @@ def _spawned(calls: Sequence[Call]) -> Iterator[int]:
             yield c.result
 
 
-def children_counts(traces: Mapping[int, Sequence[Call]], top: int) -> tuple[Counter[str], int]:
+def children_counts(traces: Mapping[int, Sequence[Call]], top: int, key: Key = by_name
+                    ) -> tuple[Counter[str], int]:
     """(each call's count, processes) of the processes the worker spawned inside the
     timed regions of its counted segment (time_func(1)) and their descendants, each
     from its execve on, minus its program's no-op run; those of time_func(0) subtracted
@@ -213,9 +218,9 @@ def children_counts(traces: Mapping[int, Sequence[Call]], top: int) -> tuple[Cou
         if pid not in traces:
             raise BenchError(f"no system call trace of process {pid}")
         program, calls = _after_exec(traces[pid])
-        mine = Counter(c.name for c in calls)
+        mine = Counter(key(c) for c in calls)
         if program:
-            mine.subtract(noop_counts(program))
+            mine.subtract(Counter(key(c) for c in noop_calls(program)))
         for name, n in mine.items():
             total[name] += s * n
     return Counter({k: v for k, v in total.items() if v}), len(sign)
@@ -234,16 +239,18 @@ class Syscalls:
         return sum(self.by_call.values())
 
 
-def count_traces(traces: Mapping[int, Sequence[Call]], top: int, children: bool) -> Syscalls:
+def count_traces(traces: Mapping[int, Sequence[Call]], top: int, children: bool,
+                 key: Key = by_name) -> Syscalls:
     """The Syscalls of a counting worker's traces (top: its pid; children: count the
-    processes it ran, a peer's, instead of its own calls)."""
+    processes it ran, a peer's, instead of its own calls; key: what a call counts as,
+    e.g. "openat tables.list" for the opens of one file)."""
     if top not in traces:
         raise BenchError(f"no system call trace of the worker (pid {top})")
-    own = own_counts(traces[top], top)
+    own = own_counts(traces[top], top, key)
     parts: dict[str, Any] = {"lab_worker_syscalls": sum(own.values())}
     if not children:
         return Syscalls(dict(sorted(own.items())), parts)
-    counted, procs = children_counts(traces, top)
+    counted, procs = children_counts(traces, top, key)
     if procs == 0 or sum(counted.values()) <= 0:
         raise BenchError(f"the child processes made no system call beyond a no-op run "
                          f"({procs} processes)")
@@ -252,9 +259,11 @@ def count_traces(traces: Mapping[int, Sequence[Call]], top: int, children: bool)
 
 
 def count_syscalls(cmd: Sequence[str], env: Mapping[str, str] | None = None,
-                   children: bool = False, keep: Path | None = None) -> Syscalls:
+                   children: bool = False, keep: Path | None = None,
+                   key: Key = by_name) -> Syscalls:
     """Count the `python -m lab.worker --syscalls ...` command cmd (see the module doc);
-    keep: a directory to leave the trace files in (default: a temporary one)."""
+    keep: a directory to leave the trace files in (default: a temporary one); key:
+    what each call counts as (count_traces)."""
     if not available():
         raise BenchError("counting system calls needs strace")
     with tempfile.TemporaryDirectory(prefix="reftable-lab-sc-") as tmp:
@@ -281,7 +290,7 @@ def count_syscalls(cmd: Sequence[str], env: Mapping[str, str] | None = None,
                 if any(c.name == "execve" and '"lab.worker"' in c.args for c in traces[pid])]
     if len(tops) != 1:
         raise BenchError(f"{len(tops)} processes made the boundary calls, not one")
-    return count_traces(traces, tops[0], children)
+    return count_traces(traces, tops[0], children, key)
 
 
 def write(path: Path, name: str, sc: Syscalls, metadata: Mapping[str, Any]) -> None:

@@ -15,10 +15,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from gitbin import GitRunner
 from reftable_core.refs.files_backend import FilesRefStore
 from reftable_core.refs.reftable_backend import ReftableRefStore
+
+from gitbin import GitRunner
 from tests.helpers.labrun import run_lab
 
 FORMATS = ["files", "reftable"]

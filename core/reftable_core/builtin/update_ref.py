@@ -1,6 +1,7 @@
 """`reftable-lab update-ref`, behaving like git's builtin/update-ref.c.
 
-Contract: update_ref(argv, flags, out) runs `git update-ref argv` on a reftable
+Contract: update_refs_stdin(repo, stream, out) is `--stdin` on an open Repo (the
+lab's update_ref_create workload runs it). update_ref(argv, flags, out) runs `git update-ref argv` on a reftable
 or files repository (reftable_core.repo): `--stdin [-z]` reads update, create,
 delete, verify, symref-update, symref-create, symref-delete, symref-verify
 (git 2.46+: "ref"/"oid" old values, --no-deref required where git requires
@@ -518,6 +519,16 @@ def _update_ref_args(o: dict[str, Any], rest: list[str], gitdir: str | None, fla
     finally:
         runner.tx.release()
         repo.close()
+
+
+def update_refs_stdin(repo: Repo, stream: io.BufferedIOBase, out: Any, z: bool = False) -> int:
+    """`git update-ref --stdin [-z]` on an open repository: the commands of stream, the
+    reports to out (Die as update_ref dies); the caller closes repo."""
+    runner = _UpdateRefStdin(repo, b"", False, z, out)
+    try:
+        return runner.run(stream)
+    finally:
+        runner.tx.release()
 
 
 def update_ref(argv: list[str], flags: Flags, out: Any) -> int:
