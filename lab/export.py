@@ -5,7 +5,9 @@ Metric Format's measure slugs (METRICS): latency (wall time per run, in
 nanoseconds, Bencher's unit for its built-in latency; the 95 % t interval of
 the mean as lower_value / upper_value), instructions, allocations (of one run
 of the timed region) and peak-memory (bytes the workload added to the peak
-resident set, lab.measure.memory's rss_above); a measure not taken is absent.
+resident set, lab.measure.memory's rss_above), syscalls (system calls of one run)
+and syscalls-<call> (those of each call lab.measure.syscalls.CALLS names); a
+measure not taken is absent.
 bmf(results) is the BMF document, {benchmark: {measure: {"value", ...}}},
 one benchmark per variant named as its pyperf benchmark
 (<scenario>[<label>]); write_bmf() writes it to <run>/bmf.json.
@@ -30,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from gitbin import REPO_ROOT, GitNotAvailable, GitRunner, find_git, hermetic_env
-from .results import ScenarioResult, VariantResult
+
+from .results import SYSCALL_METRICS, ScenarioResult, VariantResult
 
 INDEX = "index.jsonl"
 BMF_FILE = "bmf.json"
@@ -51,6 +54,10 @@ def variant_metrics(v: VariantResult) -> dict[str, dict[str, float]]:
         out["allocations"] = {"value": float(v.allocations)}
     if v.memory.get("rss_above") is not None:
         out["peak-memory"] = {"value": float(v.memory["rss_above"])}   # type: ignore[arg-type]
+    if v.syscalls is not None:
+        out["syscalls"] = {"value": float(v.syscalls)}
+        for metric in SYSCALL_METRICS:
+            out[metric] = {"value": float(v.syscalls_by_call.get(metric.split("-", 1)[1], 0))}
     return out
 
 

@@ -38,6 +38,7 @@ from .builds import CoreBuild, CoreRev, GitBuild
 from .measure.allocations import records
 from .measure.instructions import MEASURE_KEY
 from .measure.registry import PASSES
+from .measure.syscalls import CALLS as SYSCALL_CALLS
 from .scenario import studied_counters
 from .stats import (
     ALPHA,
@@ -51,9 +52,13 @@ from .stats import (
     summarize,
 )
 
-METRICS = ("latency", "instructions", "allocations", "peak-memory")
+# syscalls: every system call of one run; syscalls-<call>: those of one name
+SYSCALL_METRICS = tuple(f"syscalls-{c}" for c in SYSCALL_CALLS)
+METRICS = ("latency", "instructions", "allocations", "peak-memory", "syscalls",
+           *SYSCALL_METRICS)
 UNITS = {"latency": "ns", "instructions": "instructions", "allocations": "allocations",
-         "peak-memory": "bytes"}
+         "peak-memory": "bytes", "syscalls": "system calls",
+         **{m: "system calls" for m in SYSCALL_METRICS}}
 
 
 @dataclass
@@ -87,6 +92,9 @@ class VariantResult:
     allocations_json: str = ""            # the pyperf JSON file holding them
     memory: dict[str, int | None] = field(default_factory=dict)  # lab.measure.memory.Memory
     memory_json: str = ""                 # the pyperf JSON file holding it
+    syscalls: float | None = None         # system calls of one run (None: not counted)
+    syscalls_by_call: dict[str, int] = field(default_factory=dict)   # call name -> count
+    syscalls_json: str = ""               # the pyperf JSON file holding them
 
     def summary(self) -> dict[str, float] | None:
         return summarize(self.values).as_dict() if self.values else None
@@ -140,7 +148,10 @@ class ScenarioResult:
                           "allocations": v.allocations, "bytes_allocated": v.bytes_allocated,
                           "allocations_per_record": per_record(v.allocations, self.params),
                           "memory_json": Path(v.memory_json).name if v.memory_json else "",
-                          "memory": v.memory}
+                          "memory": v.memory,
+                          "syscalls_json": Path(v.syscalls_json).name
+                          if v.syscalls_json else "",
+                          "syscalls": v.syscalls, "syscalls_by_call": v.syscalls_by_call}
                          for v in self.variants],
             "ratios": self.ratios,
         }
@@ -305,6 +316,8 @@ def effect_words(ratio: float, measure: str = "time") -> str:
         what = "fewer instructions" if better else "more instructions"
     elif measure == "allocations":
         what = "fewer heap allocations" if better else "more heap allocations"
+    elif measure == "syscalls":
+        what = "fewer system calls" if better else "more system calls"
     else:
         what = "faster" if better else "slower"
     return f"{factor_text(factor)} {what}"
@@ -324,7 +337,7 @@ def row_words(slow: VariantResult, fast: VariantResult, ratio: float,
 PAIRED_PER_ROUND = "min"
 
 # the count measures: one exact value per variant, compared as a plain quotient
-_COUNTS = ("instructions", "allocations")
+_COUNTS = ("instructions", "allocations", "syscalls")
 
 
 def compute_ratios(result: ScenarioResult, comparisons: Sequence[tuple[str, str, str]],
@@ -332,7 +345,7 @@ def compute_ratios(result: ScenarioResult, comparisons: Sequence[tuple[str, str,
     """comparisons: (title, slow_label, fast_label); ratio = slow/fast, one row per
     comparison and measure both variants have.
 
-    instructions, allocations: count(slow)/count(fast), exact ("estimator": "count";
+    instructions, allocations, syscalls: count(slow)/count(fast), exact ("estimator": "count";
     no interval, no test: a count is not a sample). time, interleaved (both variants with the
     same number, >= 2, of rounds): the geometric mean of the per-round ratios of
     each round's minimum, t interval over rounds ("estimator": "paired"; the

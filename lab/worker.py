@@ -25,7 +25,9 @@ output (the seconds) changes the count.
 With --allocations it is the target of the allocation measure (run with the
 alloccount library preloaded by lab.measure.allocations): the same protocol,
 the library's snapshots as marker and boundary, then it prints the snapshot
-log. With --memory, the memory measure's (lab.measure.memory.in_worker): it
+log. With --syscalls, the system call measure's (run under strace by
+lab.measure.syscalls): the same protocol on its own markers, os.getpgrp and
+os.getppid being system calls, no instrumentation request. With --memory, the memory measure's (lab.measure.memory.in_worker): it
 prints the peak figures.
 With --work OUT it is the work pass (untimed, after the measures): it runs
 the workload once (warm-up), resets reftable_core.counters, runs it once more
@@ -155,6 +157,9 @@ def main() -> int:
                                        "warm-up, then 0 and 1 runs between os.getppid() marks")
     runner.argparser.add_argument("--allocations", action="store_true",
                                   help="the allocation measure's target (alloccount preloaded)")
+    runner.argparser.add_argument("--syscalls", action="store_true",
+                                  help="the system call measure's target (under strace): the "
+                                       "instruction protocol, its markers being system calls")
     runner.argparser.add_argument("--memory", action="store_true",
                                   help="the memory measure's target: peak RSS, tracemalloc peak")
     runner.argparser.add_argument("--work", default=None, metavar="OUT",
@@ -166,7 +171,8 @@ def main() -> int:
     time_func: TimeFunc = _not_a_worker
     if args.count:
         instrument_children()
-    if args.once or args.count or args.work or args.worker or args.allocations or args.memory:
+    if args.once or args.count or args.work or args.worker or args.allocations or args.memory\
+            or args.syscalls:
         time_func = build(args.workload, args.lab_flags, Path(args.gitdir),
                           json.loads(args.params))
     if args.count:
@@ -174,6 +180,9 @@ def main() -> int:
         return 0
     if args.allocations:
         count_allocations(time_func)
+        return 0
+    if args.syscalls:
+        count(time_func, start=lambda: None)
         return 0
     if args.memory:
         print(memory.in_worker(time_func))

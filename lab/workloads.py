@@ -18,6 +18,7 @@ extra): its three workloads import it when they are built.
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -28,6 +29,10 @@ import weakref
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from reftable_core.builtin.for_each_ref import for_each_ref
+from reftable_core.builtin.odb import log_raw, log_S
+from reftable_core.builtin.show_ref import show_ref
+from reftable_core.builtin.update_ref import update_refs_stdin
 from reftable_core.flags import Flags
 from reftable_core.refs.api import RefUpdate
 from reftable_core.refs.migrate import MigrateOptions, migrate_ref_storage
@@ -35,10 +40,8 @@ from reftable_core.refs.packed import PackedRefs
 from reftable_core.refs.reftable_backend import ReftableRefStore
 from reftable_core.repo import open_repo
 
-from reftable_core.builtin.for_each_ref import for_each_ref
-from reftable_core.builtin.odb import log_raw, log_S
-from reftable_core.builtin.show_ref import show_ref
 from gitbin import find_git, hermetic_env
+
 from .measure.clock import clock
 
 TimeFunc = Callable[[int], float]
@@ -193,21 +196,20 @@ def _create_updates(gitdir: Path, params: dict[str, Any]) -> tuple[bytes, int, s
     return tip, n, fmt
 
 
-def _lab_create(gitdir: Path, flags: Flags, names: list[bytes], tip: bytes) -> None:
-    """update-ref --stdin of "create <name> <tip>" lines: one transaction."""
-    zero = bytes(len(tip))
+def _lab_create(gitdir: Path, flags: Flags, script: bytes) -> None:
+    """update-ref --stdin of "create <name> <tip>" lines: one transaction, each hex id
+    parsed as git parses it (get_oid_basic's ambiguity reads included)."""
     repo = open_repo(gitdir, flags)
-    tx = repo.refs.transaction()
-    for name in names:
-        tx.queue(RefUpdate(name, new_value=tip, old_value=zero, flags={"create"}))
-    tx.commit()
-    repo.close()
+    try:
+        update_refs_stdin(repo, io.BytesIO(script), io.BytesIO())
+    finally:
+        repo.close()
 
 
 def update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
-    """One transaction creating N refs (each queued update reads the ref first, as git does)."""
-    tip, n, fmt = _create_updates(gitdir, params)
-    names = [(fmt % i).encode() for i in range(n)]
+    """One transaction creating N refs by update-ref --stdin (each hex id checked
+    against the refs of its name, each queued update reading the ref first, as git does)."""
+    script = _create_script(gitdir, params)
     copies = ScratchCopies(gitdir)
 
     def time_func(loops: int) -> float:
@@ -215,17 +217,21 @@ def update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) -> Tim
         for _ in range(loops):
             target = copies.next()
             t0 = clock()
-            _lab_create(target, flags, names, tip)
+            _lab_create(target, flags, script)
             total += clock() - t0
         return total
     return time_func
 
 
+def _create_lines(names: list[bytes], tip: bytes) -> bytes:
+    """The update-ref --stdin script creating names at tip: "create <name> <tip>" lines."""
+    return b"".join(b"create %s %s\n" % (n, tip.hex().encode()) for n in names)
+
+
 def _create_script(gitdir: Path, params: dict[str, Any]) -> bytes:
-    """The update-ref --stdin script of the same creates: "create <name> <tip>" lines."""
+    """The update-ref --stdin script of the scenario's creates."""
     tip, n, fmt = _create_updates(gitdir, params)
-    return b"".join(b"create %s %s\n" % ((fmt % i).encode(), tip.hex().encode())
-                    for i in range(n))
+    return _create_lines([(fmt % i).encode() for i in range(n)], tip)
 
 
 def git_update_ref_create(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
@@ -285,11 +291,10 @@ class _P1401:
         self.prefix = b"refs/tags/"
         self.root = Path(tempfile.mkdtemp(prefix="reftable-lab-p1401-"))
         shutil.copytree(gitdir, self.root / "repo", symlinks=True)
-        _lab_create(self.root / "repo", Flags(), old, self.tip)
+        _lab_create(self.root / "repo", Flags(), _create_lines(old, self.tip))
         _lab_delete_all(self.root / "repo", Flags(), self.prefix)
         self.copies = ScratchCopies(self.root / "repo")
-        self.script = b"".join(b"create %s %s\n" % (n, self.tip.hex().encode())
-                               for n in self.new)
+        self.script = _create_lines(self.new, self.tip)
 
 
 def p1401_recreate(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
@@ -303,7 +308,7 @@ def p1401_recreate(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFu
         for _ in range(loops):
             target = setup.copies.next()
             t0 = clock()
-            _lab_create(target, flags, setup.new, setup.tip)
+            _lab_create(target, flags, setup.script)
             _lab_delete_all(target, flags, setup.prefix)
             total += clock() - t0
         return total

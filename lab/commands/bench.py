@@ -228,7 +228,7 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
         for q in r.ratios:
             if q.get("work_differs") is False:
                 detail = f"{q['measure']}: identical studied work, not a speed-up"
-            elif q["measure"] in ("instructions", "allocations"):
+            elif q.get("estimator") == "count":
                 detail = f"{q['ratio']:.4f}x exact ({q['measure']})"
             else:
                 est = f"paired, {q['rounds']} rounds" if q.get("paired") else "mean"

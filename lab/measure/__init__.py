@@ -18,6 +18,9 @@ model):
 - memory (lab.measure.memory): peak RSS the workload adds to the worker (a
   peer: its processes' peak above a no-op run) and the tracemalloc peak of
   the timed region.
+- syscalls (lab.measure.syscalls): the system calls of the same timed region,
+  per call name, under `strace -f` (the counting protocol on system-call
+  markers; a peer: its processes from their execve, minus a no-op run); exact.
 
 The work pass (lab.measure.work) has the same shape, and runs after them.
 lab.measure.clock is the one clock the workloads read; it is also where the

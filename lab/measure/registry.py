@@ -9,7 +9,7 @@ file. parse_measures() turns the option's text into a tuple of names.
 """
 from __future__ import annotations
 
-from . import allocations, instructions, memory, time, work
+from . import allocations, instructions, memory, syscalls, time, work
 from .context import Measure
 
 REGISTRY: dict[str, Measure] = {
@@ -17,6 +17,7 @@ REGISTRY: dict[str, Measure] = {
     instructions.MEASURE.name: instructions.MEASURE,
     allocations.MEASURE.name: allocations.MEASURE,
     memory.MEASURE.name: memory.MEASURE,
+    syscalls.MEASURE.name: syscalls.MEASURE,
 }
 WORK: Measure = work.MEASURE
 PASSES: dict[str, Measure] = {**REGISTRY, WORK.name: WORK}

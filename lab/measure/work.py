@@ -38,7 +38,7 @@ def work_variant(ctx: RunContext, v: Variant) -> dict[str, int]:
 class Work:
     """The work pass in a run (see the module doc)."""
     name = "work"
-    phase = 4
+    phase = 5
 
     def steps(self, ctx: RunContext, variants: Sequence[Variant]) -> int:
         return sum(not v.peer for v in variants)

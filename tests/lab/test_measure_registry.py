@@ -19,7 +19,7 @@ from lab.scenario import Variant
 
 
 def test_every_registered_measure_satisfies_the_protocol() -> None:
-    assert MEASURES == ("time", "instructions", "allocations", "memory")
+    assert MEASURES == ("time", "instructions", "allocations", "memory", "syscalls")
     for name, m in PASSES.items():
         assert isinstance(m, Measure), name
         assert m.name == name

@@ -1,6 +1,7 @@
 """`reftable-lab update-ref`, behaving like git's builtin/update-ref.c.
 
-Contract: update_ref(argv, flags, out) runs `git update-ref argv` on a reftable
+Contract: update_refs_stdin(repo, stream, out) is `--stdin` on an open Repo (the
+lab's update_ref_create workload runs it). update_ref(argv, flags, out) runs `git update-ref argv` on a reftable
 or files repository (reftable_core.repo): `--stdin [-z]` reads update, create,
 delete, verify, symref-update, symref-create, symref-delete, symref-verify
 (git 2.46+: "ref"/"oid" old values, --no-deref required where git requires
@@ -12,18 +13,24 @@ are read and run as they arrive, each report flushed at once (a caller can wait
 for "start: ok" before sending more). Same stdout bytes (the "<command>: ok" reports) to out, stderr messages and exit statuses as
 git (die = "fatal: ..." and 128, usage 129 with git's usage text). <new-oid> and
 <old-oid> are any revision reftable_core.odb.revision resolves (hex ids, ref
-names, abbreviated ids, ~N ^N ^{} ^{commit} ^{tree}). Quoted arguments follow
+names, abbreviated ids, ~N ^N ^{} ^{commit} ^{tree}); a full hex id is read
+as a ref name too, every dwim candidate of it (git's get_oid_basic ->
+repo_dwim_ref), when core.warnAmbiguousRefs is on (the default), with git's
+"warning: refname '<hex>' is ambiguous." and its advice (advice.objectNameWarning,
+GIT_ADVICE) on stderr when one exists. Quoted arguments follow
 git's C-style quoting (quote.unquote_c).
 """
 from __future__ import annotations
 
 import argparse
 import io
+import os
 import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
+from reftable_core.config import config_bool, parse_bool
 from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags
 from reftable_core.odb.revision import resolve_revision
@@ -58,6 +65,35 @@ UPDATE_REF_SPECS = [
     OptSpec("stdin", None, "bool", "stdin"),
     OptSpec("create-reflog", None, "bool", "create_reflog"),
 ]
+
+# object-name.c get_oid_basic's object_name_msg, after its warning (advice.objectNameWarning)
+OBJECT_NAME_ADVICE = (
+    "Git normally never creates a ref that ends with 40 hex characters\n"
+    "because it will be ignored when you just specify 40-hex. These refs\n"
+    "may be created by mistake. For example,\n"
+    "\n"
+    "  git switch -c $br $(git rev-parse ...)\n"
+    "\n"
+    "where \"$br\" is somehow empty and a 40-hex ref is created. Please\n"
+    "examine these refs and maybe delete them. Turn this message off by\n"
+    "running \"git config advice.objectNameWarning false\"")
+
+
+def _warn_ambiguous(config: dict[str, str]) -> Callable[[bytes], None] | None:
+    """get_oid_basic's check of a full hex id against the refs of that name, when
+    core.warnAmbiguousRefs (default true) is on: a warning, then the advice unless
+    advice.objectNameWarning is false or GIT_ADVICE is (git's advice_enabled)."""
+    if not config_bool(config, "core.warnambiguousrefs", True):
+        return None
+    advise = (config_bool(config, "advice.objectnamewarning", True)
+              and parse_bool(os.environ.get("GIT_ADVICE", "1")) is not False)
+
+    def warn(hex_text: bytes) -> None:
+        write_err("warning: ", f"refname '{hex_text.decode('ascii')}' is ambiguous.")
+        if advise:
+            write_err("", OBJECT_NAME_ADVICE)
+    return warn
+
 
 USAGE_UPDATE_REF = (
     "usage: git update-ref [<options>] -d <refname> [<old-oid>]\n"
@@ -94,6 +130,7 @@ class _UpdateRefStdin:
         self.repo = repo
         self.store = repo.refs
         self.resolve_ref = ref_resolver(self.store)
+        self.ambiguous = _warn_ambiguous(repo.config)
         self.msg = msg
         self.default_no_deref = no_deref
         self.no_deref = no_deref
@@ -165,9 +202,10 @@ class _UpdateRefStdin:
         return arg or None, end
 
     def _get_oid(self, text: bytes) -> bytes | None:
-        """git's repo_get_oid (see reftable_core.odb.revision)."""
+        """git's repo_get_oid (see reftable_core.odb.revision): a full hex id is
+        checked against the refs of its name, as git's get_oid_basic does."""
         return resolve_revision(text, self.resolve_ref, lambda: self.repo.objects,
-                                self.repo.hash_size)
+                                self.repo.hash_size, self.ambiguous)
 
     def _parse_next_oid(self, buf: bytes, pos: int, end: int, command: str, refname: bytes,
                         is_old: bool, allow_empty: bool) -> tuple[bytes | None, int, bool]:
@@ -481,6 +519,16 @@ def _update_ref_args(o: dict[str, Any], rest: list[str], gitdir: str | None, fla
     finally:
         runner.tx.release()
         repo.close()
+
+
+def update_refs_stdin(repo: Repo, stream: io.BufferedIOBase, out: Any, z: bool = False) -> int:
+    """`git update-ref --stdin [-z]` on an open repository: the commands of stream, the
+    reports to out (Die as update_ref dies); the caller closes repo."""
+    runner = _UpdateRefStdin(repo, b"", False, z, out)
+    try:
+        return runner.run(stream)
+    finally:
+        runner.tx.release()
 
 
 def update_ref(argv: list[str], flags: Flags, out: Any) -> int:

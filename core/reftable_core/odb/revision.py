@@ -1,8 +1,11 @@
 """Revision names -> object ids: the part of git's object-name.c the lab uses.
 
 Contract:
-  resolve_revision(text, resolve_ref, objects, hash_size) -> oid or None
-      git's repo_get_oid for: a full hex id; a ref name by git's dwim rules
+  resolve_revision(text, resolve_ref, objects, hash_size, ambiguous=None) -> oid or None
+      git's repo_get_oid for: a full hex id (with ambiguous given, git's
+      warn_ambiguous_refs on: every DWIM_RULES candidate of the hex is read, as
+      get_oid_basic's repo_dwim_ref reads them, and ambiguous(hex) is called when
+      one resolves; the id is returned either way); a ref name by git's dwim rules
       (DWIM_RULES, first hit wins); a unique abbreviated hex id (4 or more
       digits, looked up in the object store); any of these followed by revision
       suffixes (see apply_suffixes); "<rev>:<path>", the entry at path in the
@@ -37,6 +40,7 @@ from .tree import tree_entry
 
 RefResolver = Callable[[bytes], bytes | None]
 ObjectsGetter = Callable[[], ObjectStore | None]
+Ambiguous = Callable[[bytes], None]       # told a full hex id that also names a ref
 
 # git's ref_rev_parse_rules, in order
 DWIM_RULES = (b"%s", b"refs/%s", b"refs/tags/%s", b"refs/heads/%s", b"refs/remotes/%s",
@@ -166,18 +170,25 @@ def apply_suffixes(objects: ObjectStore | None, oid: bytes, suffix: bytes) -> by
     return oid
 
 
+def dwim_ref_count(text: bytes, resolve_ref: RefResolver) -> int:
+    """git's repo_dwim_ref (expand_ref) with warn_ambiguous_refs on: every rule's
+    candidate is read (expand_ref stops early only when the option is off), the
+    number of them that resolve."""
+    return sum(1 for rule in DWIM_RULES if resolve_ref(rule % text))
+
+
 def _resolve_basic(text: bytes, resolve_ref: RefResolver, objects: ObjectsGetter,
-                   hash_size: int) -> bytes | None:
-    """A full hex id, a dwim'd ref name ("@" alone is HEAD: git's interpret_empty_at), or
-    a unique abbreviated id (in that order)."""
+                   hash_size: int, ambiguous: Ambiguous | None = None) -> bytes | None:
+    """A full hex id (ambiguous: told when a ref has that name, git's get_oid_basic),
+    a dwim'd ref name ("@" alone is HEAD: git's interpret_empty_at), or a unique
+    abbreviated id (in that order)."""
     if text == b"@":
         text = b"HEAD"
     hexsz = hash_size * 2
-    if len(text) == hexsz:
-        try:
-            return bytes.fromhex(text.decode("ascii"))
-        except (ValueError, UnicodeDecodeError):
-            pass
+    if len(text) == hexsz and _HEX.issuperset(text):
+        if ambiguous is not None and dwim_ref_count(text, resolve_ref):
+            ambiguous(text)
+        return bytes.fromhex(text.decode("ascii"))
     for rule in DWIM_RULES:
         oid = resolve_ref(rule % text)
         if oid:
@@ -215,9 +226,9 @@ _BRACE_OR_COLON = re.compile(rb"[{}:]")
 
 
 def _resolve_path(rev: bytes, path: bytes, resolve_ref: RefResolver, objects: ObjectsGetter,
-                  hash_size: int) -> bytes | None:
+                  hash_size: int, ambiguous: Ambiguous | None = None) -> bytes | None:
     """The id of path in the tree rev names (commits and tags peeled), or None."""
-    base = resolve_revision(rev, resolve_ref, objects, hash_size)
+    base = resolve_revision(rev, resolve_ref, objects, hash_size, ambiguous)
     store = objects() if base is not None else None
     if store is None or base is None:
         return None
@@ -235,20 +246,21 @@ def _resolve_path(rev: bytes, path: bytes, resolve_ref: RefResolver, objects: Ob
 
 
 def resolve_revision(text: bytes, resolve_ref: RefResolver, objects: ObjectsGetter,
-                     hash_size: int) -> bytes | None:
+                     hash_size: int, ambiguous: Ambiguous | None = None) -> bytes | None:
     """The object id text names (see the module contract), or None."""
     colon = _tree_colon(text)
     if colon == 0:
         return None                         # the index: not modelled
     if colon > 0:
-        return _resolve_path(text[:colon], text[colon + 1:], resolve_ref, objects, hash_size)
+        return _resolve_path(text[:colon], text[colon + 1:], resolve_ref, objects, hash_size,
+                             ambiguous)
     m = _REV_SUFFIX.search(text)
     if m is not None and m.start() > 0:
-        base = _resolve_basic(text[:m.start()], resolve_ref, objects, hash_size)
+        base = _resolve_basic(text[:m.start()], resolve_ref, objects, hash_size, ambiguous)
         if base is None:
             return None
         try:
             return apply_suffixes(objects(), base, text[m.start():])
         except ReftableError:
             return None
-    return _resolve_basic(text, resolve_ref, objects, hash_size)
+    return _resolve_basic(text, resolve_ref, objects, hash_size, ambiguous)
