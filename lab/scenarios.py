@@ -633,7 +633,7 @@ SETS: dict[str, tuple[str, ...]] = {
     "first": ("show-ref-3tables", "update-ref-create-100", "update-ref-create-100k",
               "packed-prefix-list", "odb-log-raw", "show-ref-decoding",
               "rev-list-many-refs", "p1401-recreate", "update-ref-create-100k-reuse",
-              "migrate-to-reftable"),
+              "migrate-to-files"),
 }
 
 
