@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from .c_recipes import CRecipe, Recipe
 from .scenario import WORK_OF_FLAG, DatasetRef, Scenario, Variant, grid, registry, studied_counters
 
 __all__ = [
@@ -24,6 +25,34 @@ __all__ = [
     "expand_names",
     "studied_counters",
 ]
+
+
+# -- real C beside the rows (lab.c_recipes) -------------------------------------------
+# Each row with a published figure has either a CRecipe (the git.git trees of real C just
+# before and with the row's patch, built and run on the row's git peer) or a no_c reason.
+# scripts/verify_c_recipes.py applies every recipe in a clone of git.git (each one did,
+# cleanly, when recorded). The 2015-2016 trees (seeds 001, 002) are judged, not built,
+# to build on today's toolchain (gcc 12+): _OLD_BUILD says why.
+_OLD_BUILD = ("build judged, not tried: with the lab's MAKE_OPTS (NO_OPENSSL=1: block-sha1 "
+              "and no imap-send TLS, so none of the OpenSSL API that 1.1/3 changed; NO_CURL, "
+              "NO_EXPAT, NO_GETTEXT) this era's tree should build with gcc 12+ (its headers "
+              "have no tentative definitions for gcc 10's -fno-common; new warnings are not "
+              "errors without DEVELOPER=1)")
+
+
+def _commit(rev: str, note: str) -> CRecipe:
+    """A commit of git.git that builds and runs the row's workload, and its parent."""
+    return CRecipe(Recipe(f"{rev}~1"), Recipe(rev), note)
+
+
+def _picks(base: str, commits: Iterable[str]) -> Recipe:
+    """base with each commit cherry-picked on top, in order (a series' step tree)."""
+    return Recipe(base, tuple(f"cherry-pick {c}" for c in commits))
+
+
+def _reverts(base: str, commits: Iterable[str]) -> Recipe:
+    """base with each commit reverted, in the order given (newest first)."""
+    return Recipe(base, tuple(f"revert {c}" for c in commits))
 
 
 # -- the scenarios --------------------------------------------------------------------
@@ -55,16 +84,63 @@ _SEED_000_UNREPRODUCED = {
 }
 
 
-def _seed_000_rows(steps: tuple[str, ...], figures: tuple[str, ...]) -> dict[str, str]:
-    """row_published for the cumulative rows of `steps` that carry a figure (`figures`):
-    the first step is the "alone, others off" row, the later ones "+X on top of ..."."""
-    out, prev = {}, "all-off"
+def _seed_000_titles(steps: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(flag, row title) of the cumulative rows of `steps`: the first step is the "alone,
+    others off" row, the later ones "+X on top of ..."."""
+    out, prev = [], "all-off"
     for i, name in enumerate(steps):
         label = f"only-{name}" if i == 0 else "all-off+" + "+".join(steps[:i + 1])
-        title = (f"{name} alone, others off" if i == 0 else f"+{name} on top of {prev}")
-        if name in figures:
-            out[title] = _SEED_000_STEPS[name]
+        out.append((name, f"{name} alone, others off" if i == 0 else f"+{name} on top of {prev}"))
         prev = label
+    return out
+
+
+def _seed_000_rows(steps: tuple[str, ...], figures: tuple[str, ...]) -> dict[str, str]:
+    """row_published for the cumulative rows of `steps` that carry a figure (`figures`)."""
+    return {title: _SEED_000_STEPS[name] for name, title in _seed_000_titles(steps)
+            if name in figures}
+
+
+# Seed 000 in git.git: 1/7 .. 7/7 (2024-02-12), topic ps/reftable-iteration-perf, merged
+# by 9f67cbd0a7. Its own commits sit on bc7ee2e5e1, which predates the reftable backend
+# (ps/reftable-backend, merged by b4385bf016 three merges earlier): each step tree is
+# the merge's first parent 274400998b (master with the backend, without the series)
+# with 1/7 .. k/7 cherry-picked, in order. The bypass of the merged iterator
+# (f8c1a8e2e1, 2024-03-04) is not in them: the merge loop runs, as at the seed.
+_SEED_000_BASE = "274400998b"
+_SEED_000_GIT = ("adb5d2cbe9", "a96e9a20f3", "5730a9dccf", "dbe4e8b3fd", "92fa3253c8",
+                 "a418a7abef", "c68ca7abd3")
+_SEED_000_PATCH = {"merged_cmp": 2, "same_subiter_skip": 3, "pq_cmp": 4, "block_key_swap": 5,
+                   "ref_name_alloc": 6}
+
+
+def _seed_000_tree(k: int) -> Recipe:
+    """The tree with seed 000's 1/7 .. k/7 (k = 0: none) on _SEED_000_BASE."""
+    return _picks(_SEED_000_BASE, _SEED_000_GIT[:k])
+
+
+def _seed_000_c(steps: tuple[str, ...]) -> dict[str, CRecipe]:
+    """c_recipes of the cumulative rows of `steps`, the whole sequence's, and the bypass
+    row's (f8c1a8e2e1). A row for k/7 is 1/7..(k-1)/7 -> 1/7..k/7: git's order, so the
+    one-table sequence, which leaves pq_cmp out, still has 4/7 in C (its less-than never
+    runs over one table); 1/7 (no behaviour) is in every tree but the whole sequence's
+    before."""
+    where = f"cherry-picked onto {_SEED_000_BASE} (master with the reftable backend, just " \
+            "before the series' merge 9f67cbd0a7): the series predates --ref-format=reftable"
+    out = {}
+    for name, title in _seed_000_titles(steps):
+        k = _SEED_000_PATCH[name]
+        out[title] = CRecipe(_seed_000_tree(k - 1), _seed_000_tree(k),
+                             f"seed 000 {k}/7 {_SEED_000_GIT[k - 1]}: 1/7..{k - 1}/7 -> "
+                             f"1/7..{k}/7, {where}")
+    last = max(_SEED_000_PATCH[name] for name in steps)
+    out[f"the whole sequence ({' then '.join(steps)})"] = CRecipe(
+        _seed_000_tree(0), _seed_000_tree(last),
+        f"seed 000 1/7..{last}/7 ({_SEED_000_GIT[0]}..{_SEED_000_GIT[last - 1]}), {where}")
+    out["single_subiter_bypass alone, others on"] = _commit(
+        "f8c1a8e2e1", "upstream f8c1a8e2e1 (2024-03-04) and its parent, which has the reftable "
+        "backend; git then lacks the later flags (decode_key_in_place .. tombstone_"
+        "suppression) that the lab's 'others on' has")
     return out
 
 
@@ -93,6 +169,35 @@ _SEED_004 = {
 }
 
 
+# Seed 004 in git.git: 3/4 6fdfaf15a0 (stat cache), 4/4 718a93ecc0 (mmap), 2024-01-11, and
+# the topic's follow-up 4f36b8597c ("fix race in up-to-date check", rewrote the stat
+# cache), all in git 2.44, before the reftable backend: the trees are reverts on
+# b4385bf016, the merge of ps/reftable-backend (v2.44.0 + the backend; the first commit
+# with both). 4f36b8597c is reverted in all three, so that each row's trees differ by the
+# seed's patch as posted (its v1 figures). On v2.45.0 the revert of 4f36b8597c conflicts
+# (reftable/system.h); on b4385bf016 every revert applies.
+_SEED_004_BASE = "b4385bf016"
+_SEED_004_TREES = {
+    "neither": _reverts(_SEED_004_BASE, ("4f36b8597c", "718a93ecc0", "6fdfaf15a0")),
+    "stat_cache": _reverts(_SEED_004_BASE, ("4f36b8597c", "718a93ecc0")),
+    "both": _reverts(_SEED_004_BASE, ("4f36b8597c",)),
+}
+_SEED_004_NOTE = (f"reverted on {_SEED_004_BASE} (v2.44.0 + the reftable backend): seed 004 "
+                  "landed in 2.44, before the backend; 4f36b8597c (the later stat-cache "
+                  "rewrite) reverted in every tree")
+_SEED_004_C = {
+    "stat_cache alone, others off": CRecipe(
+        _SEED_004_TREES["neither"], _SEED_004_TREES["stat_cache"],
+        f"seed 004 3/4 6fdfaf15a0, no mmap on either side; {_SEED_004_NOTE}"),
+    "+mmap on top of only-stat_cache": CRecipe(
+        _SEED_004_TREES["stat_cache"], _SEED_004_TREES["both"],
+        f"seed 004 4/4 718a93ecc0 on top of 3/4; {_SEED_004_NOTE}"),
+    "the whole sequence (stat_cache then mmap)": CRecipe(
+        _SEED_004_TREES["neither"], _SEED_004_TREES["both"],
+        f"seed 004 3/4 + 4/4 (the steps' trees); {_SEED_004_NOTE}"),
+}
+
+
 def _update_ref_create(n: int) -> Scenario:
     stat_cache, mmap, both = _SEED_004[n]
     return Scenario(
@@ -108,6 +213,7 @@ def _update_ref_create(n: int) -> Scenario:
         row_published={"stat_cache alone, others off": stat_cache,
                        "+mmap on top of only-stat_cache": mmap,
                        "the whole sequence (stat_cache then mmap)": both},
+        c_recipes=_SEED_004_C,
         peer_workloads=(("git", "git_update_ref_create"),),
         dataset_keys=("refs", "seed", "object_format"))
 
@@ -157,6 +263,8 @@ def _p1401(name: str, what: str, formats: dict[str, str]) -> Scenario:
         published=_P1401_PUBLISHED,
         row_published={"tombstone_suppression alone, others on":
                        "~13 s -> ~0.2 s (8,000 tags, git 146a946321)"},
+        c_recipes={"tombstone_suppression alone, others on": _commit(
+            "146a946321", "upstream 146a946321 (2026-07-10) and its parent")},
         peer_workloads=(("git", "git_p1401_recreate"),),
         dataset_keys=("refs", "seed", "object_format"))
 
@@ -193,6 +301,9 @@ def _migrate(to_format: str) -> Scenario:
     preset, way, figure = _MIGRATE[to_format]
     extra = {"reflog": False} if preset == "refs-1m-1table" else {}
     rows = {f"initial_transaction_check alone, others on ({_BEFORE_E4929CDF79})": figure}
+    c = {f"initial_transaction_check alone, others on ({_BEFORE_E4929CDF79})": _commit(
+        "e4929cdf79", "upstream e4929cdf79 (2024-11-20) and its parent 00bd6c3e46 (refs "
+        "migrate already commits an initial transaction)")}
     studied: tuple[str, ...] = ("initial_transaction_check",)
     base = {"initial_transaction_check": _BEFORE_E4929CDF79}
     if to_format in _MIGRATE_INITIAL:
@@ -200,6 +311,9 @@ def _migrate(to_format: str) -> Scenario:
         base["migrate_initial"] = _BEFORE_00BD6C3E46
         rows[f"migrate_initial alone, others on ({_BEFORE_00BD6C3E46})"] = \
             _MIGRATE_INITIAL[to_format]
+        c[f"migrate_initial alone, others on ({_BEFORE_00BD6C3E46})"] = _commit(
+            "00bd6c3e46", "upstream 00bd6c3e46 (2024-11-20) and its parent (git refs "
+            "migrate, 2.46, is in both)")
     return Scenario(
         name=f"migrate-to-{to_format}", seed="e4929cdf79",
         description=f"refs migrate {way}: every ref copied into an empty store in one "
@@ -212,6 +326,7 @@ def _migrate(to_format: str) -> Scenario:
         flag_base=base,
         published=figure,
         row_published=rows,
+        c_recipes=c,
         # all off includes migrate_initial=off (git before 00bd6c3e46): refs migrate's
         # transaction is an ordinary one, so there is no initial-transaction check to skip
         same_work={"initial_transaction_check alone, others off":
@@ -254,6 +369,25 @@ _SEED_002_UNREPRODUCED = {
 }
 
 
+# Seed 002 in git.git (2016-08-22, v2.11.0-rc0): 1/7 85fe35ab9e on 2632c897f7 (Git
+# 2.10-rc1) .. 4/7 12d95ef6fc (list.h LRU), 5/7 6d9617f4f7 (no blob special case), 6/7
+# 8261e1f139 (hashmap), 7/7 c7df68cbca (t/perf): the series' own commits, on packs.
+_SEED_002_C = {
+    "all optimizations (off -> on)": CRecipe(
+        Recipe("85fe35ab9e~1"), Recipe("c7df68cbca"),
+        "seed 002's own commits: the series' base (1/7's parent, Git 2.10-rc1) and its tip "
+        f"7/7; the published figure is 7/7's t/perf over linux.git; {_OLD_BUILD}"),
+    "delta_cache_index: fixed:256 -> hashmap": _commit(
+        "8261e1f139", f"seed 002 6/7 (hashmap.h) and its parent 5/7; {_OLD_BUILD}"),
+}
+_SEED_002_SLOTS_NO_C = ("the scenario has no git peer, and its slot counts are the 5/7 "
+                        "message's experiments (MAX_DELTA_CACHE edited by hand, at a small "
+                        "core.deltaBaseCacheLimit), not commits of git.git")
+_SEED_002_LIMITS_NO_C = ("two core.deltaBaseCacheLimit values on one tree (a config "
+                         "comparison, not two trees); the scenario has no git peer, and "
+                         "the figure is the cover letter's linux.git")
+
+
 def _odb_walk(kind: str, workload: str, published: str) -> Scenario:
     return Scenario(
         name=f"odb-{kind}", seed="002",
@@ -276,6 +410,7 @@ def _odb_walk(kind: str, workload: str, published: str) -> Scenario:
         published=published,
         row_published={"all optimizations (off -> on)": _SEED_002_PERF[kind],
                        "delta_cache_index: fixed:256 -> hashmap": _SEED_002_HASHMAP[kind]},
+        c_recipes=_SEED_002_C,
         unreproduced=_SEED_002_UNREPRODUCED,
         peer_workloads=(("git", f"git_{workload[4:]}"),)
         + ((("dulwich", "dulwich_log_raw"),) if kind == "log-raw" else ()),
@@ -308,6 +443,10 @@ def _odb_slots(kind: str, workload: str) -> Scenario:
                        for (lru, a, b), text in _SEED_002_SLOTS[kind].items()}
         | {"16384 slots: LRU blob_first -> single (at limit_lo)":
            _SEED_002_LRU_16384[kind]},
+        no_c={title: _SEED_002_SLOTS_NO_C
+              for title in [f"slots {a} -> {b}, {lru} LRU (at limit_lo)"
+                            for lru, a, b in _SEED_002_SLOTS[kind]]
+              + ["16384 slots: LRU blob_first -> single (at limit_lo)"]},
         unreproduced=_SEED_002_UNREPRODUCED,
         published="MAX_DELTA_CACHE 256 -> 4096: log -S 12.6 s -> 6.5 s, worse again from 16384 "
                   "(blob_first walks the whole LRU list); single LRU flat (5/7)",
@@ -342,6 +481,9 @@ def _odb_cache_size(kind: str, workload: str) -> Scenario:
             "after it (hashmap, single LRU): limit_1 -> limit_3 (8x)":
             "128m -> 1024m: 4m56.486 s -> 3m32.623 s (1.40x; cover letter, linux.git, "
             "log -Sfoo --raw)"} if kind == "log-S" else {},
+        no_c={f"{what}: limit_1 -> limit_3 (8x)": _SEED_002_LIMITS_NO_C
+              for what in ("before the series (fixed:256, blob_first)",
+                           "after it (hashmap, single LRU)")} if kind == "log-S" else {},
         unreproduced=_SEED_002_UNREPRODUCED,
         published="core.deltaBaseCacheLimit 128m -> 1024m: log -S --raw 4m56 s -> 3m32 s "
                   "(kernel); hashmap lets a bigger limit pay off (6/7)",
@@ -374,6 +516,35 @@ _SEED_001_REFNAMES = {
     "refname_safety: normalize -> skip_sane":
         "6.768 s -> 5.703 s (1.19x: v2 8/9, from 7/9's figure and the cover letter's final)",
 }
+# Seed 001 in git.git (v2, 2015-04-16, v2.5.0-rc0): 1/9 3446a59b39 (getc) on 2dfb2e07cb,
+# f43cce23ad (unlocked fallbacks), 3/9 82912d1de8 (getc_unlocked), 260d408e32 (config),
+# fec501dae8 (strbuf_addch), 6/9 f80c153bea (no strbuf_grow), 7/9 0cc30e0e84 (getdelim),
+# 8/9 03afcbee9b (skip sane refs), 9/9 a337292675 (a test): the files backend, so each
+# row's trees are the series' own commits.
+_SEED_001_C = {
+    "packed_reader: fgetc -> getc_unlocked (packed_lookup=parse_all)": CRecipe(
+        Recipe("3446a59b39~1"), Recipe("f80c153bea"),
+        "seed 001 v2 1/9..6/9 (3446a59b39..f80c153bea; 4/9 260d408e32 is config reading, "
+        f"5/9 fec501dae8 strbuf_addch): the lab's getc_unlocked row spans them; {_OLD_BUILD}"),
+    "packed_reader: getc_unlocked -> getdelim (packed_lookup=parse_all)": _commit(
+        "0cc30e0e84", f"seed 001 v2 7/9 (getdelim) and its parent 6/9; {_OLD_BUILD}"),
+    "the v2 series (all-off -> packed_reader=getdelim, packed_lookup=parse_all)": CRecipe(
+        Recipe("3446a59b39~1"), Recipe("a337292675"),
+        f"seed 001 v2 1/9's parent and 9/9 (the whole series, 8/9 skip_sane in); {_OLD_BUILD}"),
+}
+_SEED_001_NO_GIT_PEER = "packed-load has no git peer (the lab's and dulwich's parse only)"
+_SEED_001_NO_C = {
+    "refname_safety: normalize -> escape_scan":
+        f"{_SEED_001_NO_GIT_PEER}; and v1 6/6 (refname_is_safe without "
+        "normalize_path_copy) never landed in git.git: v2 replaced it by 8/9",
+    "refname_safety: normalize -> skip_sane":
+        f"{_SEED_001_NO_GIT_PEER}; 8/9 03afcbee9b's C is in packed-verify-missing's "
+        "v2-series row",
+}
+_SEED_001_QUICK_LIST_NO_C = (
+    "the figure is git-quick-list, the thread's out-of-tree tool (mmap + binary search), "
+    "over linux's 218M packed-refs: no git.git commit is it; git's own mmap + bsearch of "
+    "packed-refs (mh/mmap-packed-refs, merged by 1a2e1a76ec, 2017) is a later design")
 _SEED_001_UNREPRODUCED = {
     "1/9 fgetc -> getc alone (2.5%)": "a C macro against a function call: Python has one "
                                       "call; the lab's fgetc -> getc_unlocked row spans it",
@@ -447,6 +618,7 @@ SCENARIOS: dict[str, Scenario] = registry([
                    **_KEY_SWAP_BASE},
         cumulative=_SEED_000_1TABLE,
         row_published=_seed_000_rows(_SEED_000_1TABLE, _SEED_000_1TABLE),
+        c_recipes=_seed_000_c(_SEED_000_1TABLE),
         unreproduced=_SEED_000_UNREPRODUCED,
         published="1.11x (2/7 merged_cmp), 1.04x (3/7), 1.03x (5/7), 1.01x (6/7), each on "
                   "top of the previous",
@@ -460,6 +632,7 @@ SCENARIOS: dict[str, Scenario] = registry([
         workload="show_ref", studied=_REFTABLE_ITER_FLAGS, flag_base=_KEY_SWAP_BASE,
         cumulative=_SEED_000_3TABLES,
         row_published=_seed_000_rows(_SEED_000_3TABLES, ("pq_cmp",)),
+        c_recipes=_seed_000_c(_SEED_000_3TABLES),
         published="1.30x (4/7 pq_cmp, 3 tables, on top of 2/7 and 3/7)",
         peer_workloads=_SHOW_REF_PEERS, hot=_HOT_ITER),
     Scenario(
@@ -489,6 +662,12 @@ SCENARIOS: dict[str, Scenario] = registry([
             _decoding_row("next_block_in_place"):
                 "heap 7,235 -> 315 allocs (301,481 -> 107,027 bytes; show-ref: single "
                 "matching ref out of 1M refs)"},
+        c_recipes={
+            _decoding_row("decode_key_in_place"): _commit(
+                "daf4f43d0d", "upstream daf4f43d0d (2024-03-04) and its parent, which has "
+                "the reftable backend"),
+            _decoding_row("next_block_in_place"): _commit(
+                "b00bcb7c49", "upstream b00bcb7c49 (2024-04-08) and its parent")},
         peer_workloads=(("git", "git_show_ref"),), hot=_HOT_ITER),
     Scenario(
         name="log-iterate", seed="daf4f43d0d",
@@ -515,7 +694,11 @@ SCENARIOS: dict[str, Scenario] = registry([
         published="170.2 ms -> 161.6 ms (1.05x, 9da5c992dd; rev-list --no-walk printing "
                   "10k of 100k refs)",
         row_published={_decoding_row("seek_in_place"):
-                       "170.2 ms -> 161.6 ms (1.05x; rev-list: print 10k of 100k refs)"}),
+                       "170.2 ms -> 161.6 ms (1.05x; rev-list: print 10k of 100k refs)"},
+        no_c={_decoding_row("seek_in_place"):
+              "the scenario has no git peer (read_refs is the lab's reads by name; no "
+              "git rev-list --no-walk workload yet): its trees would be 9da5c992dd~1 "
+              "and 9da5c992dd"}),
     *(_update_ref_create(n) for n in (1, 100, 10_000)),
     Scenario(
         name="update-ref-create-100k", seed="003",
@@ -527,6 +710,9 @@ SCENARIOS: dict[str, Scenario] = registry([
         published="1.62x (block_type_early_exit)",
         row_published={"block_type_early_exit alone, others on":
                        "1.62x (block_type_early_exit, creating 100k refs)"},
+        c_recipes={"block_type_early_exit alone, others on": _commit(
+            "1970333644", "seed 003's fix (2025-05-12) and its parent; git then lacks "
+            "tombstone_suppression (146a946321), which the lab's 'others on' has")},
         peer_workloads=(("git", "git_update_ref_create"),),
         dataset_keys=("refs", "seed", "object_format")),
     Scenario(
@@ -546,6 +732,7 @@ SCENARIOS: dict[str, Scenario] = registry([
         flag_base={"packed_reader": "packed_lookup=parse_all"},
         extra_comparisons=_SEED_001_STEPS,
         row_published=_SEED_001_READERS,
+        c_recipes=_SEED_001_C,
         unreproduced=_SEED_001_UNREPRODUCED,
         published="19.4 s -> 5.7 s (readers, 13M refs)",
         peer_workloads=(("git", "git_show_ref"), ("reftable-lab-cli", "cli_show_ref"),
@@ -569,6 +756,7 @@ SCENARIOS: dict[str, Scenario] = registry([
                        "git for-each-ref --format='%(objectname) %(refname)' "
                        "refs/remotes/2325298/ 1.649 s -> git-quick-list 0.012 s "
                        "(218M packed-refs, torvalds/linux)"},
+        no_c={"packed_lookup: parse_all -> bsearch": _SEED_001_QUICK_LIST_NO_C},
         published="for-each-ref refs/remotes/2325298/: 1.649 s -> 0.012 s (quick-list: mmap + "
                   "binary search)",
         peer_workloads=(("git", "git_for_each_ref"), ("reftable-lab-cli", "cli_for_each_ref")),
@@ -586,6 +774,7 @@ SCENARIOS: dict[str, Scenario] = registry([
         extra_comparisons=(("refname_safety: normalize -> escape_scan",
                             "refname_safety=normalize", "refname_safety=escape_scan"),),
         row_published=_SEED_001_REFNAMES,
+        no_c=_SEED_001_NO_C,
         published="getc 2.5%, unlocked 42%, grow 21%, getdelim 21% (per step)",
         peer_workloads=(("dulwich", "dulwich_packed_load"),),
         hot=("reftable_core.refs.packed_readers:lines_fgetc", "reftable_core.refs.packed:load_lines")),
@@ -615,6 +804,10 @@ SCENARIOS: dict[str, Scenario] = registry([
             "tombstone_suppression=off)":
             "1.793 s -> 1.680 s (1.07x); heap: 8,400,426 -> 7,929,872 allocs "
             "(454.4 MB -> 281.5 MB), 100k refs"},
+        c_recipes={
+            "iterator_reuse alone, others on (block_type_early_exit=off,"
+            "tombstone_suppression=off)": _commit(
+                "7cf65e2660", "upstream 7cf65e2660 (2024-11-26) and its parent")},
         peer_workloads=(("git", "git_update_ref_create"),),
         dataset_keys=("refs", "seed", "object_format")),
     _migrate("reftable"),
