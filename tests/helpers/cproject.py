@@ -8,6 +8,7 @@ lab.recipes' pinned dates: a cherry-pick then makes a new commit of an old tree.
 """
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -19,7 +20,7 @@ CFLAGS = -O1
 all: git
 git: main.o work.o
 \t$(CC) $(CFLAGS) -o $@ main.o work.o
-main.o: main.c work.h banner.h
+main.o: main.c $(wildcard *.h)
 \t$(CC) $(CFLAGS) -c -o $@ main.c
 work.o: work.c work.h factor.h
 \t$(CC) $(CFLAGS) -c -o $@ work.c
@@ -95,10 +96,10 @@ class Repo:
         return self.git("rev-parse", rev)
 
 
-def project(path: Path) -> Repo:
-    """The project's first commit, "c0"."""
+def project(path: Path, files: dict[str, str] | None = None) -> Repo:
+    """The project's first commit, "c0" (files: more files, or others in place of FILES')."""
     repo = Repo(path)
-    repo.commit("c0: the project", {**FILES, "main.txt": "", "side.txt": ""})
+    repo.commit("c0: the project", {**FILES, "main.txt": "", "side.txt": "", **(files or {})})
     return repo
 
 
@@ -126,4 +127,45 @@ def planted_history(path: Path) -> tuple[Repo, str]:
     for i in range(13, 19):
         repo.append(f"m{i}: a note", "main.txt", f"m{i}")
     assert int(repo.git("rev-list", "--count", "HEAD")) == 30
+    return repo, planted
+
+
+# a git in front of git: the hot loop (unless asked for its --version: a no-op run
+# must stay one), then the real git with the same arguments, its exit status returned
+WRAPPER_C = """\
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "real.h"
+#include "work.h"
+
+int main(int argc, char **argv)
+{
+\tint status;
+\tpid_t pid;
+
+\tif (argc < 2 || strcmp(argv[1], "--version"))
+\t\twork(200000);
+\tpid = fork();
+\tif (pid == 0) {
+\t\targv[0] = REAL_GIT;
+\t\texecv(REAL_GIT, argv);
+\t\t_exit(127);
+\t}
+\tif (pid < 0 || waitpid(pid, &status, 0) < 0)
+\t\treturn 128;
+\treturn WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+"""
+
+
+def wrapper_history(path: Path, real_git: str) -> tuple[Repo, str]:
+    """c0 and four commits of a ./git that runs the hot loop, then real_git; the third
+    (w3) makes the loop four times longer. (the repository, w3's commit id)."""
+    repo = project(path, {"main.c": WRAPPER_C,
+                          "real.h": f"#define REAL_GIT {json.dumps(real_git)}\n"})
+    repo.append("w1: a note", "main.txt", "w1")
+    repo.append("w2: a note", "main.txt", "w2")
+    planted = repo.commit("w3: the hot loop four times over", {"factor.h": "#define FACTOR 4\n"})
+    repo.append("w4: a note", "main.txt", "w4")
     return repo, planted

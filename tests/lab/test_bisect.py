@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from gitbin import find_git
 from lab.builds import GitBuild
+from lab.cli import main
 from lab.measure.instructions import available, count_env, count_process
 from lab.recipes import RecipeError, bisect
-from tests.helpers.cproject import planted_history
+from tests.helpers.cproject import planted_history, wrapper_history
 
 pytestmark = pytest.mark.skipif(not available(), reason="needs valgrind and detrand")
 
@@ -58,3 +60,39 @@ def test_nothing_to_bisect_is_one_line(tmp_path: Path, monkeypatch: pytest.Monke
         bisect(repo.path, "main~15", "main~14", count, provisioned_base=False)
     with pytest.raises(RecipeError, match="^--good main is not an ancestor of --bad main~1 "):
         bisect(repo.path, "main", "main~1", count, provisioned_base=False)
+
+
+def test_the_command_counts_the_scenarios_git_peer(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`reftable-lab bisect` over a ./git that runs a hot loop before the real git: the
+    count is the harness's exact count of update-ref-create-1's git peer with each
+    build, and the commit that lengthens the loop is found."""
+    monkeypatch.setenv("REFTABLE_LAB_CACHE", str(tmp_path / "cache"))
+    repo, planted = wrapper_history(tmp_path / "src", find_git())
+    argv = ["bisect", "update-ref-create-1", "--git-src", str(repo.path), "--good", "main~4",
+            "--bad", "main", "--out", str(tmp_path / "out"), "--datasets", str(tmp_path / "ds"),
+            "--jobs", "1"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2] == f"first commit beyond 0.05: {planted} w3: the hot loop four times over"
+    counts = {line.split()[0]: int(line.split()[1].replace(",", "")) for line in out[:-2]}
+    assert counts[repo.rev("main~4")] < counts[planted] < 10 * counts[repo.rev("main~4")]
+    result = tmp_path / "out" / "bisect-update-ref-create-1" / planted
+    assert (result / "update-ref-create-1.result.json").is_file()
+
+
+def test_the_command_refuses_bad_input_in_one_line(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["--git-src", str(tmp_path), "--good", "A", "--bad", "B"]
+    assert main(["bisect", "packed-load", *base]) == 2
+    assert capsys.readouterr().err == ("reftable-lab bisect: packed-load has no git peer "
+                                       "to count (it runs no git)\n")
+    assert main(["bisect", "update-ref-create-1", *base]) == 2
+    assert capsys.readouterr().err == (f"reftable-lab bisect: --git-src {tmp_path}: "
+                                       "not a git repository\n")
+    repo, _ = wrapper_history(tmp_path / "src", find_git())
+    assert main(["bisect", "update-ref-create-1", "--git-src", str(repo.path),
+                 "--good", "nope", "--bad", "main"]) == 2
+    assert capsys.readouterr().err == (f"reftable-lab bisect: --good nope: unknown revision "
+                                       f"in {repo.path}\n")
