@@ -3,7 +3,9 @@ checkouts of this repository at a commit (two revisions of reftable-core).
 
 Contract: build(src, rev) resolves `rev` in the repository `src` to a commit
 and returns a GitBuild: the tree of that commit built out of tree in
-<cache>/builds/<commit>/ (gitbin.cache_root()), by
+<cache>/builds/<commit>/ (gitbin.cache_root()); with by_tree=True in
+<cache>/builds/tree-<tree id>/ instead, so two commits of one tree (a recipe's
+cherry-pick that remakes a commit, lab.recipes) share one build; by
 `make -j$(nproc) <the provisioning script's MAKE_OPTS> all` (the same prefix
 and NO_* options, read from scripts/provision-git.sh; CC="ccache cc" when
 ccache is on PATH). A build is reused whenever its folder holds BUILD_INFO.
@@ -11,12 +13,16 @@ ccache is on PATH). A build is reused whenever its folder holds BUILD_INFO.
 The tree is exported without touching `src`'s work tree or index: a private
 index (GIT_INDEX_FILE) over the build folder, `read-tree <commit>`, a refresh,
 and `checkout-index` of the paths whose content differs. A new build starts
-from a copy of the most recent earlier build made with the same compiler
-(else the provisioned git's built source tree, gitbin.provisioned_source(),
-which the provisioning script made with the same options), timestamps kept:
+from a copy of the most recent earlier build of a commit of src made with the
+same compiler (else the provisioned git's built source tree,
+gitbin.provisioned_source(), which the provisioning script made with the same
+options; else, or with provisioned_base=False, an empty folder: a small project
+that is not git.git), timestamps kept:
 only files whose content differs are rewritten, so make recompiles only what
-changed. BUILD_INFO records what was compiled (the object files make wrote).
-The peer runs <build>/git itself: the peers' commands are builtins.
+changed. BUILD_INFO records what was compiled (the object files make wrote)
+and the tree built. The peer runs <build>/git itself: the peers' commands are
+builtins. Any project whose Makefile has an `all` target that makes ./git, and
+takes the MAKE_OPTS variables (make ignores the ones it does not use), builds.
 
 core_rev(repo, rev) is the second kind: a `git worktree` of rev's commit of
 the repository repo (this checkout, or a clone of it) in
@@ -137,10 +143,12 @@ def resolve(src: Path | str, rev: str, options: tuple[str, str] = ("--git-src", 
     return proc.stdout.decode().strip()
 
 
-def _base(src: Path, cc: str) -> tuple[Path, str | None] | None:
-    """The tree a new build starts from: (folder, its commit or None). A cached build
-    is a base only when its commit is in src (builds from another clone, e.g. the
-    tests' small repository, cannot be diffed against)."""
+def _base(src: Path, cc: str, provisioned_base: bool = True
+          ) -> tuple[Path, str | None] | None:
+    """The tree a new build starts from: (folder, its commit or None); None: an empty
+    folder. A cached build is a base only when its commit is in src (builds from
+    another clone, e.g. the tests' small repository, cannot be diffed against); the
+    provisioned git's tree only when provisioned_base (src is git.git)."""
     done = [(d.joinpath(BUILD_INFO).stat().st_mtime, d) for d in builds_root().glob("*")
             if d.joinpath(BUILD_INFO).is_file()]
     for _, d in sorted(done, reverse=True):
@@ -148,7 +156,7 @@ def _base(src: Path, cc: str) -> tuple[Path, str | None] | None:
         if info.get("cc") == cc and _git(src, ["cat-file", "-e",
                                                f"{info['commit']}^{{commit}}"]).returncode == 0:
             return d, info["commit"]
-    tree = provisioned_source()
+    tree = provisioned_source() if provisioned_base else None
     return (tree, None) if tree is not None and cc == "cc" else None
 
 
@@ -194,17 +202,30 @@ def _export(src: Path, commit: str, tree: Path, base_commit: str | None) -> int:
     return len([n for n in changed.split(b"\0") if n])
 
 
+def tree_of(src: Path | str, commit: str) -> str:
+    """The id of commit's tree in src."""
+    proc = _git(Path(src), ["rev-parse", "--verify", "--quiet", f"{commit}^{{tree}}"])
+    if proc.returncode != 0:
+        raise BuildError(f"{commit}: no tree in {src}")
+    return proc.stdout.decode().strip()
+
+
 def build(src: Path | str, rev: str, jobs: int | None = None,
-          log: TextIO | None = sys.stderr) -> GitBuild:
-    """The build of rev's commit (made now, or reused from the cache)."""
+          log: TextIO | None = sys.stderr, by_tree: bool = False,
+          provisioned_base: bool = True) -> GitBuild:
+    """The build of rev's commit (made now, or reused from the cache); by_tree: cached
+    by the commit's tree (builds/tree-<tree>/, shared by the commits of that tree);
+    provisioned_base: a first build of src may start from the provisioned git's tree
+    (False for a project that is not git.git)."""
     src = Path(src).resolve()
     commit = resolve(src, rev)
-    target = builds_root() / commit
+    tree_id = tree_of(src, commit)
+    target = builds_root() / (f"tree-{tree_id}" if by_tree else commit)
     if (target / BUILD_INFO).is_file() and os.access(target / "git", os.X_OK):
         return GitBuild(rev, commit, target)
     cc = compiler()
-    base = _base(src, cc)
-    tmp = builds_root() / f"{commit}.tmp.{os.getpid()}"
+    base = _base(src, cc, provisioned_base)
+    tmp = builds_root() / f"{target.name}.tmp.{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.parent.mkdir(parents=True, exist_ok=True)
     started = time.time()
@@ -224,7 +245,7 @@ def build(src: Path | str, rev: str, jobs: int | None = None,
         raise BuildError(f"make failed for {commit[:10]} ({rev}); its log: {tmp / _LOG}")
     compiled = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*.o")
                       if p.stat().st_mtime >= make_start - 1)
-    info = {"commit": commit, "rev": rev, "src": str(src), "cc": cc,
+    info = {"commit": commit, "tree": tree_id, "rev": rev, "src": str(src), "cc": cc,
             "base": str(base[0]) if base else None, "files_written": written,
             "compiled": compiled, "seconds": round(time.time() - started, 1),
             "make": cmd[3:]}

@@ -43,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "profile": "lab.commands.bench",
     "history": "lab.commands.history",
     "speed": "lab.commands.speed",
+    "bisect": "lab.commands.bisect",
 }
 
 
