@@ -18,6 +18,7 @@ CRecipe; Scenario.no_c maps a row's title to why it has no C figure.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 STEP_KINDS = ("cherry-pick", "revert")
@@ -45,3 +46,48 @@ class CRecipe:
     before: Recipe
     after: Recipe
     note: str = ""
+
+
+# -- building recipes, and the seed-004 trees (used by lab.scenarios) -------------------
+OLD_BUILD = ("build judged, not tried: with the lab's MAKE_OPTS (NO_OPENSSL=1: block-sha1 "
+              "and no imap-send TLS, so none of the OpenSSL API that 1.1/3 changed; NO_CURL, "
+              "NO_EXPAT, NO_GETTEXT) this era's tree should build with gcc 12+ (its headers "
+              "have no tentative definitions for gcc 10's -fno-common; new warnings are not "
+              "errors without DEVELOPER=1)")
+
+
+def commit_and_parent(rev: str, note: str) -> CRecipe:
+    """A commit of git.git that builds and runs the row's workload, and its parent."""
+    return CRecipe(Recipe(f"{rev}~1"), Recipe(rev), note)
+
+
+def picks(base: str, commits: Iterable[str]) -> Recipe:
+    """base with each commit cherry-picked on top, in order (a series' step tree)."""
+    return Recipe(base, tuple(f"cherry-pick {c}" for c in commits))
+
+
+def reverts(base: str, commits: Iterable[str]) -> Recipe:
+    """base with each commit reverted, in the order given (newest first)."""
+    return Recipe(base, tuple(f"revert {c}" for c in commits))
+
+
+SEED_004_BASE = "b4385bf016"
+SEED_004_TREES = {
+    "neither": reverts(SEED_004_BASE, ("4f36b8597c", "718a93ecc0", "6fdfaf15a0")),
+    "stat_cache": reverts(SEED_004_BASE, ("4f36b8597c", "718a93ecc0")),
+    "both": reverts(SEED_004_BASE, ("4f36b8597c",)),
+}
+SEED_004_NOTE = (f"reverted on {SEED_004_BASE} (v2.44.0 + the reftable backend): seed 004 "
+                  "landed in 2.44, before the backend; 4f36b8597c (the later stat-cache "
+                  "rewrite) reverted in every tree")
+SEED_004_C = {
+    "stat_cache alone, others off": CRecipe(
+        SEED_004_TREES["neither"], SEED_004_TREES["stat_cache"],
+        f"seed 004 3/4 6fdfaf15a0, no mmap on either side; {SEED_004_NOTE}"),
+    "+mmap on top of only-stat_cache": CRecipe(
+        SEED_004_TREES["stat_cache"], SEED_004_TREES["both"],
+        f"seed 004 4/4 718a93ecc0 on top of 3/4; {SEED_004_NOTE}"),
+    "the whole sequence (stat_cache then mmap)": CRecipe(
+        SEED_004_TREES["neither"], SEED_004_TREES["both"],
+        f"seed 004 3/4 + 4/4 (the steps' trees); {SEED_004_NOTE}"),
+}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .c_recipes import CRecipe, Recipe
+from .c_recipes import OLD_BUILD, SEED_004_C, CRecipe, Recipe, commit_and_parent, picks
 from .scenario import WORK_OF_FLAG, DatasetRef, Scenario, Variant, grid, registry, studied_counters
 
 __all__ = [
@@ -32,28 +32,7 @@ __all__ = [
 # before and with the row's patch, built and run on the row's git peer) or a no_c reason.
 # scripts/verify_c_recipes.py applies every recipe in a clone of git.git (each one did,
 # cleanly, when recorded). The 2015-2016 trees (seeds 001, 002) are judged, not built,
-# to build on today's toolchain (gcc 12+): _OLD_BUILD says why.
-_OLD_BUILD = ("build judged, not tried: with the lab's MAKE_OPTS (NO_OPENSSL=1: block-sha1 "
-              "and no imap-send TLS, so none of the OpenSSL API that 1.1/3 changed; NO_CURL, "
-              "NO_EXPAT, NO_GETTEXT) this era's tree should build with gcc 12+ (its headers "
-              "have no tentative definitions for gcc 10's -fno-common; new warnings are not "
-              "errors without DEVELOPER=1)")
-
-
-def _commit(rev: str, note: str) -> CRecipe:
-    """A commit of git.git that builds and runs the row's workload, and its parent."""
-    return CRecipe(Recipe(f"{rev}~1"), Recipe(rev), note)
-
-
-def _picks(base: str, commits: Iterable[str]) -> Recipe:
-    """base with each commit cherry-picked on top, in order (a series' step tree)."""
-    return Recipe(base, tuple(f"cherry-pick {c}" for c in commits))
-
-
-def _reverts(base: str, commits: Iterable[str]) -> Recipe:
-    """base with each commit reverted, in the order given (newest first)."""
-    return Recipe(base, tuple(f"revert {c}" for c in commits))
-
+# to build on today's toolchain (gcc 12+): OLD_BUILD says why.
 
 # -- the scenarios --------------------------------------------------------------------
 
@@ -116,7 +95,7 @@ _SEED_000_PATCH = {"merged_cmp": 2, "same_subiter_skip": 3, "pq_cmp": 4, "block_
 
 def _seed_000_tree(k: int) -> Recipe:
     """The tree with seed 000's 1/7 .. k/7 (k = 0: none) on _SEED_000_BASE."""
-    return _picks(_SEED_000_BASE, _SEED_000_GIT[:k])
+    return picks(_SEED_000_BASE, _SEED_000_GIT[:k])
 
 
 def _seed_000_c(steps: tuple[str, ...]) -> dict[str, CRecipe]:
@@ -137,7 +116,7 @@ def _seed_000_c(steps: tuple[str, ...]) -> dict[str, CRecipe]:
     out[f"the whole sequence ({' then '.join(steps)})"] = CRecipe(
         _seed_000_tree(0), _seed_000_tree(last),
         f"seed 000 1/7..{last}/7 ({_SEED_000_GIT[0]}..{_SEED_000_GIT[last - 1]}), {where}")
-    out["single_subiter_bypass alone, others on"] = _commit(
+    out["single_subiter_bypass alone, others on"] = commit_and_parent(
         "f8c1a8e2e1", "upstream f8c1a8e2e1 (2024-03-04) and its parent, which has the reftable "
         "backend; git then lacks the later flags (decode_key_in_place .. tombstone_"
         "suppression) that the lab's 'others on' has")
@@ -176,28 +155,6 @@ _SEED_004 = {
 # with both). 4f36b8597c is reverted in all three, so that each row's trees differ by the
 # seed's patch as posted (its v1 figures). On v2.45.0 the revert of 4f36b8597c conflicts
 # (reftable/system.h); on b4385bf016 every revert applies.
-_SEED_004_BASE = "b4385bf016"
-_SEED_004_TREES = {
-    "neither": _reverts(_SEED_004_BASE, ("4f36b8597c", "718a93ecc0", "6fdfaf15a0")),
-    "stat_cache": _reverts(_SEED_004_BASE, ("4f36b8597c", "718a93ecc0")),
-    "both": _reverts(_SEED_004_BASE, ("4f36b8597c",)),
-}
-_SEED_004_NOTE = (f"reverted on {_SEED_004_BASE} (v2.44.0 + the reftable backend): seed 004 "
-                  "landed in 2.44, before the backend; 4f36b8597c (the later stat-cache "
-                  "rewrite) reverted in every tree")
-_SEED_004_C = {
-    "stat_cache alone, others off": CRecipe(
-        _SEED_004_TREES["neither"], _SEED_004_TREES["stat_cache"],
-        f"seed 004 3/4 6fdfaf15a0, no mmap on either side; {_SEED_004_NOTE}"),
-    "+mmap on top of only-stat_cache": CRecipe(
-        _SEED_004_TREES["stat_cache"], _SEED_004_TREES["both"],
-        f"seed 004 4/4 718a93ecc0 on top of 3/4; {_SEED_004_NOTE}"),
-    "the whole sequence (stat_cache then mmap)": CRecipe(
-        _SEED_004_TREES["neither"], _SEED_004_TREES["both"],
-        f"seed 004 3/4 + 4/4 (the steps' trees); {_SEED_004_NOTE}"),
-}
-
-
 def _update_ref_create(n: int) -> Scenario:
     stat_cache, mmap, both = _SEED_004[n]
     return Scenario(
@@ -213,7 +170,7 @@ def _update_ref_create(n: int) -> Scenario:
         row_published={"stat_cache alone, others off": stat_cache,
                        "+mmap on top of only-stat_cache": mmap,
                        "the whole sequence (stat_cache then mmap)": both},
-        c_recipes=_SEED_004_C,
+        c_recipes=SEED_004_C,
         peer_workloads=(("git", "git_update_ref_create"),),
         dataset_keys=("refs", "seed", "object_format"))
 
@@ -263,7 +220,7 @@ def _p1401(name: str, what: str, formats: dict[str, str]) -> Scenario:
         published=_P1401_PUBLISHED,
         row_published={"tombstone_suppression alone, others on":
                        "~13 s -> ~0.2 s (8,000 tags, git 146a946321)"},
-        c_recipes={"tombstone_suppression alone, others on": _commit(
+        c_recipes={"tombstone_suppression alone, others on": commit_and_parent(
             "146a946321", "upstream 146a946321 (2026-07-10) and its parent")},
         peer_workloads=(("git", "git_p1401_recreate"),),
         dataset_keys=("refs", "seed", "object_format"))
@@ -301,7 +258,7 @@ def _migrate(to_format: str) -> Scenario:
     preset, way, figure = _MIGRATE[to_format]
     extra = {"reflog": False} if preset == "refs-1m-1table" else {}
     rows = {f"initial_transaction_check alone, others on ({_BEFORE_E4929CDF79})": figure}
-    c = {f"initial_transaction_check alone, others on ({_BEFORE_E4929CDF79})": _commit(
+    c = {f"initial_transaction_check alone, others on ({_BEFORE_E4929CDF79})": commit_and_parent(
         "e4929cdf79", "upstream e4929cdf79 (2024-11-20) and its parent 00bd6c3e46 (refs "
         "migrate already commits an initial transaction)")}
     studied: tuple[str, ...] = ("initial_transaction_check",)
@@ -311,7 +268,7 @@ def _migrate(to_format: str) -> Scenario:
         base["migrate_initial"] = _BEFORE_00BD6C3E46
         rows[f"migrate_initial alone, others on ({_BEFORE_00BD6C3E46})"] = \
             _MIGRATE_INITIAL[to_format]
-        c[f"migrate_initial alone, others on ({_BEFORE_00BD6C3E46})"] = _commit(
+        c[f"migrate_initial alone, others on ({_BEFORE_00BD6C3E46})"] = commit_and_parent(
             "00bd6c3e46", "upstream 00bd6c3e46 (2024-11-20) and its parent (git refs "
             "migrate, 2.46, is in both)")
     return Scenario(
@@ -376,9 +333,9 @@ _SEED_002_C = {
     "all optimizations (off -> on)": CRecipe(
         Recipe("85fe35ab9e~1"), Recipe("c7df68cbca"),
         "seed 002's own commits: the series' base (1/7's parent, Git 2.10-rc1) and its tip "
-        f"7/7; the published figure is 7/7's t/perf over linux.git; {_OLD_BUILD}"),
-    "delta_cache_index: fixed:256 -> hashmap": _commit(
-        "8261e1f139", f"seed 002 6/7 (hashmap.h) and its parent 5/7; {_OLD_BUILD}"),
+        f"7/7; the published figure is 7/7's t/perf over linux.git; {OLD_BUILD}"),
+    "delta_cache_index: fixed:256 -> hashmap": commit_and_parent(
+        "8261e1f139", f"seed 002 6/7 (hashmap.h) and its parent 5/7; {OLD_BUILD}"),
 }
 _SEED_002_SLOTS_NO_C = ("the scenario has no git peer, and its slot counts are the 5/7 "
                         "message's experiments (MAX_DELTA_CACHE edited by hand, at a small "
@@ -525,12 +482,12 @@ _SEED_001_C = {
     "packed_reader: fgetc -> getc_unlocked (packed_lookup=parse_all)": CRecipe(
         Recipe("3446a59b39~1"), Recipe("f80c153bea"),
         "seed 001 v2 1/9..6/9 (3446a59b39..f80c153bea; 4/9 260d408e32 is config reading, "
-        f"5/9 fec501dae8 strbuf_addch): the lab's getc_unlocked row spans them; {_OLD_BUILD}"),
-    "packed_reader: getc_unlocked -> getdelim (packed_lookup=parse_all)": _commit(
-        "0cc30e0e84", f"seed 001 v2 7/9 (getdelim) and its parent 6/9; {_OLD_BUILD}"),
+        f"5/9 fec501dae8 strbuf_addch): the lab's getc_unlocked row spans them; {OLD_BUILD}"),
+    "packed_reader: getc_unlocked -> getdelim (packed_lookup=parse_all)": commit_and_parent(
+        "0cc30e0e84", f"seed 001 v2 7/9 (getdelim) and its parent 6/9; {OLD_BUILD}"),
     "the v2 series (all-off -> packed_reader=getdelim, packed_lookup=parse_all)": CRecipe(
         Recipe("3446a59b39~1"), Recipe("a337292675"),
-        f"seed 001 v2 1/9's parent and 9/9 (the whole series, 8/9 skip_sane in); {_OLD_BUILD}"),
+        f"seed 001 v2 1/9's parent and 9/9 (the whole series, 8/9 skip_sane in); {OLD_BUILD}"),
 }
 _SEED_001_NO_GIT_PEER = "packed-load has no git peer (the lab's and dulwich's parse only)"
 _SEED_001_NO_C = {
@@ -663,10 +620,10 @@ SCENARIOS: dict[str, Scenario] = registry([
                 "heap 7,235 -> 315 allocs (301,481 -> 107,027 bytes; show-ref: single "
                 "matching ref out of 1M refs)"},
         c_recipes={
-            _decoding_row("decode_key_in_place"): _commit(
+            _decoding_row("decode_key_in_place"): commit_and_parent(
                 "daf4f43d0d", "upstream daf4f43d0d (2024-03-04) and its parent, which has "
                 "the reftable backend"),
-            _decoding_row("next_block_in_place"): _commit(
+            _decoding_row("next_block_in_place"): commit_and_parent(
                 "b00bcb7c49", "upstream b00bcb7c49 (2024-04-08) and its parent")},
         peer_workloads=(("git", "git_show_ref"),), hot=_HOT_ITER),
     Scenario(
@@ -710,7 +667,7 @@ SCENARIOS: dict[str, Scenario] = registry([
         published="1.62x (block_type_early_exit)",
         row_published={"block_type_early_exit alone, others on":
                        "1.62x (block_type_early_exit, creating 100k refs)"},
-        c_recipes={"block_type_early_exit alone, others on": _commit(
+        c_recipes={"block_type_early_exit alone, others on": commit_and_parent(
             "1970333644", "seed 003's fix (2025-05-12) and its parent; git then lacks "
             "tombstone_suppression (146a946321), which the lab's 'others on' has")},
         peer_workloads=(("git", "git_update_ref_create"),),
@@ -806,7 +763,7 @@ SCENARIOS: dict[str, Scenario] = registry([
             "(454.4 MB -> 281.5 MB), 100k refs"},
         c_recipes={
             "iterator_reuse alone, others on (block_type_early_exit=off,"
-            "tombstone_suppression=off)": _commit(
+            "tombstone_suppression=off)": commit_and_parent(
                 "7cf65e2660", "upstream 7cf65e2660 (2024-11-26) and its parent")},
         peer_workloads=(("git", "git_update_ref_create"),),
         dataset_keys=("refs", "seed", "object_format")),
