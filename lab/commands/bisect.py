@@ -99,7 +99,8 @@ def run_bisect(args: argparse.Namespace, flags: Flags) -> int:
         return 1
     good = found.tested[0][1]
     for commit, n in found.tested:
-        print(f"{commit}  {n:>14,d}  {n / good:.4f}x --good")
+        verdict = "bad" if abs(n / good - 1) > args.threshold else "good"
+        print(f"{commit}  {n:>14,d}  {n / good:.4f}x of --good's  {verdict}")
     print(f"first commit beyond {args.threshold:g}: {found.culprit} {found.subject}")
     print(f"{len(found.tested)} commits counted, {found.builds} builds, {found.seconds:.1f} s")
     return 0

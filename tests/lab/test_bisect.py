@@ -78,6 +78,8 @@ def test_the_command_counts_the_scenarios_git_peer(tmp_path: Path,
     assert out[-2] == f"first commit beyond 0.05: {planted} w3: the hot loop four times over"
     counts = {line.split()[0]: int(line.split()[1].replace(",", "")) for line in out[:-2]}
     assert counts[repo.rev("main~4")] < counts[planted] < 10 * counts[repo.rev("main~4")]
+    verdicts = {line.split()[0]: line.split()[-1] for line in out[:-2]}
+    assert verdicts[repo.rev("main~4")] == "good" and verdicts[planted] == "bad"
     result = tmp_path / "out" / "bisect-update-ref-create-1" / planted
     assert (result / "update-ref-create-1.result.json").is_file()
 
