@@ -10,7 +10,7 @@
 # INTERPRETED list and mypy options, the Python and mypy versions and the
 # optimization level, so an edit of the source makes a new build and an
 # unchanged one is reused (it holds lab-build.json once complete). Builds are
-# serialized by a lock (parallel test workers wait for the first one). PYTHON names
+# serialized by a lock a key (parallel test workers wait for the first one). PYTHON names
 # the interpreter with mypy installed (default: python3); MYPYC_OPT_LEVEL (default 3)
 # is passed to mypyc. Log: <folder>/lab-build.log.
 set -euo pipefail
@@ -59,7 +59,8 @@ key="$( { find reftable_core -name '*.py' -print0 | sort -z | xargs -0 sha256sum
         | sha256sum | cut -c1-16)"
 OUT="$CACHE_ROOT/compiled-core/$key"
 mkdir -p "$CACHE_ROOT/compiled-core"
-exec 9>"$CACHE_ROOT/compiled-core/.lock"
+if [ -f "$OUT/$BUILD_INFO" ]; then echo "$OUT"; exit 0; fi
+exec 9>"$OUT.lock"               # one lock a key: builds of other sources go on meanwhile
 flock 9
 if [ -f "$OUT/$BUILD_INFO" ]; then echo "$OUT"; exit 0; fi
 
