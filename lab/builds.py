@@ -193,7 +193,11 @@ def _export(src: Path, commit: str, tree: Path, base_commit: str | None) -> int:
     if base_commit:
         gone = run(["diff", "--name-only", "-z", "--diff-filter=D", base_commit, commit])
         for name in filter(None, gone.stdout.split(b"\0")):
-            (tree / os.fsdecode(name)).unlink(missing_ok=True)
+            path = tree / os.fsdecode(name)
+            if path.is_dir() and not path.is_symlink():     # a submodule (gitlink) the
+                shutil.rmtree(path)                         # base had: a folder here
+            else:
+                path.unlink(missing_ok=True)
     run(["read-tree", commit])
     run(["update-index", "-q", "--refresh"], check=False)   # 1 when files differ
     changed = run(["diff-files", "--name-only", "-z"]).stdout

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from lab.builds import BuildError, build_all, resolve
+from lab.builds import BuildError, _export, build_all, resolve
 from lab.cli import main
-from gitbin import PROVISION_SCRIPT, hermetic_env, provisioned_source
+from gitbin import PROVISION_SCRIPT, find_git, hermetic_env, provisioned_source
 from lab.harness import expand, run_scenario
 from lab.results import Revisions
 from lab.scenarios import SCENARIOS
@@ -144,3 +144,29 @@ def test_a_cached_build_from_another_clone_is_not_a_base(tmp_path: Path,
     assert builds._base(here, "cc") == (builds.builds_root() / _git(here, "rev-parse", "HEAD"),
                                          _git(here, "rev-parse", "HEAD"))
     assert builds._base(other, "cc") == (newest.parent, _git(other, "rev-parse", "HEAD"))
+
+
+def test_export_removes_a_submodule_folder_the_base_had(tmp_path: Path) -> None:
+    """An old tree built from a newer base: the base's submodule (a gitlink, a folder in
+    the build tree, as sha1collisiondetection/ is in git.git) is removed, not unlink()ed."""
+    src = tmp_path / "src"
+    git = [find_git(), "-C", str(src)]
+    env = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a",
+           "GIT_COMMITTER_EMAIL": "a@x", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    subprocess.run([find_git(), "init", "-q", str(src)], check=True, env=env)
+    (src / "a.c").write_text("int a;\n")
+    subprocess.run([*git, "add", "a.c"], check=True, env=env)
+    subprocess.run([*git, "commit", "-qm", "old"], check=True, env=env)
+    old = subprocess.run([*git, "rev-parse", "HEAD"], check=True, env=env,
+                         capture_output=True, text=True).stdout.strip()
+    subprocess.run([*git, "update-index", "--add", "--cacheinfo", f"160000,{old},sub"],
+                   check=True, env=env)
+    subprocess.run([*git, "commit", "-qm", "new"], check=True, env=env)
+    new = subprocess.run([*git, "rev-parse", "HEAD"], check=True, env=env,
+                         capture_output=True, text=True).stdout.strip()
+    tree = tmp_path / "build"
+    (tree / "sub").mkdir(parents=True)
+    (tree / "sub" / "x.o").write_text("")
+    (tree / "a.c").write_text("int a;\n")
+    _export(src, old, tree, new)
+    assert not (tree / "sub").exists() and (tree / "a.c").read_text() == "int a;\n"
