@@ -49,11 +49,10 @@ class CRecipe:
 
 
 # -- building recipes, and the seed-004 trees (used by lab.scenarios) -------------------
-OLD_BUILD = ("build judged, not tried: with the lab's MAKE_OPTS (NO_OPENSSL=1: block-sha1 "
-              "and no imap-send TLS, so none of the OpenSSL API that 1.1/3 changed; NO_CURL, "
-              "NO_EXPAT, NO_GETTEXT) this era's tree should build with gcc 12+ (its headers "
-              "have no tentative definitions for gcc 10's -fno-common; new warnings are not "
-              "errors without DEVELOPER=1)")
+OLD_BUILD = ("built here (2026-12-03, gcc 12, the lab's MAKE_OPTS: NO_OPENSSL=1, so "
+             "block-sha1 and none of the OpenSSL API that 1.1/3 changed; NO_CURL, NO_EXPAT, "
+             "NO_GETTEXT): 90-240 s a tree from a newer build's folder, whose submodule "
+             "folders lab.builds removes")
 
 
 def commit_and_parent(rev: str, note: str) -> CRecipe:
