@@ -9,8 +9,15 @@ import itertools
 from pathlib import Path
 
 import pytest
-from reftable_core.odb.reach import (CommitInfo, ahead_behind, branch_base_for_tip, contains,
-                                     is_ancestor, merge_bases, merged_filter)
+from reftable_core.odb.reach import (
+    CommitInfo,
+    ahead_behind,
+    branch_base_for_tip,
+    contains,
+    is_ancestor,
+    merge_bases,
+    merged_filter,
+)
 from reftable_core.odb.store import open_object_store
 
 from gitbin import GitRunner, hermetic_env

@@ -113,8 +113,7 @@ class CommitInfo:
                     ready = False
                     stack.append(p)
                     break
-                if pg > max_gen:
-                    max_gen = pg
+                max_gen = max(max_gen, pg)
             if ready:
                 stack.pop()
                 d = self.dates[cur]
