@@ -357,11 +357,11 @@ class AheadBehindAtom:
 def parse_ahead_behind(ctx: Any, name: str, arg: str | None) -> AheadBehindAtom:
     if arg is None:
         raise Die("expected format: %(ahead-behind:<committish>)")
-    if reach is None:
-        raise Die("reftable-lab for-each-ref does not support %(ahead-behind)")
     c = commit_by_name(ctx, arg)
     if c is None:
         raise Die(f"failed to find '{arg}'")
+    if reach is None:
+        raise Die("reftable-lab for-each-ref does not support %(ahead-behind)")
     return AheadBehindAtom(c)
 
 
@@ -397,11 +397,11 @@ class IsBaseAtom:
 def parse_is_base(ctx: Any, name: str, arg: str | None) -> IsBaseAtom:
     if arg is None:
         raise Die("expected format: %(is-base:<committish>)")
-    if reach is None:
-        raise Die("reftable-lab for-each-ref does not support %(is-base)")
     c = commit_by_name(ctx, arg)
     if c is None:
         raise Die(f"failed to find '{arg}'")
+    if reach is None:
+        raise Die("reftable-lab for-each-ref does not support %(is-base)")
     return IsBaseAtom(c, arg)
 
 
