@@ -22,7 +22,7 @@ Contract:
       whose commit is (include) or is not reachable from one of commits.
   FILTER_ATOMS   the parsers of ahead-behind and is-base: their argument is resolved
       when parsed ("failed to find '<rev>'"), their values computed once for every
-      listed ref by prepare (reach.ahead_behind, reach.merge_base_for_is_base).
+      listed ref by prepare (reach.ahead_behind, reach.branch_base_for_tip).
 The reach functions come from odb.reach; without it those options are refused.
 """
 from __future__ import annotations
@@ -245,20 +245,46 @@ def collect(store: RefStore, patterns: list[bytes], filt: RefFilter | None = Non
             if it is not None:
                 items.append(it)
     if roots:
-        for name, value, tgt in rows:
-            oid = value
-            if tgt is not None:
-                ref = store.resolve(name)
-                if ref is None or not ref.value:
-                    continue
-                oid = ref.value
-            if oid is None:
-                continue
-            it = _keep(store, name, oid, tgt, zero, patterns, filt, icase, excludes,
-                       wanted, objects, commits, True)
-            if it is not None:
-                items.append(it)
+        _roots(store, rows, items, zero, patterns, filt, icase, excludes, wanted, objects,
+               commits)
+    if commits and filt is not None and objects is not None:
+        items = contains_filter(objects, items, filt)
     return items
+
+
+def contains_filter(objects: ObjectStore, items: list[RefItem], filt: RefFilter) -> list[RefItem]:
+    """--contains / --no-contains (commit_contains) over the listed refs at once, one
+    commit walk shared (git's contains_cache)."""
+    info = reach.CommitInfo(objects)
+    tips = [commit_of(objects, it.oid) or it.oid for it in items]
+    keep = [True] * len(items)
+    if filt.contains:
+        for i, yes in enumerate(reach.contains(objects, tips, filt.contains, info)):
+            keep[i] = keep[i] and yes
+    if filt.no_contains:
+        for i, yes in enumerate(reach.contains(objects, tips, filt.no_contains, info)):
+            keep[i] = keep[i] and not yes
+    return [it for it, k in zip(items, keep) if k]
+
+
+def _roots(store: RefStore, rows: list[tuple[bytes, Any, bytes | None]], items: list[RefItem],
+           zero: bytes, patterns: list[bytes], filt: RefFilter | None, icase: bool,
+           excludes: list[bytes], wanted: set[bytes] | None, objects: ObjectStore | None,
+           commits: bool) -> None:
+    """The --include-root-refs walk: every ref and root ref, in name order."""
+    for name, value, tgt in rows:
+        oid = value
+        if tgt is not None:
+            ref = store.resolve(name)
+            if ref is None or not ref.value:
+                continue
+            oid = ref.value
+        if oid is None:
+            continue
+        it = _keep(store, name, oid, tgt, zero, patterns, filt, icase, excludes,
+                   wanted, objects, commits, True)
+        if it is not None:
+            items.append(it)
 
 
 def _keep(store: RefStore, name: bytes, oid: bytes, target: bytes | None, zero: bytes,
@@ -288,10 +314,6 @@ def _keep(store: RefStore, name: bytes, oid: bytes, target: bytes | None, zero: 
         c = commit_of(objects, oid)
         if c is None:
             return None
-        if filt.contains and not reach.contains(objects, [c], filt.contains)[0]:
-            return None
-        if filt.no_contains and reach.contains(objects, [c], filt.no_contains)[0]:
-            return None
     return RefItem(name, oid, target, kind, FLAG_SYMREF if target is not None else 0)
 
 
@@ -301,15 +323,13 @@ def reach_filter(objects: ObjectStore, refs: list[RefItem], bases: list[bytes],
     (include) or is not (not include)."""
     if not bases:
         return refs
-    out = []
-    for it in refs:
-        c = commit_of(objects, it.oid)
-        if c is None:
-            continue
-        merged = any(reach.is_ancestor(objects, c, b) for b in bases)
-        if merged == include:
-            out.append(it)
-    return out
+    info = reach.CommitInfo(objects)
+    tips = [commit_of(objects, it.oid) or it.oid for it in refs]
+    merged = [False] * len(refs)
+    for b in bases:
+        for i, yes in enumerate(reach.merged_filter(objects, b, tips, info)):
+            merged[i] = merged[i] or yes
+    return [it for it, m in zip(refs, merged) if m == include]
 
 
 # -- ahead-behind and is-base -------------------------------------------------------
@@ -386,8 +406,8 @@ class IsBaseAtom:
                 names.append(it.name)
         if not bases:
             return
-        i = reach.merge_base_for_is_base(ctx.repo.objects, self.tip, bases)
-        if i is not None and i >= 0:
+        i = reach.branch_base_for_tip(ctx.repo.objects, self.tip, bases)
+        if i >= 0:
             self.winner = names[i]
 
     def value(self, ctx: AtomContext, ref: RefItem, obj: GitObject | None) -> AtomValue:
