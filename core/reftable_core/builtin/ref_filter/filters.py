@@ -39,9 +39,22 @@ from ...refs.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, is_roo
 from ...reftable.record import REF_SYMREF
 from ..gitlike import Die, ref_resolver, write_err
 from ..wildmatch import wildmatch
-from .atom import (FLAG_SYMREF, KIND_BRANCH, KIND_DETACHED_HEAD, KIND_OTHER, KIND_PSEUDOREF,
-                   KIND_REMOTE, KIND_ROOT_REF, KIND_TAG, SOURCE_OTHER, AtomContext,
-                   AtomParser, AtomValue, GitObject, RefItem)
+from .atom import (
+    FLAG_SYMREF,
+    KIND_BRANCH,
+    KIND_DETACHED_HEAD,
+    KIND_OTHER,
+    KIND_PSEUDOREF,
+    KIND_REMOTE,
+    KIND_ROOT_REF,
+    KIND_TAG,
+    SOURCE_OTHER,
+    AtomContext,
+    AtomParser,
+    AtomValue,
+    GitObject,
+    RefItem,
+)
 
 try:
     from ...odb import reach
@@ -349,7 +362,7 @@ def commit_by_name(ctx: Any, rev: str) -> bytes | None:
 
 class AheadBehindAtom:
     """%(ahead-behind:REF): "<ahead> <behind>" of the ref's commit against REF."""
-    __slots__ = ("source", "base", "counts")
+    __slots__ = ("base", "counts", "source")
 
     def __init__(self, base: bytes) -> None:
         self.source = SOURCE_OTHER
@@ -388,7 +401,7 @@ def parse_ahead_behind(ctx: Any, name: str, arg: str | None) -> AheadBehindAtom:
 class IsBaseAtom:
     """%(is-base:REF): "(REF)" on the one listed ref git's get_branch_base_for_tip
     picks as REF's base, "" on the others."""
-    __slots__ = ("source", "tip", "text", "winner")
+    __slots__ = ("source", "text", "tip", "winner")
 
     def __init__(self, tip: bytes, text: str) -> None:
         self.source = SOURCE_OTHER

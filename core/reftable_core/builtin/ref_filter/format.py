@@ -37,11 +37,19 @@ from ...errors import ReftableError
 from ...repo import Repo
 from ..gitlike import Die
 from ..show_ref import Objects
-from .atom import (SOURCE_NONE, SOURCE_OBJ, SOURCE_OTHER, Atom, AtomParser, AtomValue,
-                   GitObject, RefItem)
+from .atom import (
+    SOURCE_NONE,
+    SOURCE_OBJ,
+    SOURCE_OTHER,
+    Atom,
+    AtomParser,
+    AtomValue,
+    GitObject,
+    RefItem,
+)
 from .filters import FILTER_ATOMS
 from .quoting import QUOTE_NONE, quote
-from .ref_atoms import REF_ATOMS, EMPTY, err_bad_arg, err_no_arg, shorten, strtoul_ui
+from .ref_atoms import EMPTY, REF_ATOMS, err_bad_arg, err_no_arg, shorten, strtoul_ui
 
 try:
     from .object_atoms import OBJECT_ATOMS
@@ -72,7 +80,7 @@ COLOR_RESET = b"\033[m"
 
 class Structural:
     """%(align), %(end), %(if), %(then), %(else): no value, a stack handler."""
-    __slots__ = ("source", "kind", "width", "position", "cmp", "text")
+    __slots__ = ("cmp", "kind", "position", "source", "text", "width")
 
     def __init__(self, kind: int, width: int = 0, position: int = ALIGN_LEFT,
                  cmp: int = CMP_NONE, text: bytes = b"") -> None:
@@ -261,7 +269,7 @@ def find_next(s: bytes, i: int) -> int:
 class UsedAtom:
     """One used_atom[]: its text, whether "*", its name, its parsed Atom, and how
     populate fetches it (PEELED: from the peeled object; SUFFIX: "^{}" added)."""
-    __slots__ = ("text", "deref", "name", "atom", "source", "numeric")
+    __slots__ = ("atom", "deref", "name", "numeric", "source", "text")
 
     def __init__(self, text: str, deref: bool, name: str, atom: Atom) -> None:
         self.text = text
@@ -301,7 +309,7 @@ def utf8_align(position: int, width: int, s: bytes) -> bytes:
 
 
 class _Frame:
-    __slots__ = ("out", "at_end", "data")
+    __slots__ = ("at_end", "data", "out")
 
     def __init__(self, at_end: int, data: Any) -> None:
         self.out = bytearray()
@@ -310,7 +318,7 @@ class _Frame:
 
 
 class _IfState:
-    __slots__ = ("cmp", "text", "then_seen", "else_seen", "satisfied")
+    __slots__ = ("cmp", "else_seen", "satisfied", "text", "then_seen")
 
     def __init__(self, cmp: int, text: bytes) -> None:
         self.cmp = cmp

@@ -23,7 +23,8 @@ git sorts by; a date with a format sorts as text, as grab_date makes it FIELD_ST
       answer (grade N, trust level "undefined"); a signed one dies ("verifying
       commit signatures is not implemented"): the lab runs no gpg.
   raw [:size]       the object's bytes, any type
-Not here yet: :mailmap (refused as an unrecognized argument), describe, upstream, push.
+upstream and push come from remote_atoms (REMOTE_ATOMS, included here).
+Not here yet: :mailmap (refused as an unrecognized argument), describe.
 Messages are C strings to git: the contents atoms stop at the first NUL byte.
 """
 from __future__ import annotations
@@ -36,6 +37,7 @@ from ...refs.date import DateMode, parse_date_format, show_date
 from ..gitlike import Die
 from .atom import SOURCE_OBJ, AtomContext, AtomParser, AtomValue, GitObject, RefItem
 from .ref_atoms import EMPTY, err_bad_arg, err_no_arg, parse_oid_option, show_oid, strtoul_ui
+from .remote_atoms import REMOTE_ATOMS
 
 _SPACE = b" \t\n\v\f\r"
 
@@ -879,3 +881,4 @@ for _who in ("author", "committer", "tagger"):
     OBJECT_ATOMS[_who] = _person_parser(_who, "")
     for _field in ("name", "email", "date"):
         OBJECT_ATOMS[_who + _field] = _person_parser(_who, _field)
+OBJECT_ATOMS.update(REMOTE_ATOMS)

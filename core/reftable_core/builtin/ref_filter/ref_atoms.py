@@ -26,8 +26,18 @@ from ...errors import ReftableError
 from ...refs.api import RefStore
 from ...refs.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format
 from ..gitlike import Die
-from .atom import (FLAG_PACKED, FLAG_SYMREF, KIND_BRANCH, SOURCE_NONE, SOURCE_OTHER,
-                   AtomContext, AtomParser, AtomValue, GitObject, RefItem)
+from .atom import (
+    FLAG_PACKED,
+    FLAG_SYMREF,
+    KIND_BRANCH,
+    SOURCE_NONE,
+    SOURCE_OTHER,
+    AtomContext,
+    AtomParser,
+    AtomValue,
+    GitObject,
+    RefItem,
+)
 
 EMPTY = AtomValue(b"")
 _INT = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+")
@@ -124,7 +134,7 @@ def rstrip_components(name: bytes, n: int) -> bytes:
 
 class RefnameOption:
     """A parsed refname_atom option (refname_atom_parser_internal)."""
-    __slots__ = ("option", "count")
+    __slots__ = ("count", "option")
 
     def __init__(self, name: str, arg: str | None) -> None:
         self.count = 0
@@ -163,7 +173,7 @@ class RefnameOption:
 
 class RefnameAtom:
     """%(refname...)."""
-    __slots__ = ("source", "opt")
+    __slots__ = ("opt", "source")
 
     def __init__(self, opt: RefnameOption) -> None:
         self.source = SOURCE_NONE
@@ -175,7 +185,7 @@ class RefnameAtom:
 
 class SymrefAtom:
     """%(symref...): the target of a symref, "" for another ref."""
-    __slots__ = ("source", "opt")
+    __slots__ = ("opt", "source")
 
     def __init__(self, opt: RefnameOption) -> None:
         self.source = SOURCE_NONE
@@ -221,7 +231,7 @@ def show_oid(ctx: AtomContext, oid: bytes, length: int) -> bytes:
 
 class ObjectnameAtom:
     """%(objectname...): the ref's id (the peeled id for "*")."""
-    __slots__ = ("source", "length")
+    __slots__ = ("length", "source")
 
     def __init__(self, length: int) -> None:
         self.source = SOURCE_NONE
@@ -257,7 +267,7 @@ def _missing(oid: bytes, name: bytes) -> Die:
 
 class ObjectsizeAtom:
     """%(objectsize) (FIELD_ULONG) and %(objectsize:disk)."""
-    __slots__ = ("source", "disk")
+    __slots__ = ("disk", "source")
 
     def __init__(self, disk: bool) -> None:
         self.source = SOURCE_OTHER
@@ -335,7 +345,7 @@ def parse_flag(ctx: Any, name: str, arg: str | None) -> FlagAtom:
 
 
 class HeadAtom:
-    __slots__ = ("source", "head")
+    __slots__ = ("head", "source")
 
     def __init__(self, head: bytes | None) -> None:
         self.source = SOURCE_NONE
@@ -377,8 +387,7 @@ def worktree_heads(repo: Any) -> dict[bytes, bytes]:
     common = repo.commondir
     entries: list[tuple[str, str]] = []
     main = os.path.realpath(common)
-    if main.endswith("/.git"):
-        main = main[:-5]
+    main = main.removesuffix("/.git")
     entries.append((main, common))
     wtdir = os.path.join(common, "worktrees")
     try:
@@ -392,8 +401,7 @@ def worktree_heads(repo: Any) -> dict[bytes, bytes]:
                 path = os.fsdecode(f.read().strip())
         except OSError:
             continue
-        if path.endswith("/.git"):
-            path = path[:-5]
+        path = path.removesuffix("/.git")
         entries.append((path, d))
     for path, gitdir in entries:
         target: bytes | None = None
@@ -419,7 +427,7 @@ def worktree_heads(repo: Any) -> dict[bytes, bytes]:
 
 
 class WorktreepathAtom:
-    __slots__ = ("source", "heads")
+    __slots__ = ("heads", "source")
 
     def __init__(self) -> None:
         self.source = SOURCE_NONE

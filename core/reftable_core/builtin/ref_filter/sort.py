@@ -26,7 +26,7 @@ from .format import RefFormat
 
 
 class SortKey:
-    __slots__ = ("atom", "reverse", "version", "icase")
+    __slots__ = ("atom", "icase", "reverse", "version")
 
     def __init__(self, atom: int, reverse: bool, version: bool, icase: bool) -> None:
         self.atom = atom
