@@ -98,6 +98,10 @@ def repo(mgit: GitRunner, tmp_path_factory: pytest.TempPathFactory) -> Path:
     oid = g.out(["hash-object", "-t", "tag", "-w", "--stdin", "--literally"], cwd=d,
                 input=odd.encode()).decode().strip()
     g.run(["update-ref", "refs/tags/odd", oid], cwd=d)
+    (d / ".mailmap").write_text("# comment\nMapped Author <mapped@example.com> <AUTHOR@example.com>\n"
+                                "<new-c@example.com> <committer@example.com>\n"
+                                "Only Name <joehn@exämple.org>\n"
+                                "Other <o@x> Nobody <committer@example.com>\n")
     return d
 
 
@@ -150,7 +154,9 @@ PEOPLE = [f"{w}{f}" for w in ("author", "committer", "tagger")
           for f in ("", "name", "email", "email:trim", "email:localpart",
                     "email:trim,localpart", "date")] + [
     "creator", "creatordate", "*creator", "*authorname", "*authoremail:trim", "author:x",
-    "creator:x"]
+    "creator:x"] + [f"{w}{f}" for w in ("author", "committer", "tagger")
+                    for f in ("name:mailmap", "email:mailmap", "email:mailmap,trim",
+                              "email:localpart,mailmap", "email:trim,mailmap,trim")]
 DATES = ["default", "relative", "short", "local", "iso", "iso8601", "iso-strict",
          "iso8601-strict", "rfc", "rfc2822", "raw", "unix", "human", "format:%Y-%m-%d %H:%M %z",
          "format:%s|%Z|%%|%a %b", "default-local", "iso-local", "iso-strict-local",

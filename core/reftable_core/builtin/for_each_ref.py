@@ -36,13 +36,20 @@ from reftable_core.repo import Repo
 from .gitlike import Die, add_git_command, git_message, open_git_repo, ref_resolver
 from .parseopt import OptSpec, parse_git_options, split_lab_options
 from .ref_filter.atom import AtomValue
-from .ref_filter.filters import (RefFilter, collect, commit_of, longest_prefixes,
-                                 match_name_as_path, reach, reach_filter)
+from .ref_filter.filters import (
+    RefFilter,
+    collect,
+    commit_of,
+    longest_prefixes,
+    match_name_as_path,
+    reach,
+    reach_filter,
+)
 from .ref_filter.format import Context, RefFormat
 from .ref_filter.quoting import STYLE_BITS, check_styles
 from .ref_filter.sort import first_failing, parse_sort_keys, sort_refs
 
-__all__ = ["for_each_ref", "longest_prefixes", "match_name_as_path", "GIT_COMMAND"]
+__all__ = ["GIT_COMMAND", "for_each_ref", "longest_prefixes", "match_name_as_path"]
 
 DEFAULT_FORMAT = "%(objectname) %(objecttype)\t%(refname)"
 

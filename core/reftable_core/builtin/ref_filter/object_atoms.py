@@ -8,8 +8,9 @@ of a tag, %(tree) of a blob). Numeric atoms (FIELD_ULONG / FIELD_TIME) carry the
 git sorts by; a date with a format sorts as text, as grab_date makes it FIELD_STR.
   tree, parent [:short | :short=N]; numparent        of a commit
   object, type, tag                                 of a tag (its header lines)
-  author, committer, tagger [name | email | date]   grab_person; <who>email takes
-      trim / localpart (comma separated); <who>date takes a date.c format (its
+  author, committer, tagger [name | email | date]   grab_person; <who>name takes
+      mailmap, <who>email trim / localpart / mailmap (comma separated; mailmap maps
+      the header lines through builtin.mailmap first); <who>date takes a date.c format (its
       unknown format dies when a value is computed, as git's grab_date does)
   creator, creatordate                              the committer of a commit, the
       tagger of a tag
@@ -24,7 +25,7 @@ git sorts by; a date with a format sorts as text, as grab_date makes it FIELD_ST
       commit signatures is not implemented"): the lab runs no gpg.
   raw [:size]       the object's bytes, any type
 upstream and push come from remote_atoms (REMOTE_ATOMS, included here).
-Not here yet: :mailmap (refused as an unrecognized argument), describe.
+Not here yet: describe.
 Messages are C strings to git: the contents atoms stop at the first NUL byte.
 """
 from __future__ import annotations
@@ -35,6 +36,7 @@ from typing import Any
 from ...errors import ReftableError
 from ...refs.date import DateMode, parse_date_format, show_date
 from ..gitlike import Die
+from ..mailmap import Mailmap, apply_to_header, read_mailmap
 from .atom import SOURCE_OBJ, AtomContext, AtomParser, AtomValue, GitObject, RefItem
 from .ref_atoms import EMPTY, err_bad_arg, err_no_arg, parse_oid_option, show_oid, strtoul_ui
 from .remote_atoms import REMOTE_ATOMS
@@ -176,7 +178,7 @@ def copy_name(buf: bytes) -> bytes:
     return line[:i] if i >= 0 else b""
 
 
-EO_RAW, EO_TRIM, EO_LOCALPART = 0, 1, 2
+EO_RAW, EO_TRIM, EO_LOCALPART, EO_MAILMAP = 0, 1, 2, 4
 
 
 def copy_email(buf: bytes, opt: int) -> bytes:
@@ -250,7 +252,10 @@ class PersonAtom(_Atom):
     """<who>, <who>name, <who>email, <who>date of grab_person; creator, creatordate."""
 
     def __init__(self, who: bytes, field: str, email_opt: int = EO_RAW,
-                 date_fmt: str | None = None, bogus: bool = False) -> None:
+                 date_fmt: str | None = None, bogus: bool = False,
+                 use_mailmap: bool = False) -> None:
+        self.use_mailmap = use_mailmap
+        self.mailmap: Mailmap | None = None
         self.who = who
         self.field = field
         self.email_opt = email_opt
@@ -271,7 +276,12 @@ class PersonAtom(_Atom):
             return self.value(ctx, RefItem(b"", b"", None), None)
         if self.bogus:
             return EMPTY
-        line = find_wholine(who, _cstr(obj.data))
+        buf = _cstr(obj.data)
+        if self.use_mailmap:
+            if self.mailmap is None:
+                self.mailmap = read_mailmap(ctx.repo)
+            buf = apply_to_header(buf, self.mailmap)
+        line = find_wholine(who, buf)
         if self.field == "":
             return AtomValue(copy_line(line))
         if self.field == "name":
@@ -290,11 +300,12 @@ def _person_parser(who: str, field: str) -> AtomParser:
     def parse(ctx: Any, name: str, arg: str | None) -> PersonAtom:
         w = who.encode()
         if field == "name":
-            if arg is not None:
+            if arg is not None and arg != "mailmap":
                 raise err_bad_arg(name, arg)
-            return PersonAtom(w, "name")
+            return PersonAtom(w, "name", use_mailmap=arg is not None)
         if field == "email":
-            return PersonAtom(w, "email", _email_option(name, arg))
+            opt = _email_option(name, arg)
+            return PersonAtom(w, "email", opt, use_mailmap=bool(opt & EO_MAILMAP))
         if field == "date":
             return PersonAtom(w, "date", date_fmt=arg)
         return PersonAtom(w, "", bogus=arg is not None and who != "creator")
@@ -315,6 +326,9 @@ def _email_option(name: str, arg: str | None) -> int:
         elif rest.startswith("localpart"):
             opt |= EO_LOCALPART
             rest = rest[9:]
+        elif rest.startswith("mailmap"):
+            opt |= EO_MAILMAP
+            rest = rest[7:]
         else:
             raise err_bad_arg(name, bad)
         if not rest:
