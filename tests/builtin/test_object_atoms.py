@@ -147,6 +147,10 @@ def check(g: GitRunner, d: Path, atom: str) -> None:
         assert v == w, (atom, name)
 
 
+DESCRIBE = ["describe", "describe:tags", "describe:abbrev=3", "describe:abbrev=0",
+            "describe:abbrev=12", "describe:match=v*", "describe:exclude=v1", "describe:tags=no",
+            "describe:tags,abbrev=10", "*describe", "describe:match=v*,exclude=v1-*",
+            "describe:match=nomatch", "describe:tags,match=l*", "describe:tags=maybe,abbrev=5"]
 SIMPLE = ["tree", "tree:short", "tree:short=10", "parent", "parent:short", "parent:short=5",
           "numparent", "object", "type", "tag", "*tree", "*parent", "*object", "*type",
           "raw", "raw:size", "*raw:size", "numparent:x", "object:x"]
@@ -177,7 +181,7 @@ TRAILERS = ["trailers", "trailers:only", "trailers:only=no", "trailers:unfold",
             "trailers:key=Helped-by,unfold,valueonly", "trailers:separator=", "*trailers"]
 
 
-@pytest.mark.parametrize("atom", SIMPLE + PEOPLE + CONTENTS + TRAILERS)
+@pytest.mark.parametrize("atom", SIMPLE + PEOPLE + CONTENTS + TRAILERS + DESCRIBE)
 def test_atom_equals_git(mgit: GitRunner, repo: Path, atom: str) -> None:
     check(mgit, repo, atom)
 
@@ -229,7 +233,14 @@ BAD = [("subject", "x", "unrecognized %(subject) argument: x"),
        ("authoremail", "bogus", "unrecognized %(authoremail) argument: bogus"),
        ("authoremail", "trim,", "unrecognized %(authoremail) argument: "),
        ("authoremail", "trimx", "unrecognized %(authoremail) argument: x"),
-       ("authorname", "x", "unrecognized %(authorname) argument: x")]
+       ("authorname", "x", "unrecognized %(authorname) argument: x"),
+       ("describe", "abbrev", "argument expected for describe:abbrev"),
+       ("describe", "abbrev=-1,tags", "positive value expected describe:abbrev=-1,tags"),
+       ("describe", "abbrev=3x,tags", "cannot fully parse describe:abbrev=3x,tags"),
+       ("describe", "match=", "value expected describe:match="),
+       ("describe", "exclude", "value expected describe:exclude="),
+       ("describe", "tags,bogus", "unrecognized %(describe) argument: bogus"),
+       ("describe", "tags=maybe", "unrecognized %(describe) argument: tags=maybe")]
 
 
 @pytest.mark.parametrize("name,arg,msg", BAD)
