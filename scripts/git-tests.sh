@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Run git's own ref tests with reftable-lab in place of `git show-ref`,
-# `git update-ref` and `git refs`.
+# `git update-ref`, `git refs` and `git for-each-ref`.
 #
 # The built source tree of the provisioned git (scripts/provision-git.sh
 # --source: fetched and built once into the cache, then reused) provides t/.
 # For the duration of the run its bin-wrappers/git (the `git` the tests call) is
-# replaced by a plain router: `git [global options] show-ref|update-ref|refs ...`
+# replaced by a plain router: `git [global options] show-ref|update-ref|refs|for-each-ref ...`
 # runs reftable-lab with the same arguments, everything else the real git
 # wrapper. git's internal calls use GIT_EXEC_PATH and never pass through it. No
 # test is edited, skipped or special-cased; a trap restores the wrapper.
@@ -13,7 +13,8 @@
 # Runs t1403-show-ref, t1400-update-ref, t1404-update-ref-errors,
 # t1416-ref-transaction-hooks, t1450-fsck, t1430-bad-ref-name,
 # t0601-reffiles-pack-refs, t1410-reflog, t1401-symbolic-ref,
-# t0613-reftable-write-options, t0600-reffiles-backend and t1460-refs-migrate with
+# t0613-reftable-write-options, t0600-reffiles-backend, t1460-refs-migrate,
+# t6300-for-each-ref, t6301-for-each-ref-errors and t6302-for-each-ref-filter with
 # GIT_TEST_DEFAULT_REF_FORMAT=files and
 # =reftable, and t0610-reftable-basics (reftable only), JOBS at a time (default
 # 2, the longest scripts first), each under a TIMEOUT (seconds, default 2400).
@@ -27,7 +28,7 @@
 #
 # Environment: REFTABLE_LAB_BIN (default <project>/.venv/bin/reftable-lab),
 # JOBS, TIMEOUT, GIT_TESTS_OUT (folder for the logs; default a new temporary
-# one, kept), GIT_TESTS (the scripts, default the thirteen above; "t1403 t0610"
+# one, kept), GIT_TESTS (the scripts, default the sixteen above; "t1403 t0610"
 # works too), GIT_TESTS_RUN (git's --run=<selection> for every script, e.g.
 # "99,147,173"; a partial run's plan counts the tests not selected as skipped),
 # GIT_TESTS_FLAGS (the lab's flags for the run, default migrate_initial=off: the
@@ -42,7 +43,7 @@ LAB=${REFTABLE_LAB_BIN:-$ROOT/.venv/bin/reftable-lab}
 JOBS=${JOBS:-2}
 TIMEOUT=${TIMEOUT:-2400}
 RUN=${GIT_TESTS_RUN:-}
-TESTS=${GIT_TESTS:-t1400-update-ref t0610-reftable-basics t1404-update-ref-errors t1403-show-ref t1416-ref-transaction-hooks t1450-fsck t1430-bad-ref-name t0601-reffiles-pack-refs t1410-reflog t1401-symbolic-ref t0613-reftable-write-options t0600-reffiles-backend t1460-refs-migrate}
+TESTS=${GIT_TESTS:-t1400-update-ref t0610-reftable-basics t1404-update-ref-errors t1403-show-ref t1416-ref-transaction-hooks t1450-fsck t1430-bad-ref-name t0601-reffiles-pack-refs t1410-reflog t1401-symbolic-ref t0613-reftable-write-options t0600-reffiles-backend t1460-refs-migrate t6300-for-each-ref t6301-for-each-ref-errors t6302-for-each-ref-filter}
 FLAGS=${GIT_TESTS_FLAGS-migrate_initial=off}
 MARK="# reftable-lab git-tests router"
 
@@ -79,7 +80,7 @@ trap 'exit 130' INT TERM
 q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }   # a shell-quoted word
 {
     echo "#!/bin/sh"
-    echo "$MARK (scripts/git-tests.sh): show-ref, update-ref and refs go to reftable-lab"
+    echo "$MARK (scripts/git-tests.sh): show-ref, update-ref, refs and for-each-ref go to reftable-lab"
     [[ -n "${PYTHONPATH:-}" ]] && echo "PYTHONPATH=$(q "$PYTHONPATH"); export PYTHONPATH"
     flags="$FLAGS${REFTABLE_LAB_FLAGS:+,$REFTABLE_LAB_FLAGS}"   # the user's last: it wins
     flags=${flags#,}
@@ -91,7 +92,7 @@ for a do
 	case "\$a" in
 	-C|-c|--git-dir|--work-tree|--namespace|--super-prefix|--attr-source) skip=1 ;;
 	-*) ;;
-	show-ref|update-ref|refs) exec $(q "$LAB") "\$@" ;;
+	show-ref|update-ref|refs|for-each-ref) exec $(q "$LAB") "\$@" ;;
 	*) break ;;
 	esac
 done

@@ -3,45 +3,53 @@
 Contract: for_each_ref(argv, flags, out) runs `git for-each-ref argv` on a
 reftable or files repository and writes the same stdout bytes to out, the same
 stderr lines, and returns the same exit status (die: "fatal: ..." and 128;
-usage errors: 129). Reads through the RefStore API (both backends) and the
-object store (types, peeling), nothing else. Options: --format=FMT, --count=N,
---sort=KEY (refname or -refname; the last one given sorts first, as in git),
---omit-empty, [--] <pattern>...; plus the lab's --git-dir, --flags SPEC and
---baseline. git's other options are recognised (so abbreviations and errors
-parse as in git) and refused with a "not supported" fatal line.
+usage errors: 129). This module is the command: git's options, parsed as git's
+parse-options does (plus the lab's --git-dir, --flags SPEC and --baseline), and
+the run in git's order (filter_and_format_refs); the ref-filter itself is the
+package ref_filter (format and atoms, quoting, filters, sort).
 
-What git does, in its order: the refs under the longest literal prefixes of the
-patterns are iterated (refs_for_each_fullref_in_prefixes, so under
-packed_lookup=bsearch a prefix is a binary search in packed-refs); broken refs
-are warned about and skipped, dangling symrefs skipped; a pattern matches a ref
-when it equals the name, is a prefix of it ending at a "/" boundary (or ending
-in "/"), or matches it by wildmatch with WM_PATHNAME (ref-filter.c
-match_name_as_path). The matches are sorted, cut to --count, then each is
-formatted; a missing object dies there ("missing object <id> for <ref>").
-Format atoms: %(refname), %(symref) (each also :short), %(objectname) (:short,
-:short=N), %(objecttype), each of them with "*" (the peeled tag's values);
-literal "%%" and "%xx" hex escapes. Another git atom is refused; an unknown one
-dies with git's "unknown field name: X".
+The run: the object options (--points-at, --merged/--no-merged, --contains/
+--no-contains) are resolved as git's option callbacks do; --count < 0 and two
+quoting styles are usage errors; the format is parsed (verify_ref_format), then
+the --sort keys (default refname; the last one given sorts first; --no-sort: none,
+each ref is then formatted as it is iterated, as git's filter_and_format_one);
+the refs under the longest literal prefixes of the patterns (or --stdin's lines)
+are iterated through the RefStore API (so under packed_lookup=bsearch a prefix is
+a binary search in packed-refs), filtered, reach-filtered, sorted (every ref
+populated, a failure dying with the first ref git's merge sort reaches), cut to
+--count and formatted (--omit-empty drops empty lines).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags
-from reftable_core.refs.api import RefStore
-from reftable_core.refs.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format
-from reftable_core.reftable.record import REF_SYMREF
+from reftable_core.odb.revision import resolve_revision
 from reftable_core.repo import Repo
 
-from .gitlike import Die, add_git_command, git_message, open_git_repo, write_err
+from .gitlike import Die, add_git_command, git_message, open_git_repo, ref_resolver
 from .parseopt import OptSpec, parse_git_options, split_lab_options
-from .show_ref import Objects
-from .wildmatch import wildmatch
+from .ref_filter.atom import AtomValue
+from .ref_filter.filters import (
+    RefFilter,
+    collect,
+    commit_of,
+    longest_prefixes,
+    match_name_as_path,
+    reach,
+    reach_filter,
+)
+from .ref_filter.format import Context, RefFormat
+from .ref_filter.quoting import STYLE_BITS, check_styles
+from .ref_filter.sort import first_failing, parse_sort_keys, sort_refs
+
+__all__ = ["GIT_COMMAND", "for_each_ref", "longest_prefixes", "match_name_as_path"]
 
 DEFAULT_FORMAT = "%(objectname) %(objecttype)\t%(refname)"
 
@@ -77,18 +85,6 @@ USAGE = (
     "                          also include HEAD ref and pseudorefs\n"
     "\n")
 
-# ref-filter.c valid_atom[], in its order: a name here but not in _ATOMS is git's
-# and refused by the lab; anything else is git's "unknown field name"
-GIT_ATOMS = (
-    "refname", "objecttype", "objectsize", "objectname", "deltabase", "tree", "parent",
-    "numparent", "object", "type", "tag", "author", "authorname", "authoremail",
-    "authordate", "committer", "committername", "committeremail", "committerdate",
-    "tagger", "taggername", "taggeremail", "taggerdate", "creator", "creatordate",
-    "describe", "subject", "body", "trailers", "contents", "signature", "raw", "upstream",
-    "push", "symref", "flag", "HEAD", "color", "worktreepath", "align", "end", "if", "then",
-    "else", "rest", "ahead-behind", "is-base")
-_ATOMS = ("refname", "symref", "objectname", "objecttype")
-
 SPECS = [
     OptSpec("shell", "s", "bool", "shell"),
     OptSpec("perl", "p", "bool", "perl"),
@@ -101,288 +97,46 @@ SPECS = [
     OptSpec("exclude", None, "string", "exclude"),
     OptSpec("sort", None, "string", "sort"),
     OptSpec("points-at", None, "string", "points_at"),
-    OptSpec("merged", None, "optarg", "merged"),
-    OptSpec("no-merged", None, "optarg", "no_merged", negatable=False),
-    OptSpec("contains", None, "optarg", "contains"),
-    OptSpec("no-contains", None, "optarg", "no_contains", negatable=False),
+    OptSpec("merged", None, "lastarg", "merged", negatable=False),
+    OptSpec("no-merged", None, "lastarg", "no_merged", negatable=False),
+    OptSpec("contains", None, "lastarg", "contains", negatable=False),
+    OptSpec("no-contains", None, "lastarg", "no_contains", negatable=False),
     OptSpec("ignore-case", None, "bool", "ignore_case"),
     OptSpec("stdin", None, "bool", "stdin"),
     OptSpec("include-root-refs", None, "bool", "include_root_refs"),
 ]
-_SUPPORTED = {"omit_empty", "count", "format", "sort"}
 _STRTOL = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)")
-
-# ref_rev_parse_rules (refs.c), as (prefix, suffix) around the short name
-_REV_PARSE_RULES = ((b"", b""), (b"refs/", b""), (b"refs/tags/", b""), (b"refs/heads/", b""),
-                    (b"refs/remotes/", b""), (b"refs/remotes/", b"/HEAD"))
-_PSEUDO_REFS = (b"FETCH_HEAD", b"MERGE_HEAD")
-_IRREGULAR_ROOT_REFS = (b"HEAD", b"AUTO_MERGE", b"BISECT_EXPECTED_REV", b"NOTES_MERGE_PARTIAL",
-                        b"NOTES_MERGE_REF", b"MERGE_AUTOSTASH")
-
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
     add_git_command(sub, *GIT_COMMAND)
 
 
-# -- the format ------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Atom:
-    """One %(...) of the format: its name, whether it is "*" (of the peeled tag),
-    and its option: "" (full), "short", or an abbreviation length (objectname)."""
-    name: str
-    deref: bool
-    option: str | int
-
-
-Part = bytes | Atom
-
-
-def _hex2chr(s: bytes, i: int) -> int:
-    """git's hex2chr on s[i:i+2], or -1."""
-    try:
-        pair = s[i:i + 2]
-        return int(pair, 16) if len(pair) == 2 and pair.isalnum() and b"_" not in pair else -1
-    except ValueError:
-        return -1
-
-
-def _literal(s: bytes) -> bytes:
-    """git's append_literal: "%%" is "%", "%xx" a byte, any other "%" itself."""
-    if b"%" not in s:
-        return s
-    out = bytearray()
-    i, n = 0, len(s)
-    while i < n:
-        c = s[i]
-        if c == 37:
-            if s[i + 1:i + 2] == b"%":
-                i += 1
-            else:
-                ch = _hex2chr(s, i + 1)
-                if ch >= 0:
-                    out.append(ch)
-                    i += 3
-                    continue
-        out.append(s[i])
-        i += 1
-    return bytes(out)
-
-
-def _find_next(s: bytes, i: int) -> int:
-    """git's find_next: the index of the next "%(", skipping "%%", or -1."""
-    n = len(s)
-    while i < n:
-        if s[i] == 37:
-            if s[i + 1:i + 2] == b"(":
-                return i
-            if s[i + 1:i + 2] == b"%":
-                i += 1
-        i += 1
-    return -1
-
-
-def parse_atom(text: str) -> Atom:
-    """git's parse_ref_filter_atom for the text between "%(" and ")" (Die with
-    git's message when git refuses it; a git atom the lab lacks is refused too)."""
-    body = text[1:] if text.startswith("*") else text
-    if not body:
-        raise Die(f"malformed field name: {text}")
-    name, colon, arg = body.partition(":")
-    if name not in GIT_ATOMS:
-        raise Die(f"unknown field name: {text}")
-    if name not in _ATOMS:
-        raise Die(f"reftable-lab for-each-ref does not support %({name})")
-    deref = text.startswith("*")
-    option: str | int = ""
-    if not colon or not arg:
-        return Atom(name, deref, "")
-    if name in ("refname", "symref"):
-        if arg == "short":
-            return Atom(name, deref, "short")
-        if arg.startswith(("lstrip=", "strip=", "rstrip=")):
-            raise Die(f"reftable-lab for-each-ref does not support %({name}:{arg})")
-        raise Die(f"unrecognized %({name}) argument: {arg}")
-    if name == "objecttype":
-        raise Die("%(objecttype) does not take arguments")
-    # objectname
-    if arg == "short":
-        return Atom(name, deref, "short")
-    if arg.startswith("short="):
-        v = arg[6:]
-        if not v.isdigit() or not v.isascii() or int(v) == 0:
-            raise Die(f"positive value expected '{v}' in %({text})")
-        option = max(int(v), 4)
-        return Atom(name, deref, option)
-    raise Die(f"unrecognized %({text.split(':', 1)[0]}) argument: {arg}")
-
-
-def parse_format(fmt: bytes) -> list[Part]:
-    """git's verify_ref_format: literal runs (escapes resolved) and atoms. A "%("
-    without ")" is git's usage error; a bad atom its fatal line."""
-    parts: list[Part] = []
-    i = 0
-    while i < len(fmt):
-        sp = _find_next(fmt, i)
-        if sp < 0:
-            break
-        ep = fmt.find(b")", sp)
-        if ep < 0:
-            shown = fmt[sp:].decode("utf-8", "surrogateescape")
-            raise Die(f"error: malformed format string {shown}\n{USAGE}", 129, "usage")
-        if sp > i:
-            parts.append(_literal(fmt[i:sp]))
-        parts.append(parse_atom(fmt[sp + 2:ep].decode("utf-8", "surrogateescape")))
-        i = ep + 1
-    if i < len(fmt):
-        parts.append(_literal(fmt[i:]))
-    return parts
-
-
-# -- refs ------------------------------------------------------------------------------
-
-def longest_prefixes(patterns: list[bytes]) -> list[bytes]:
-    """git's find_longest_prefixes: the literal prefixes to iterate, none a prefix of
-    another, sorted (a pattern's prefix ends before its first glob character)."""
-    out: list[bytes] = []
-
-    def walk(prefix: bytes, pats: list[bytes]) -> None:
-        n = len(prefix)
-        for p in pats:
-            if len(p) == n or p[n] in b"*?[\\":
-                out.append(prefix)
-                return
-        i = 0
-        while i < len(pats):
-            c = pats[i][n]
-            end = i + 1
-            while end < len(pats) and pats[end][n] == c:
-                end += 1
-            walk(prefix + bytes((c,)), pats[i:end])
-            i = end
-
-    if patterns:
-        walk(b"", sorted(patterns))
-    return out
-
-
-def match_name_as_path(patterns: list[bytes], name: bytes) -> bool:
-    """ref-filter.c match_name_as_path (no --ignore-case)."""
-    n = len(name)
-    for p in patterns:
-        lp = len(p)
-        if lp <= n and name.startswith(p) and (lp == n or name[lp] == 47 or p[lp - 1] == 47):
-            return True
-        if wildmatch(p, name):
-            return True
-    return False
-
-
-def _listed_kind(name: bytes) -> bool:
-    """Is name of a kind FILTER_REFS_REGULAR lists (ref_kind_from_refname): not HEAD,
-    a pseudoref or a root ref."""
-    if name.startswith(b"refs/"):
-        return True
-    if name in _PSEUDO_REFS:
-        return False
-    if all(c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ-_" for c in name):
-        if name.endswith(b"_HEAD") or name in _IRREGULAR_ROOT_REFS:
-            return False
-    return True
-
-
-@dataclass(slots=True)
-class Item:
-    """A listed ref: its name, its object id, its symref target (one level) or None."""
-    name: bytes
-    oid: bytes
-    target: bytes | None
-
-
-def collect(store: RefStore, patterns: list[bytes]) -> list[Item]:
-    """The refs git's filter_refs keeps, in iteration (name) order, broken ones
-    included (git's paranoid iteration), warning about them as git's
-    apply_ref_filter does. The symref value type is bound to a local once."""
-    prefixes = longest_prefixes(patterns) if patterns else [b""]
-    zero = bytes(store.hash_size)
-    symref = REF_SYMREF
-    items: list[Item] = []
-    oid: Any                                 # bytes in a value record (a broken one: zero)
-    for prefix in prefixes:
-        for rec in store.iter_ref_records(prefix, True):
-            name = rec.refname
-            target = None
-            if rec.value_type == symref:
-                ref = store.resolve(name)
-                if ref is None or not ref.value:
-                    continue                       # dangling symref: omitted (paranoia)
-                oid, target = ref.value, rec.target
-            else:
-                oid = rec.value
-            if oid == zero:
-                text = name.decode("utf-8", "surrogateescape")
-                if not check_refname_format(name, REFNAME_ALLOW_ONELEVEL):
-                    write_err("warning: ", f"ignoring ref with broken name {text}")
-                else:
-                    write_err("warning: ", f"ignoring broken ref {text}")
-                continue
-            if not _listed_kind(name):
-                continue
-            if patterns and not match_name_as_path(patterns, name):
-                continue
-            items.append(Item(name, oid, target))
-    return items
-
-
-def shorten(store: RefStore, name: bytes) -> bytes:
-    """refs.c refs_shorten_unambiguous_ref in strict mode (core.warnAmbiguousRefs):
-    the shortest form no other rev-parse rule resolves to an existing ref."""
-    rules = _REV_PARSE_RULES
-    for i in range(len(rules) - 1, 0, -1):
-        pre, suf = rules[i]
-        if not (name.startswith(pre) and name.endswith(suf)) or len(name) < len(pre) + len(suf):
-            continue
-        short = name[len(pre):len(name) - len(suf)]
-        for j, (p2, s2) in enumerate(rules):
-            if j != i and _ref_exists(store, p2 + short + s2):
-                break
-        else:
-            return short
-    return name
-
-
-def _ref_exists(store: RefStore, name: bytes) -> bool:
-    """refs_ref_exists: name resolves (RESOLVE_REF_READING) to an object id."""
-    if not check_refname_format(name, REFNAME_ALLOW_ONELEVEL):
-        return False
-    try:
-        ref = store.resolve(name)
-    except ReftableError:
-        return False
-    return ref is not None and bool(ref.value)
-
-
-# -- the command -----------------------------------------------------------------------
-
 def for_each_ref(argv: list[str], flags: Flags, out: Any) -> int:
     argv, gitdir, flags = split_lab_options(argv, flags)
     o: dict[str, Any] = {"format": DEFAULT_FORMAT, "count": 0, "sort": ["refname"],
-                         "omit_empty": False}
+                         "omit_empty": False, "quote": 0, "color": -1, "exclude": [],
+                         "ignore_case": False, "stdin": False, "include_root_refs": False,
+                         "revs": []}
 
     def handle(spec: OptSpec, val: str | None, negated: bool) -> None:
-        if spec.dest not in _SUPPORTED:
-            raise Die(f"reftable-lab for-each-ref does not support --{spec.long}")
-        if spec.dest == "omit_empty":
-            o["omit_empty"] = not negated
-        elif spec.dest == "sort":
+        d = spec.dest
+        if d in STYLE_BITS:
+            bit = STYLE_BITS[d]
+            o["quote"] = o["quote"] & ~bit if negated else o["quote"] | bit
+        elif d in ("omit_empty", "ignore_case", "stdin", "include_root_refs"):
+            o[d] = not negated
+        elif d == "sort":
             o["sort"] = [] if negated else [*o["sort"], val]
-        elif spec.dest == "count":
-            if negated:
-                o["count"] = 0
-            else:
-                o["count"] = _integer(val or "", "count")
-        elif spec.dest == "format":
+        elif d == "exclude":
+            o["exclude"] = [] if negated else [*o["exclude"], val]
+        elif d == "count":
+            o["count"] = 0 if negated else _integer(val or "", "count")
+        elif d == "format":
             o["format"] = DEFAULT_FORMAT if negated else val
+        elif d == "color":
+            o["color"] = _colorbool("never" if negated else (val or "always"))
+        else:                               # points_at, merged, contains and their no-
+            o["revs"].append((d, val, negated))
 
     patterns = parse_git_options(argv, SPECS, handle, USAGE, out)
     repo = open_git_repo(gitdir, flags)
@@ -392,6 +146,27 @@ def for_each_ref(argv: list[str], flags: Flags, out: Any) -> int:
         raise Die(git_message(e)) from None
     finally:
         repo.close()
+
+
+def _colorbool(val: str) -> int:
+    """parse_opt_color_flag_cb: never 0, always 1, auto 2."""
+    v = {"never": 0, "always": 1, "auto": 2}.get(val.lower())
+    if v is None:
+        raise Die("option `color' expects \"always\", \"auto\", or \"never\"", 129, "error: ")
+    return v
+
+
+def want_color(value: int, out: Any) -> bool:
+    """color.c want_color for stdout: auto (and unset: color.ui is not read by
+    for-each-ref) is on only on a terminal whose TERM is not "dumb"."""
+    if value == 0 or value == 1:
+        return bool(value)
+    try:
+        tty = os.isatty(out.fileno())
+    except (AttributeError, OSError, ValueError):
+        tty = False
+    term = os.environ.get("TERM")
+    return tty and term is not None and term != "dumb"
 
 
 def _integer(val: str, name: str) -> int:
@@ -405,153 +180,127 @@ def _integer(val: str, name: str) -> int:
     return v - 2 ** 32 if v >= 2 ** 31 else v
 
 
+def _resolve(repo: Repo, text: str) -> bytes | None:
+    try:
+        return resolve_revision(text.encode("utf-8", "surrogateescape"), ref_resolver(repo.refs),
+                                lambda: repo.objects, repo.hash_size)
+    except ReftableError:
+        return None
+
+
+def _filter_options(repo: Repo, revs: list[tuple[str, str | None, bool]]) -> RefFilter:
+    """The object options, resolved in the order given as git's callbacks do."""
+    filt = RefFilter()
+    for dest, val, negated in revs:
+        if dest == "points_at":
+            if negated:
+                filt.points_at = []
+                continue
+            oid = _resolve(repo, val or "")
+            if oid is None:
+                raise Die(f"malformed object name {val}", 129, "error: ")
+            filt.points_at.append(oid)
+            continue
+        if reach is None:
+            raise Die(f"reftable-lab for-each-ref does not support --{dest.replace('_', '-')}")
+        rev = val if val is not None else "HEAD"
+        oid = _resolve(repo, rev)
+        if dest in ("merged", "no_merged"):
+            if oid is None:
+                raise Die(f"malformed object name {rev}")
+            c = commit_of(repo.objects, oid)
+            if c is None:
+                name = dest.replace("_", "-")
+                raise Die(f"option `{name}' must point to a commit", 129, "error: ")
+        else:
+            if oid is None:
+                raise Die(f"malformed object name {rev}", 129, "error: ")
+            c = commit_of(repo.objects, oid)
+            if c is None:
+                typ = repo.objects.read_header(oid)[0]
+                raise Die(f"object {oid.hex()} is a {typ}, not a commit\n"
+                          f"error: no such commit {rev}", 129, "error: ")
+        getattr(filt, dest).append(c)
+    return filt
+
+
 def _run(repo: Repo, o: dict[str, Any], patterns: list[str], out: Any) -> int:
+    filt = _filter_options(repo, o["revs"])
     if o["count"] < 0:
         raise Die(f"error: invalid --count argument: `{o['count']}'\n{USAGE}", 129, "usage")
-    parts = parse_format(o["format"].encode("utf-8", "surrogateescape"))
-    reverse = False
-    for key in o["sort"]:                   # the last key sorts first: it decides
-        desc = key.startswith("-")
-        atom = parse_atom(key[1:] if desc else key)
-        if atom != Atom("refname", False, ""):
-            raise Die(f"reftable-lab for-each-ref sorts by refname only, not {key}")
-        reverse = desc
+    style = check_styles(o["quote"], USAGE)
+    ctx = Context(repo, want_color(o["color"], out))
+    fmt = RefFormat(ctx, o["format"].encode("utf-8", "surrogateescape"), style, USAGE)
+    icase = o["ignore_case"]
+    keys = parse_sort_keys(fmt, o["sort"], icase)
+    if o["stdin"]:
+        if patterns:
+            raise Die("unknown arguments supplied with --stdin")
+        data = sys.stdin.buffer.read()
+        pats = [ln[:-1] if ln.endswith(b"\r") else ln for ln in data.split(b"\n")]
+        if pats and pats[-1] == b"" and data.endswith(b"\n") or data == b"":
+            pats = pats[:-1]
+    else:
+        pats = [p.encode("utf-8", "surrogateescape") for p in patterns]
+    filt.patterns = pats
+    filt.excludes = [p.encode("utf-8", "surrogateescape") for p in o["exclude"]]
+    filt.ignore_case = icase
+    filt.include_root_refs = o["include_root_refs"]
     store = repo.refs
-    pats = [p.encode("utf-8", "surrogateescape") for p in patterns]
-    items = collect(store, pats)
-    fmt = Formatter(repo, parts)
-    # git sorts (populating each ref's values, reading its object, as compared), then
-    # prints the first --count: every ref is populated either way; a failure dies with
-    # the first failing ref in the order git's merge sort reaches them
-    lines: list[bytes] = []
-    failed: dict[int, Die] = {}
-    for i, it in enumerate(items):
-        try:
-            lines.append(fmt.line(it))
-        except Die as d:
-            failed[i] = d
-            lines.append(b"")
-    if failed:
-        raise failed[first_touched(items, reverse, failed.keys())]
-    order = sorted(range(len(items)), key=lambda i: items[i].name, reverse=reverse)
-    if o["count"]:
-        order = order[:o["count"]]
+    objects = repo.objects if (filt.points_at or filt.needs_commit()) else None
+    items = collect(store, pats, filt, objects)
+    count = o["count"]
     omit = o["omit_empty"]
+    batch = any(getattr(u.atom, "prepare", None) is not None for u in fmt.used)
+    if not keys and not filt.merged and not filt.no_merged and not batch:
+        # git's filter_and_format_one: each ref formatted as it is iterated
+        for it in items[:count] if count else items:
+            line = fmt.render(fmt.populate(it))
+            if line or not omit:
+                out.write(line + b"\n")
+        return 0
+    if filt.merged:
+        items = reach_filter(repo.objects, items, filt.merged, True)
+    if filt.no_merged:
+        items = reach_filter(repo.objects, items, filt.no_merged, False)
+    fmt.prepare(items)
+    suffixes = _suffixes(repo)
+    values: list[list[AtomValue] | None] = []
+    failed: dict[int, Die] = {}
+    order = list(range(len(items)))
+    if keys:
+        # git sorts (populating each ref's values, reading its object, as compared): a
+        # failure dies with the first failing ref in the order git's merge sort reaches
+        for i, it in enumerate(items):
+            try:
+                values.append(fmt.populate(it))
+            except Die as d:
+                failed[i] = d
+                values.append(None)
+        if failed and len(items) > 1:
+            raise failed[first_failing(keys, suffixes, items, values, failed.keys())]
+        if not failed:
+            order = sort_refs(keys, suffixes, items, [v for v in values if v is not None])
+    if count:
+        order = order[:count]
     for i in order:
-        if lines[i] or not omit:
-            out.write(lines[i] + b"\n")
+        v = values[i] if values else None
+        if v is None:
+            if i in failed:
+                raise failed[i]
+            v = fmt.populate(items[i])
+        line = fmt.render(v)
+        if line or not omit:
+            out.write(line + b"\n")
     return 0
 
 
-class _Found(Exception):
-    def __init__(self, index: int) -> None:
-        self.index = index
-
-
-def first_touched(items: list[Item], reverse: bool, wanted: Any) -> int:
-    """The first index of wanted that git's sort populates: git_qsort_s
-    (compat/qsort_s.c, a merge sort) over items in iteration order, compare_refs
-    populating a, then b; a single ref is populated when printed."""
-    wanted = set(wanted)
-    if len(items) < 2:
-        return min(wanted)
-    names = [it.name for it in items]
-
-    def cmp(a: int, b: int) -> int:
-        for i in (a, b):
-            if i in wanted:
-                raise _Found(i)
-        c = (names[a] > names[b]) - (names[a] < names[b])
-        return -c if reverse else c
-
-    def msort(b: list[int]) -> list[int]:
-        if len(b) <= 1:
-            return b
-        n1 = len(b) // 2
-        b1, b2 = msort(b[:n1]), msort(b[n1:])
-        out: list[int] = []
-        i = j = 0
-        while i < len(b1) and j < len(b2):
-            if cmp(b1[i], b2[j]) <= 0:
-                out.append(b1[i])
-                i += 1
-            else:
-                out.append(b2[j])
-                j += 1
-        return out + b1[i:] + b2[j:]
-
-    try:
-        msort(list(range(len(items))))
-    except _Found as f:
-        return f.index
-    raise AssertionError("every ref is compared at least once")
-
-
-class Formatter:
-    """format_ref_array_item for the lab's atoms: object data read only when an
-    atom needs it (objecttype, or any "*" atom), as populate_value does."""
-
-    def __init__(self, repo: Repo, parts: list[Part]) -> None:
-        self.store = repo.refs
-        self.parts = parts
-        self.objects = Objects(repo)
-        atoms = [p for p in parts if isinstance(p, Atom)]
-        self.need_tagged = any(a.deref for a in atoms)
-        self.need_type = self.need_tagged or any(a.name == "objecttype" for a in atoms)
-        self._short: dict[bytes, bytes] = {}
-
-    def _read_type(self, oid: bytes, name: bytes) -> str:
-        store = self.objects.store
-        try:
-            if store is None:
-                raise ReftableError("no object store")
-            return store.read_header(oid)[0]
-        except ReftableError:
-            raise Die(f"missing object {oid.hex()} for {name.decode('utf-8', 'surrogateescape')}") \
-                from None
-
-    def line(self, it: Item) -> bytes:
-        """populate_value + format_ref_array_item for it (Die as git dies)."""
-        typ = peeled = ptyp = None
-        if self.need_type:
-            typ = self._read_type(it.oid, it.name)
-            if self.need_tagged and typ == "tag":
-                try:
-                    peeled = self.objects.store.peel(it.oid)
-                except ReftableError:
-                    raise Die("bad tag") from None
-                ptyp = self._read_type(peeled, it.name)
-        out = []
-        for p in self.parts:
-            if isinstance(p, bytes):
-                out.append(p)
-                continue
-            name = p.name
-            if name == "refname" or name == "symref":
-                ref = it.name if name == "refname" else (it.target or b"")
-                if ref and p.option == "short":
-                    ref = self._shorten(ref)
-                out.append(ref + b"^{}" if p.deref else ref)
-            elif p.deref:
-                if peeled is not None:
-                    out.append(self._oid(peeled, p.option) if name == "objectname"
-                               else (ptyp or "").encode())
-            elif name == "objectname":
-                out.append(self._oid(it.oid, p.option))
-            else:
-                out.append((typ or "").encode())
-        return b"".join(out)
-
-    def _oid(self, oid: bytes, option: str | int) -> bytes:
-        if option == "":
-            return oid.hex().encode()
-        return self.objects.abbrev(oid, -1 if option == "short" else int(option)).encode()
-
-    def _shorten(self, name: bytes) -> bytes:
-        s = self._short.get(name)
-        if s is None:
-            s = self._short[name] = shorten(self.store, name)
-        return s
+def _suffixes(repo: Repo) -> list[bytes]:
+    """versionsort.suffix (else versionsort.prereleasesuffix), as the lab's config
+    holds it: one value, the last one set."""
+    cfg = repo.config
+    val = cfg.get("versionsort.suffix", cfg.get("versionsort.prereleasesuffix"))
+    return [val.encode("utf-8", "surrogateescape")] if val else []
 
 
 # the command, as lab.cli runs it (without argparse) and register() registers it

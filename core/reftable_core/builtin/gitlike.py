@@ -147,7 +147,7 @@ def run_git_command(command: Callable[[list[str], Flags, Any], int], argv: list[
 
 def _trace2_sid(now: float) -> str:
     """git's tr2_sid_compute: <UTC time>-H<hostname hash>-P<pid>."""
-    import hashlib          # here: only a trace2 run needs these
+    import hashlib  # here: only a trace2 run needs these
     import socket
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
     host = hashlib.sha1(socket.gethostname().encode()).hexdigest()[:8]

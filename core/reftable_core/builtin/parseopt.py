@@ -5,7 +5,9 @@ Contract:
       git's parse-options rules: unique long-option prefixes, --no-X (unless the
       spec is not negatable), bundled short options, "--" ends the options; an
       "optarg" option takes only an attached value (-s8, --abbrev=8), a "string"
-      option the attached or the next argument. handle(spec, value, negated) is
+      option the attached or the next argument, a "lastarg" option (git's
+      PARSE_OPT_LASTARG_DEFAULT) the attached or the next argument unless that is
+      missing or starts with "-" (then the value is None: the caller's default). handle(spec, value, negated) is
       called per option, in order. Errors raise Die(..., 129) with git's wording.
       With usage (the command's usage text; usage_all adds the hidden options)
       git's internal help too: a lone "-h", "--help" (and an unknown short "h")
@@ -25,7 +27,7 @@ from reftable_core.flags import Flags, resolve
 
 from .gitlike import Die, write_err
 
-OptKind = Literal["bool", "optarg", "string"]
+OptKind = Literal["bool", "optarg", "string", "lastarg"]
 
 
 class OptSpec:
@@ -99,6 +101,11 @@ def parse_git_options(argv: list[str], specs: list[OptSpec],
             if spec.kind == "string" and not eq and not negated:
                 if i >= len(argv):
                     raise Die(f"option `{spec.long}' requires a value", 129, "error: ")
+                val = argv[i]
+                i += 1
+                eq = "="
+            if spec.kind == "lastarg" and not eq and not negated and i < len(argv) \
+                    and not argv[i].startswith("-"):
                 val = argv[i]
                 i += 1
                 eq = "="

@@ -261,7 +261,7 @@ class _Tails:
     steps, cheapest first: the name's last byte against the patterns' last bytes
     (lasts; "/" for an empty pattern), then `name.endswith(tails) or name in
     exact`; an empty name matches only an empty pattern (empty_ok)."""
-    __slots__ = ("exact", "tails", "lasts", "empty_ok")
+    __slots__ = ("empty_ok", "exact", "lasts", "tails")
 
     def __init__(self, patterns: list[str]) -> None:
         pats = [p.encode("utf-8", "surrogateescape") for p in patterns]

@@ -9,11 +9,16 @@ flags (see delta_cache). API:
   has(oid) -> bool; read(oid) -> (type_name, data) (NotExistError if missing);
   read_header(oid) -> (type_name, size); peel(oid) -> id of the first non-tag object;
   iter_oids() -> every id once (packs then loose, sorted within each source);
+  disk_size(oid) -> the bytes the object takes on disk (git's disk_sizep: in a
+      pack, from its offset to the next object's; loose, the file's size);
+  delta_base(oid) -> the id of the object's delta base in its pack, or the zero
+      id when it is stored whole (git's delta_base_oid);
   stats -> the cache counters; close().
 Lookup order is git's: packs (most recently used pack first), then loose objects.
 """
 from __future__ import annotations
 
+import bisect
 import os
 from collections.abc import Iterator
 
@@ -23,7 +28,7 @@ from .delta_cache import CacheStats, DeltaBaseCache, make_delta_cache
 from .idx import PackIndex
 from .inflate import MAX_OBJECT_SIZE
 from .loose import LooseStore
-from .pack import TYPE_NAMES, Pack
+from .pack import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES, Pack
 
 HASH_LEN = {"sha1": 20, "sha256": 32}
 _PACK_KEY_BASE = 0x5555_5550_0000      # fake "pointers" for pack_entry_hash
@@ -81,6 +86,7 @@ class ObjectStore:
         self.cache: DeltaBaseCache = make_delta_cache(self.flags)
         self.packs: list[Pack] = []
         self.loose: list[LooseStore] = []
+        self._layouts: dict[int, tuple[list[int], dict[int, bytes]]] = {}
         try:
             for d in _objects_dirs(objects_dir, set()):
                 self.loose.append(LooseStore(d, hl, max_object_size))
@@ -182,6 +188,43 @@ class ObjectStore:
                 raise FormatError(f"tag {oid.hex()} has a bad object line") from None
             if len(oid) != self.hash_len:
                 raise FormatError("tag object id has the wrong length")
+
+    def _pack_layout(self, pack: Pack) -> tuple[list[int], dict[int, bytes]]:
+        """A pack's object offsets, sorted, and its offset -> id map (built once)."""
+        got = self._layouts.get(pack.key)
+        if got is None:
+            by_off = {off: oid for oid, off in pack.idx.entries()}
+            got = self._layouts[pack.key] = (sorted(by_off), by_off)
+        return got
+
+    def disk_size(self, oid: bytes) -> int:
+        """On-disk bytes of oid (NotExistError when missing)."""
+        found = self._find(oid)
+        if found is not None:
+            pack, off = found
+            offsets, _ = self._pack_layout(pack)
+            i = bisect.bisect_right(offsets, off)
+            return (offsets[i] if i < len(offsets) else pack.end) - off
+        for l in self.loose:
+            if l.has(oid):
+                return os.path.getsize(l.path_of(oid))
+        raise NotExistError(f"object {oid.hex()} not found")
+
+    def delta_base(self, oid: bytes) -> bytes:
+        """The delta base id of a packed delta, else the zero id."""
+        found = self._find(oid)
+        if found is None:
+            if not self.has(oid):
+                raise NotExistError(f"object {oid.hex()} not found")
+            return bytes(self.hash_len)
+        pack, off = found
+        typ, _, pos = pack.header(off)
+        if typ == OBJ_OFS_DELTA:
+            base, _ = pack.delta_base(typ, pos, off)
+            return self._pack_layout(pack)[1][base]
+        if typ == OBJ_REF_DELTA:
+            return bytes(pack.buf[pos:pos + self.hash_len])
+        return bytes(self.hash_len)
 
     def iter_oids(self) -> Iterator[bytes]:
         seen: set[bytes] = set()

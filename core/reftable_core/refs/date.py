@@ -8,10 +8,19 @@ compact "20050407T221313"), month / weekday / zone names, AM/PM, and git's
 "random crap" rules (an unparseable zone such as "+99999" is ignored and the
 local zone used). A date git refuses raises ReftableError("invalid date format: ...").
 The local zone comes from time.mktime (the process's TZ), as git's mktime() does.
+
+show_date(seconds, tz, mode, now=None) -> text: git's show_date for every DateMode
+(default, human, relative, short, iso8601, iso8601-strict, rfc2822, raw, unix,
+format:<strftime>, each with -local); tz is git's decimal +hhmm; relative and human
+read "now" from $GIT_TEST_DATE_NOW as git's get_time does (date_now()), else the clock.
+parse_date_format(text) -> DateMode, git's parse_date_format (ReftableError with git's
+die() words when it refuses the text).
 """
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import ReftableError
@@ -351,3 +360,237 @@ def parse_date(text: str) -> tuple[int, int]:
             raise ReftableError(f"invalid date format: {text}")
         ts -= off * 60
     return ts, off
+
+
+# -- show_date: git's date formats (date.c show_date, parse_date_format) ----------
+DATE_NORMAL = "default"
+DATE_HUMAN = "human"
+DATE_RELATIVE = "relative"
+DATE_SHORT = "short"
+DATE_ISO8601 = "iso8601"
+DATE_ISO8601_STRICT = "iso8601-strict"
+DATE_RFC2822 = "rfc2822"
+DATE_STRFTIME = "format"
+DATE_RAW = "raw"
+DATE_UNIX = "unix"
+
+# parse_date_type's prefixes, in its order
+_DATE_TYPES = (("relative", DATE_RELATIVE), ("iso8601-strict", DATE_ISO8601_STRICT),
+               ("iso-strict", DATE_ISO8601_STRICT), ("iso8601", DATE_ISO8601),
+               ("iso", DATE_ISO8601), ("rfc2822", DATE_RFC2822), ("rfc", DATE_RFC2822),
+               ("short", DATE_SHORT), ("default", DATE_NORMAL), ("human", DATE_HUMAN),
+               ("raw", DATE_RAW), ("unix", DATE_UNIX), ("format", DATE_STRFTIME))
+_SHORT_DAYS = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
+_SHORT_MONTHS = tuple(m[:3] for m in MONTHS)
+
+
+@dataclass(frozen=True, slots=True)
+class DateMode:
+    """struct date_mode: a type, -local, and the strftime format of format:<fmt>."""
+    type: str = DATE_NORMAL
+    local: bool = False
+    strftime_fmt: str = ""
+
+
+def parse_date_format(fmt: str, is_tty: bool = False) -> DateMode:
+    """git's parse_date_format; ReftableError with git's die() text when refused
+    ("unknown date format <fmt>", "date format missing colon separator: <fmt>").
+    "auto:<fmt>" is <fmt> on a terminal, else default (is_tty says which)."""
+    if fmt.startswith("auto:"):
+        fmt = fmt[5:] if is_tty else "default"
+    if fmt == "local":
+        fmt = "default-local"
+    for prefix, typ in _DATE_TYPES:
+        if fmt.startswith(prefix):
+            rest = fmt[len(prefix):]
+            break
+    else:
+        raise ReftableError(f"unknown date format {fmt}")
+    local = rest.startswith("-local")
+    if local:
+        rest = rest[6:]
+    if typ == DATE_STRFTIME:
+        if not rest.startswith(":"):
+            raise ReftableError(f"date format missing colon separator: {fmt}")
+        return DateMode(typ, local, rest[1:])
+    if rest:
+        raise ReftableError(f"unknown date format {fmt}")
+    return DateMode(typ, local)
+
+
+def _atoi(s: str) -> int:
+    v, _ = _strtol(s, 0)
+    return v
+
+
+def date_now(environ: Mapping[str, str] | None = None) -> int:
+    """git's get_time: $GIT_TEST_DATE_NOW (atoi) when set, else the clock."""
+    env = os.environ if environ is None else environ
+    x = env.get("GIT_TEST_DATE_NOW")
+    return _atoi(x) if x is not None else int(time.time())
+
+
+def show_date_relative(t: int, now: int) -> str:
+    if now < t:
+        return "in the future"
+    diff = now - t
+    if diff < 90:
+        return f"{diff} second{'s' if diff != 1 else ''} ago"
+    diff = (diff + 30) // 60
+    if diff < 90:
+        return f"{diff} minute{'s' if diff != 1 else ''} ago"
+    diff = (diff + 30) // 60
+    if diff < 36:
+        return f"{diff} hour{'s' if diff != 1 else ''} ago"
+    diff = (diff + 12) // 24
+    if diff < 14:
+        return f"{diff} day{'s' if diff != 1 else ''} ago"
+    if diff < 70:
+        w = (diff + 3) // 7
+        return f"{w} week{'s' if w != 1 else ''} ago"
+    if diff < 365:
+        m = (diff + 15) // 30
+        return f"{m} month{'s' if m != 1 else ''} ago"
+    if diff < 1825:
+        totalmonths = (diff * 12 * 2 + 365) // (365 * 2)
+        years, months = totalmonths // 12, totalmonths % 12
+        if months:
+            return (f"{years} year{'s' if years != 1 else ''}, "
+                    f"{months} month{'s' if months != 1 else ''} ago")
+        return f"{years} year{'s' if years != 1 else ''} ago"
+    y = (diff + 183) // 365
+    return f"{y} year{'s' if y != 1 else ''} ago"
+
+
+def _tm_of(st: time.struct_time) -> _Tm:
+    return _Tm(st.tm_year - 1900, st.tm_mon - 1, st.tm_mday, st.tm_hour, st.tm_min,
+               st.tm_sec, (st.tm_wday + 1) % 7)
+
+
+def _local_tzoffset(t: int) -> tuple[int, time.struct_time]:
+    """local_time_tzoffset: the local zone at t as git's decimal +hhmm, and localtime."""
+    st = time.localtime(t)
+    t_local = tm_to_time_t(_tm_of(st))
+    if t_local == -1:
+        return 0, st
+    if t_local < t:
+        eastwest, offset = -1, t - t_local
+    else:
+        eastwest, offset = 1, t_local - t
+    offset //= 60
+    return (offset % 60 + (offset // 60) * 100) * eastwest, st
+
+
+def _zone_minutes(tz: int) -> int:
+    m = abs(tz)
+    m = (m // 100) * 60 + m % 100
+    return -m if tz < 0 else m
+
+
+def _strftime(fmt: str, st: time.struct_time, tz: int, suppress_tz_name: bool) -> str:
+    """strbuf_addftime: %z, %s and (when suppressed) %Z by git, the rest by strftime."""
+    if not fmt:
+        return ""
+    out = []
+    i = 0
+    n = len(fmt)
+    while i < n:
+        c = fmt[i]
+        if c != "%" or i + 1 >= n:
+            out.append(c)
+            i += 1
+            continue
+        d = fmt[i + 1]
+        if d == "%":
+            out.append("%%")
+        elif d == "s":
+            out.append(str(tm_to_time_t(_tm_of(st)) - 3600 * _cdiv(tz, 100)
+                           - 60 * (tz - _cdiv(tz, 100) * 100)))
+        elif d == "z":
+            out.append(f"{tz:+05d}")
+        elif d == "Z" and suppress_tz_name:
+            pass
+        else:
+            out.append("%" + d)
+        i += 2
+    return time.strftime("".join(out), st)
+
+
+def show_date(t: int, tz: int, mode: DateMode, now: int | None = None) -> str:
+    """git's show_date(time, tz, mode): tz is git's decimal +hhmm (-130 is -01:30);
+    now (for relative and human) defaults to date_now()."""
+    if mode.type == DATE_UNIX:
+        return str(t)
+    human_tm: _Tm | None = None
+    human_tz = -1
+    if mode.type == DATE_HUMAN:
+        if now is None:
+            now = date_now()
+        human_tz, hst = _local_tzoffset(now)
+        human_tm = _tm_of(hst)
+    if mode.local:
+        tz = _local_tzoffset(t)[0]
+    if mode.type == DATE_RAW:
+        return f"{t} {tz:+05d}"
+    if mode.type == DATE_RELATIVE:
+        return show_date_relative(t, date_now() if now is None else now)
+    try:
+        st = time.localtime(t) if mode.local else time.gmtime(t + _zone_minutes(tz) * 60)
+    except (OverflowError, OSError, ValueError):
+        st, tz = time.gmtime(0), 0
+    tm = _tm_of(st)
+    if mode.type == DATE_SHORT:
+        return f"{tm.year + 1900:04d}-{tm.mon + 1:02d}-{tm.mday:02d}"
+    if mode.type == DATE_ISO8601:
+        return (f"{tm.year + 1900:04d}-{tm.mon + 1:02d}-{tm.mday:02d} "
+                f"{tm.hour:02d}:{tm.min:02d}:{tm.sec:02d} {tz:+05d}")
+    if mode.type == DATE_ISO8601_STRICT:
+        s = (f"{tm.year + 1900:04d}-{tm.mon + 1:02d}-{tm.mday:02d}T"
+             f"{tm.hour:02d}:{tm.min:02d}:{tm.sec:02d}")
+        if tz == 0:
+            return s + "Z"
+        a = abs(tz)
+        return s + ("+" if tz >= 0 else "-") + f"{a // 100:02d}:{a % 100:02d}"
+    if mode.type == DATE_RFC2822:
+        return (f"{_SHORT_DAYS[tm.wday]}, {tm.mday} {_SHORT_MONTHS[tm.mon]} "
+                f"{tm.year + 1900} {tm.hour:02d}:{tm.min:02d}:{tm.sec:02d} {tz:+05d}")
+    if mode.type == DATE_STRFTIME:
+        return _strftime(mode.strftime_fmt, st, tz, not mode.local)
+    return _show_date_normal(t, tm, tz, human_tm, human_tz, mode.local, now)
+
+
+def _show_date_normal(t: int, tm: _Tm, tz: int, human_tm: _Tm | None, human_tz: int,
+                      local: bool, now: int | None) -> str:
+    htm = human_tm if human_tm is not None else _Tm(0, 0, 0, 0, 0, 0, 0)
+    hide_tz = local or tz == human_tz
+    hide_year = tm.year == htm.year
+    hide_date = hide_wday = hide_time = hide_seconds = False
+    if hide_year and tm.mon == htm.mon:
+        if tm.mday > htm.mday:
+            pass
+        elif tm.mday == htm.mday:
+            hide_date = hide_wday = True
+        elif tm.mday + 5 > htm.mday:
+            hide_date = True
+    if hide_wday:
+        return show_date_relative(t, date_now() if now is None else now)
+    if htm.year:
+        hide_seconds = True
+        hide_tz = hide_tz or not hide_date
+        hide_wday = hide_time = not hide_year
+    buf = ""
+    if not hide_wday:
+        buf += f"{_SHORT_DAYS[tm.wday]} "
+    if not hide_date:
+        buf += f"{_SHORT_MONTHS[tm.mon]} {tm.mday} "
+    if not hide_time:
+        buf += f"{tm.hour:02d}:{tm.min:02d}"
+        if not hide_seconds:
+            buf += f":{tm.sec:02d}"
+    else:
+        buf = buf.rstrip()
+    if not hide_year:
+        buf += f" {tm.year + 1900}"
+    if not hide_tz:
+        buf += f" {tz:+05d}"
+    return buf

@@ -4,20 +4,31 @@ per-atom parsers and populate_value).
 Contract:
   RefItem       a listed ref: full name, object id (raw bytes), symref target (one
                 level) or None, and its kind (FILTER_REFS_* as ref-filter.c names them).
-  GitObject     an object as ref-filter reads it: id, type, inflated content.
+  RefItem.flag  git's ref flags (FLAG_SYMREF, FLAG_PACKED) for %(flag).
+  GitObject     an object as ref-filter reads it: id, type, inflated content; size is
+                the object's size (for a SOURCE_OTHER read, data is b"" and only
+                type and size are filled, as git's oid_object_info without contentp).
   AtomValue     what an atom gives for one ref: the bytes printed and, for atoms git
                 sorts as numbers (FIELD_ULONG / FIELD_TIME), the number.
   AtomContext   what an atom may read: the repository (refs, objects, config) and a
                 cached object loader (object(oid, refname) dies as git does when the
                 object is missing: "missing object <hex> for <refname>").
   Atom          one parsed %(name:arg). `source` says what populate_value must fetch
-                first: SOURCE_NONE (the ref alone), SOURCE_OBJ (the object's content).
+                first: SOURCE_NONE (the ref alone), SOURCE_OTHER (the object's type and
+                size only: git's oid_object_info), SOURCE_OBJ (the object's content).
                 value(ctx, ref, obj) -> AtomValue, where obj is None for SOURCE_NONE
                 atoms and, for "%(*name)", the peeled object (the framework peels).
   AtomParser    parse(ctx_or_none, name, arg) -> Atom: name as written without "*"
                 (e.g. "authordate"), arg the text after ":" or None when there is no
-                ":"; raises Die with git's message and status when git refuses the
+                ":" (git treats "%(name:)" as "%(name)": the framework passes None
+                for an empty arg too); raises Die with git's message and status when git refuses the
                 argument (at format-parse time, before any ref is read, as git does).
+
+Optional on an Atom: prepare(ctx, refs) -> None, called once with every listed ref
+before any is formatted (git's filter_ahead_behind / filter_is_base batch steps).
+AtomContext also gives use_color (want_color of --color), info(oid, refname) ->
+GitObject with type and size (cached), abbrev(oid, n) (n < 0: core.abbrev's default)
+and shorten(refname) (refs_shorten_unambiguous_ref, cached).
 
 A parse error is gitlike.Die (git's "fatal: ..." and 128); nothing here prints.
 """
@@ -29,6 +40,11 @@ from typing import Any, Protocol
 
 SOURCE_NONE = 0
 SOURCE_OBJ = 1
+SOURCE_OTHER = 2
+
+# git's ref flags (refs.h REF_ISSYMREF, REF_ISPACKED) as %(flag) shows them
+FLAG_SYMREF = 0x01
+FLAG_PACKED = 0x02
 
 # ref-filter.c's FILTER_REFS_* kinds of a listed ref
 KIND_BRANCH = 0x4
@@ -47,6 +63,7 @@ class RefItem:
     oid: bytes
     target: bytes | None
     kind: int = KIND_OTHER
+    flag: int = 0
 
 
 @dataclass(slots=True)
@@ -55,6 +72,7 @@ class GitObject:
     oid: bytes
     type: str
     data: bytes
+    size: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +86,15 @@ class AtomValue:
 class AtomContext(Protocol):
     repo: Any                     # reftable_core.repo.Repo: .refs, .objects, .config
 
+    use_color: bool
+
     def object(self, oid: bytes, refname: bytes) -> GitObject: ...
+
+    def info(self, oid: bytes, refname: bytes) -> GitObject: ...
+
+    def abbrev(self, oid: bytes, length: int) -> bytes: ...
+
+    def shorten(self, refname: bytes) -> bytes: ...
 
 
 class Atom(Protocol):
