@@ -115,3 +115,28 @@ def test_the_dask_executor_refuses_a_worker_of_another_environment() -> None:
         spec = ExecutorSpec("dask", address=cluster.scheduler_address)
         with pytest.raises(BenchError, match="no worker shares this environment"):
             DaskExecutor(spec)
+
+
+@pytest.mark.skipif(not HAS_DASK, reason="needs distributed (pip install 'reftable-lab[dask]')")
+def test_local_twice_and_a_two_worker_cluster_give_identical_counts(tmp_path: Path) -> None:
+    """update-ref-create-1 at the small scale (the cheapest scenario with an
+    instruction count), two variants: two local runs and one through a 2-worker
+    LocalCluster (datasets built on the workers, checked by manifest hash)."""
+    from lab.executors import DaskExecutor, ExecutorSpec
+    from lab.harness import run_scenario
+    from lab.measure import instructions
+    if not instructions.available():
+        pytest.skip("needs valgrind")
+    kw = dict(only=["all-on", "all-off"], peers=False, progress=False,
+              measures="instructions", work=False, datasets_dir=tmp_path / "datasets")
+    runs = [run_scenario("update-ref-create-1", "small", tmp_path / f"local{i}", **kw)
+            for i in (1, 2)]
+    executor = DaskExecutor(ExecutorSpec("dask-local", 2))
+    try:
+        runs.append(run_scenario("update-ref-create-1", "small", tmp_path / "dask",
+                                 counter=Counter(None, executor, run="dask"), **kw))
+    finally:
+        executor.close()
+    counts = [{v.label: v.instructions for v in r.variants} for r in runs]
+    assert counts[0] == counts[1] == counts[2] and all(counts[0].values())
+    assert (tmp_path / "dask" / "update-ref-create-1.all-on.instructions.json").exists()
