@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # pytest workers (2 cores here); override with `make test JOBS=1`
 JOBS   ?= 2
 
-.PHONY: setup git browser test test-browser test-fast test-compiled compiled-core git-tests bench \
+.PHONY: setup dask git browser test test-browser test-fast test-compiled compiled-core git-tests bench \
         speed lab notebooks clean
 
 setup: $(STAMP)
@@ -14,8 +14,12 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml core/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip setuptools wheel
-	$(BIN)/pip install -q -e ./core -e '.[test,dev]'
+	$(BIN)/pip install -q -e ./core -e '.[test,dev,dask]'
 	touch $@
+
+# Dask for bench --executor dask-local:N / dask://HOST:PORT (setup installs it too)
+dask: setup
+	$(BIN)/pip install -q -e '.[dask]'
 
 # a git >= 2.45 with reftable support (system git, or built once into ~/.cache/reftable-lab)
 git:

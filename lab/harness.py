@@ -86,6 +86,7 @@ from gitbin import GitNotAvailable, find_git
 from reftable_core.flags import Flags
 
 from .builds import CoreBuild
+from .countcache import Counter
 from .measure import BenchError
 from .measure.context import Measure, RunContext
 from .measure.instructions import CountCache
@@ -188,7 +189,8 @@ class RunOptions:
     (default: the CPU count); counts: a CountCache shared across scenarios, so that
     a command is counted once. work: the untimed work pass of every flags variant,
     last. revisions: git builds as more git peers, core revisions or builds of the
-    flags variants (see the module doc)."""
+    flags variants (see the module doc). counter: the counts' on-disk store and
+    executor (lab.countcache.Counter; None: every count made here, none stored)."""
     measures: Sequence[str] | str = ("time",)
     peers: bool = True
     only: Sequence[str] | None = None
@@ -201,6 +203,7 @@ class RunOptions:
     work: bool = True
     revisions: Revisions = field(default_factory=Revisions)
     counts: CountCache | None = None
+    counter: Counter | None = None
 
     def check(self) -> None:
         """BenchError for options that do not go together."""
@@ -290,7 +293,9 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
                      order=tuple(tuple(o) for o in result.round_order),
                      within_process=opts.within_process,
                      trace_loops=opts.work and scenario.traces_loops(scale), envs=envs,
-                     counts=opts.counts, each=_pool(opts.jobs or os.cpu_count() or 1))
+                     counts=opts.counts, each=_pool(opts.jobs or os.cpu_count() or 1),
+                     counter=opts.counter.bind(scenario, scale, dataset.path)
+                     if opts.counter else None)
     if tqdm:
         bar = tqdm(total=sum(m.steps(ctx, variants) for m in chosen), desc=scenario.name,
                    unit="run", file=sys.stderr, disable=not opts.progress)

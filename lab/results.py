@@ -95,6 +95,8 @@ class VariantResult:
     syscalls: float | None = None         # system calls of one run (None: not counted)
     syscalls_by_call: dict[str, int] = field(default_factory=dict)   # call name -> count
     syscalls_json: str = ""               # the pyperf JSON file holding them
+    cached: dict[str, dict[str, str]] = field(default_factory=dict)  # measure -> the run its
+    #                                       count came from (lab.countcache; {}: counted now)
 
     def summary(self) -> dict[str, float] | None:
         return summarize(self.values).as_dict() if self.values else None
@@ -104,6 +106,9 @@ class VariantResult:
         for name, value in figures.items():
             if name not in _FIELDS:
                 raise KeyError(f"a measure set {name!r}, not a field of VariantResult")
+            if name == "cached":            # each measure adds its own
+                self.cached = {**self.cached, **value}
+                continue
             setattr(self, name, value)
 
 
@@ -151,7 +156,8 @@ class ScenarioResult:
                           "memory": v.memory,
                           "syscalls_json": Path(v.syscalls_json).name
                           if v.syscalls_json else "",
-                          "syscalls": v.syscalls, "syscalls_by_call": v.syscalls_by_call}
+                          "syscalls": v.syscalls, "syscalls_by_call": v.syscalls_by_call,
+                          "cached": v.cached}
                          for v in self.variants],
             "ratios": self.ratios,
         }
@@ -168,7 +174,7 @@ class ScenarioResult:
                 unreproduced=d.get("unreproduced", {}), cumulative=d.get("cumulative", []))
         for v in d["variants"]:
             res = VariantResult(v["label"], v["kind"], v["spec"], [], "",
-                                benchmark=v.get("benchmark", ""))
+                                benchmark=v.get("benchmark", ""), cached=v.get("cached", {}))
             for measure in PASSES.values():         # every measure and the work pass
                 res.update(measure.load(v, Path(run_dir)))
             r.variants.append(res)

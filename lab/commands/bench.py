@@ -36,6 +36,8 @@ from reftable_core.flags import Flags
 
 from gitbin import REPO_ROOT
 from lab.builds import BuildError, CoreBuild, CoreRev, build_all, core_build, core_rev
+from lab.countcache import Counter, CountStore
+from lab.executors import open_executor, parse_executor
 from lab.export import append_index, write_bmf
 from lab.harness import RunOptions, run_scenario
 from lab.results import Revisions, ScenarioResult
@@ -89,6 +91,16 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
     p.add_argument("--jobs", type=int, default=None,
                    help="instruction or allocation counts made at once (default: the CPU "
                         "count)")
+    p.add_argument("--executor", default="local", metavar="E",
+                   help="where counts are made: local[:N] (this machine, N at once; default: "
+                        "--jobs or the CPU count), dask-local:N (a Dask LocalCluster of N "
+                        "workers) or dask://HOST:PORT (a running Dask scheduler; its workers "
+                        "need this checkout, same environment). Wall time always runs here. "
+                        "Dask: pip install 'reftable-lab[dask]' (lab.executors)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="recount every instruction and allocation count (default: reuse the "
+                        "counts stored under <cache>/counts whose every input is unchanged, "
+                        "and store new ones; lab.countcache)")
     p.add_argument("--sweep", default=None, metavar="KEY=V1,V2,...",
                    help="run each scenario with parameter KEY at each value (e.g. "
                         "refs=1e3,1e4,1e5) and plot the first measure against it on log-log "
@@ -176,8 +188,6 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
 
 def run_bench(args: argparse.Namespace, flags: Flags) -> int:
     from lab.measure import BenchError
-    from lab.measure.instructions import CountCache
-    from lab.report import render, row_words, warnings
     from lab.scenarios import SCENARIOS as scenarios
     from lab.scenarios import SETS, expand_names
     if _refuse_flags("bench", args):
@@ -205,12 +215,36 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
         print(f"reftable-lab bench: {e}", file=sys.stderr)
         return 2
     run_dir = Path(args.out) / time.strftime(f"%Y%m%d-%H%M%S-{args.scale}")
-    results = []
     only = args.only.split(",") if args.only else None
-    if args.sweep:
-        return _run_sweeps(args, names, run_dir, _options(args, measures, only, revisions))
+    try:
+        spec = parse_executor(args.executor)
+        executor = open_executor(spec)
+    except (ValueError, BenchError) as e:
+        print(f"reftable-lab bench: {e}", file=sys.stderr)
+        return 2
+    counter = Counter(None if args.no_cache else CountStore(), executor, run=run_dir.name)
+    options = dataclasses.replace(_options(args, measures, only, revisions), counter=counter)
+    if spec.kind == "local" and spec.workers and args.jobs is None:
+        options = dataclasses.replace(options, jobs=spec.workers)
+    try:
+        if args.sweep:
+            return _run_sweeps(args, names, run_dir, options)
+        return _run_all(args, names, run_dir, options)
+    finally:
+        if executor is not None:
+            executor.close()
+
+
+def _run_all(args: argparse.Namespace, names: list[str], run_dir: Path,
+             options: RunOptions) -> int:
+    """Every named scenario by options, then the exports, the report and the summary."""
+    from lab.measure import BenchError
+    from lab.measure.instructions import CountCache
+    from lab.report import render, row_words, warnings
+    from lab.scenarios import SCENARIOS as scenarios
+    results = []
+    revisions = options.revisions
     counts: CountCache = {}       # a command shared by two scenarios is counted once
-    options = _options(args, measures, only, revisions)
     for name in names:
         try:
             scenario_options = dataclasses.replace(
@@ -224,6 +258,10 @@ def run_bench(args: argparse.Namespace, flags: Flags) -> int:
     _exports(args, run_dir, results)
     report = render(results, run_dir)
     for r in results:
+        cached = sorted({o["run"] for v in r.variants for o in v.cached.values()})
+        if cached:
+            n = sum(len(v.cached) for v in r.variants)
+            print(f"== {r.scenario}: {n} count(s) from the cache (runs {', '.join(cached)})")
         print(f"== {r.scenario} ({r.scale}, {','.join(r.measures)})  published: {r.published}")
         for q in r.ratios:
             if q.get("work_differs") is False:

@@ -220,6 +220,23 @@ def load(path: Path, name: str = "") -> tuple[float, float]:
     return n, float(md["lab_bytes_allocated"])
 
 
+def count_one(ctx: RunContext, v: Variant) -> Allocs:
+    """The allocations of one variant's command."""
+    return count_allocations(ctx.worker_cmd(v, "--allocations"), env=ctx.env(v),
+                             children=v.peer)
+
+
+def count_here(ctx: RunContext, todo: Mapping[Any, Variant]) -> dict[Any, Allocs]:
+    """The counts of todo (key -> variant) on this machine, `jobs` at once (ctx.each)."""
+    out: dict[Any, Allocs] = {}
+
+    def one(item: tuple[Any, Variant]) -> None:
+        out[item[0]] = count_one(ctx, item[1])
+        ctx.progress(f"allocations {item[1].label}", 1)
+    ctx.each(one, list(todo.items()))
+    return out
+
+
 class Allocations(PerVariant, name="allocations", phase=1):
     """The allocation measure in a run (see the module doc)."""
 
@@ -228,17 +245,21 @@ class Allocations(PerVariant, name="allocations", phase=1):
 
     def measure(self, ctx: RunContext, variants: Sequence[Variant], record: Record) -> None:
         library()
-
-        def one(v: Variant) -> None:
-            a = count_allocations(ctx.worker_cmd(v, "--allocations"), env=ctx.env(v),
-                                  children=v.peer)
+        todo = {v.label: v for v in variants}
+        if ctx.counter is not None:
+            got = ctx.counter.count(ctx, self.name, todo, lambda t: count_here(ctx, t))
+        else:
+            got = {k: (a, None) for k, a in count_here(ctx, todo).items()}
+        for v in variants:
+            a, origin = got[v.label]
             out = ctx.path(v, "allocations")
             write(out, ctx.bench_name(v), a, ctx.metadata(v))
-            record(v.label, {"allocations": float(a.allocations),
-                             "bytes_allocated": float(a.bytes_allocated),
-                             "allocations_json": str(out)})
-            ctx.progress(f"allocations {v.label}", 1)
-        ctx.each(one, variants)
+            figures: dict[str, Any] = {"allocations": float(a.allocations),
+                                       "bytes_allocated": float(a.bytes_allocated),
+                                       "allocations_json": str(out)}
+            if origin:
+                figures["cached"] = {self.name: origin}
+            record(v.label, figures)
 
     def figures(self, path: Path, benchmark: str) -> dict[str, Any]:
         n, b = load(path, benchmark)

@@ -54,6 +54,7 @@ class RunContext:
     trace_loops: bool = True                        # work: count the hot loops' bytecodes
     envs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # label -> extra env
     counts: dict[Any, Any] | None = None            # instructions: lab.measure.instructions.CountCache
+    counter: Any = None                             # counts: lab.countcache.Counter (bound), or None
     progress: Callable[[str | None, int], None] = _no_progress   # (postfix, steps done)
     each: Callable[..., None] = _serial             # each(fn, items, parallel): `jobs` at once
 

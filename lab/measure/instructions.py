@@ -57,7 +57,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,20 +118,38 @@ def available() -> bool:
 
 
 PYCACHE = preload.CACHE_ROOT / "pycache"
+# the variables a counted process is given (the rest of the caller's environment is
+# dropped): a process's count depends on the size of its environment (the strings
+# sit at the top of its stack, os.environ copies them onto the heap), so an ambient
+# variable (OLDPWD after a `cd`, a shell's `_`, MAKEFLAGS, PYTEST_CURRENT_TEST) moved
+# counts by hundreds to tens of thousands of instructions between two runs of one
+# command. Exact names, then prefixes.
+COUNT_ENV_NAMES = frozenset({"PATH", "HOME", "LANG", "LC_ALL", "TZ", "PYTHONPATH",
+                             "PYTHONHASHSEED", "PYTHONPYCACHEPREFIX", "PYTHONSAFEPATH", "LD_PRELOAD",
+                             "LD_LIBRARY_PATH", "VIRTUAL_ENV", "TMPDIR", "VALGRIND_OPTS"})
+COUNT_ENV_PREFIXES = ("GIT_", "REFTABLE_LAB_", "ALLOCCOUNT_")
 # variables whose value differs between two runs of one command (pytest names the
 # running test and its phase in it): never passed to a counted process
 VOLATILE_ENV = frozenset({"PYTEST_CURRENT_TEST", "PYTHONDONTWRITEBYTECODE"})
 
 
+def counted_variable(name: str) -> bool:
+    """Whether a variable of the caller's environment reaches a counted process."""
+    return name not in VOLATILE_ENV and (name in COUNT_ENV_NAMES
+                                         or name.startswith(COUNT_ENV_PREFIXES))
+
+
 def count_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of every counted process (base: os.environ): hash
+    """The environment of every counted process (base: os.environ): only the
+    variables counted_variable() keeps (so the same command has the same
+    environment, to the byte, whatever shell started the run); hash
     randomization off; the detrand library preloaded (ahead of base's LD_PRELOAD)
-    when it can be had (available()); no VOLATILE_ENV; byte-code written to and
+    when it can be had (available()); byte-code written to and
     read from PYCACHE (PYTHONPYCACHEPREFIX), even where PYTHONDONTWRITEBYTECODE
     is set: compiling every module at each start-up would cost a worker under
     callgrind more than its workload (the start-up is not counted either way)."""
     env = {k: v for k, v in (os.environ if base is None else base).items()
-           if k not in VOLATILE_ENV}
+           if counted_variable(k)}
     env.update(PYTHONHASHSEED="0", PYTHONPYCACHEPREFIX=str(PYCACHE))
     if preload.available(DETRAND, DETRAND_CACHE):
         libs = [str(preload.library(DETRAND, DETRAND_CACHE)), env.get("LD_PRELOAD", "")]
@@ -425,11 +443,36 @@ def count_variant(ctx: RunContext, v: Variant, counts: CountCache) -> tuple[floa
     if key in counts:
         count = counts[key]
     else:
-        count = count_worker(ctx.worker_cmd(v, "--count"), env=ctx.env(v))
+        count = count_one(ctx, v)
         counts[key] = count
     out = ctx.path(v, "instructions")
     write_count(out, ctx.bench_name(v), count, ctx.metadata(v))
     return float(count.instructions), out
+
+
+def prepare(ctx: RunContext, variants: Iterable[Variant]) -> None:
+    """Byte-code and lazy imports once per worker environment (revision), natively,
+    before the counted workers start."""
+    compile_packages()
+    for v in {tuple(sorted((ctx.extra_env(v) or {}).items())): v for v in variants}.values():
+        run_command(ctx.worker_cmd(v, "--count"), env=count_env(ctx.env(v)))
+
+
+def count_one(ctx: RunContext, v: Variant) -> Count:
+    """The count of one variant's command (after prepare())."""
+    return count_worker(ctx.worker_cmd(v, "--count"), env=ctx.env(v))
+
+
+def count_here(ctx: RunContext, todo: Mapping[Any, Variant]) -> dict[Any, Count]:
+    """The counts of todo (key -> variant) on this machine, `jobs` at once (ctx.each)."""
+    prepare(ctx, todo.values())
+    out: dict[Any, Count] = {}
+
+    def one(item: tuple[Any, Variant]) -> None:
+        out[item[0]] = count_one(ctx, item[1])
+        ctx.progress(f"instructions {item[1].label}", 1)
+    ctx.each(one, list(todo.items()))
+    return out
 
 
 class Instructions(PerVariant, name="instructions", phase=0):
@@ -440,25 +483,24 @@ class Instructions(PerVariant, name="instructions", phase=0):
 
     def measure(self, ctx: RunContext, variants: Sequence[Variant], record: Record) -> None:
         # each distinct command once (two variants of one scenario may be one command),
-        # `jobs` at once; then every variant's file from the counts
+        # from the counter's store when it has it (ctx.counter: lab.countcache), else
+        # `jobs` at once here or by the counter's executor; then every variant's file
         counts: CountCache = {} if ctx.counts is None else ctx.counts
         todo = {count_key(ctx, v): v for v in variants}
         todo = {key: v for key, v in todo.items() if key not in counts}
-        # byte-code and lazy imports once per worker environment (revision), natively,
-        # before the counted workers start (not when every count is already in `counts`)
-        if todo:
-            compile_packages()
-        for v in {tuple(sorted((ctx.extra_env(v) or {}).items())): v
-                  for v in todo.values()}.values():
-            run_command(ctx.worker_cmd(v, "--count"), env=count_env(ctx.env(v)))
-
-        def one(v: Variant) -> None:
-            count_variant(ctx, v, counts)
-            ctx.progress(f"instructions {v.label}", 1)
-        ctx.each(one, list(todo.values()))
+        origins: dict[Any, Any] = {}
+        if ctx.counter is not None and todo:
+            for key, (count, origin) in ctx.counter.count(ctx, self.name, todo,
+                                                         lambda t: count_here(ctx, t)).items():
+                counts[key], origins[key] = count, origin
+        elif todo:
+            counts.update(count_here(ctx, todo))
         for v in variants:
             n, path = count_variant(ctx, v, counts)
-            record(v.label, {"instructions": n, "instructions_json": str(path)})
+            figures: dict[str, Any] = {"instructions": n, "instructions_json": str(path)}
+            if origins.get(count_key(ctx, v)):
+                figures["cached"] = {self.name: origins[count_key(ctx, v)]}
+            record(v.label, figures)
             if todo.get(count_key(ctx, v)) is not v:
                 ctx.progress(None, 1)
 

@@ -104,3 +104,26 @@ def test_a_count_gets_its_own_tmpdir_the_same_each_time() -> None:
         assert b == a and not any(Path(b).iterdir())
     with counting.private_tmpdir(["x", "z"], env) as c:
         assert c != a and len(c) == len(a)
+
+
+def test_a_count_does_not_depend_on_the_callers_environment_or_clock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two counts of one command are identical whatever ambient variables the shell
+    had (OLDPWD after a cd, a long junk variable: the environment's size moved the
+    count before count_env kept only counted_variable()s), and a counted process's
+    wall clock is detrand's counter, not the system's."""
+    s = _spin(tmp_path, monkeypatch)
+    counts = []
+    for i, (oldpwd, junk) in enumerate((("/", "x"), ("/a/much/longer/directory", "y" * 300))):
+        monkeypatch.setenv("OLDPWD", oldpwd)
+        monkeypatch.setenv("SOME_AMBIENT_VARIABLE", junk)
+        counts.append(run_scenario(s, "small", tmp_path / f"out{i}", only=["all-on"],
+                                   progress=False, measures="instructions",
+                                   work=False).variants[0].instructions)
+    assert counts[0] == counts[1] and counts[0]
+    env = counting.count_env({"OLDPWD": "/", "PATH": "/bin", "GIT_DIR": "g"})
+    assert "OLDPWD" not in env and env["PATH"] == "/bin" and env["GIT_DIR"] == "g"
+    out = subprocess.run([sys.executable, "-c", "import time; print(time.time(), time.time())"],
+                         env=counting.count_env(), capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert 1700000000 <= float(out[0]) < float(out[1]) < 1700000001

@@ -1,0 +1,246 @@
+"""Counts kept on disk, addressed by everything they depend on.
+
+Contract: a count (instructions, allocations: exact and repeatable, so reusable;
+never wall time, memory or anything else a machine's load moves) is stored under
+<cache>/counts/<key[:2]>/<key>.json (cache: gitbin.cache_root(), which honours
+REFTABLE_LAB_CACHE), where key = count_key(inputs) is the sha256 of the inputs
+(count_inputs()): every thing the count depends on, each one entry of INPUTS:
+
+- sources: the contents of every source file of the core, the lab, data_gen and
+  gitbin (sources_hash(): the files' bytes, so a dirty tree is covered, and a
+  commit that changes no source is the same key);
+- git: the content hash of the git binary the variant's worker runs (its own
+  REFTABLE_LAB_GIT, a git build's, or the provisioned one);
+- python: the interpreter's content hash and version; valgrind: its version;
+- dataset: the dataset manifest's content hash (data_gen's manifest);
+- scenario, scale, measure;
+- variant: its workload, flags (the full spec), peer or not, the parameters;
+- build: the variant's own environment (a core revision's worktree, a compiled
+  core's build folder, named by its key, a git build's binary).
+
+CountStore.get(inputs) gives the stored entry only when the entry's inputs are
+those inputs, each one (so a stale entry cannot be read for other inputs, even
+under a colliding key); put() writes atomically (temporary name, rename), with
+the run that made it (run id and time): a reused row says which run it is from.
+
+Counter is what a run's measures are given (RunContext.counter, bound to a
+scenario by Counter.bind()): count(ctx, measure, todo, local) gives every
+count of todo (key -> variant), from the store where it is there and by the
+executor (lab.executors: local, or Dask tasks) where not, storing the new ones;
+with it, the origin of each (None: counted now; else {"run", "time"}).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from data_gen import read_manifest
+from gitbin import REPO_ROOT, GitNotAvailable, cache_root, find_git
+
+from .measure.allocations import Allocs
+from .measure.instructions import VALGRIND, Count
+
+if TYPE_CHECKING:
+    from .executors import Executor
+    from .measure.context import RunContext
+    from .scenario import Scenario, Variant
+
+INPUTS = ("sources", "git", "python", "valgrind", "dataset", "scenario", "scale", "measure",
+          "variant", "build")
+# the measures whose counts are cached, and the type of each one's count
+COUNTED: dict[str, type] = {"instructions": Count, "allocations": Allocs}
+SOURCE_DIRS = ("core/reftable_core", "lab", "data_gen", "gitbin", "scripts")
+SOURCE_SUFFIXES = (".py", ".c", ".pxd", ".pyx", ".sh", ".toml")
+
+
+def _files(root: Path, dirs: Iterable[str]) -> list[Path]:
+    out = []
+    for d in dirs:
+        for dirpath, dirnames, filenames in os.walk(root / d):
+            dirnames[:] = sorted(n for n in dirnames if n != "__pycache__")
+            out += [Path(dirpath) / f for f in filenames if f.endswith(SOURCE_SUFFIXES)]
+    return sorted(out)
+
+
+def sources_hash(root: Path = REPO_ROOT, dirs: Iterable[str] = SOURCE_DIRS) -> str:
+    """sha256 over (relative path, bytes) of every source file under root's dirs."""
+    h = hashlib.sha256()
+    for p in _files(root, dirs):
+        rel = p.relative_to(root).as_posix().encode()
+        data = p.read_bytes()
+        h.update(b"%d:%s:%d\n" % (len(rel), rel, len(data)))
+        h.update(data)
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=64)
+def _file_hash(path: str, size: int, mtime_ns: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def file_hash(path: Path | str) -> str:
+    """sha256 of a file's bytes (remembered while its size and mtime stay)."""
+    p = os.path.realpath(path)
+    st = os.stat(p)
+    return _file_hash(p, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4)
+def valgrind_version(program: str = VALGRIND) -> str:
+    try:
+        return subprocess.run([program, "--version"], capture_output=True, text=True,
+                              check=False).stdout.strip()
+    except OSError:
+        return "none"
+
+
+def python_id() -> str:
+    return f"{sys.version.split()[0]} {file_hash(sys.executable)}"
+
+
+def git_binary(extra_env: Mapping[str, str] | None) -> str:
+    """The git the variant's worker runs: its own REFTABLE_LAB_GIT, else ours."""
+    if extra_env and extra_env.get("REFTABLE_LAB_GIT"):
+        return extra_env["REFTABLE_LAB_GIT"]
+    try:
+        return str(find_git())
+    except GitNotAvailable:
+        return ""
+
+
+def git_id(extra_env: Mapping[str, str] | None = None) -> str:
+    git = git_binary(extra_env)
+    return file_hash(git) if git and os.path.exists(git) else "none"
+
+
+def manifest_hash(dataset_dir: Path | str) -> str:
+    """The dataset's manifest content hash ("" when it has no manifest)."""
+    m = read_manifest(Path(dataset_dir)) or {}
+    return str(m.get("content_hash", ""))
+
+
+def variant_spec(v: Variant, params: Mapping[str, Any]) -> str:
+    return json.dumps({"label": v.label, "workload": v.workload, "flags": v.flags.to_spec(),
+                       "peer": v.peer, "params": dict(params)}, sort_keys=True)
+
+
+def count_inputs(ctx: RunContext, v: Variant, measure: str, scale: str, dataset: str,
+                 sources: str) -> dict[str, str]:
+    """Every input of the count of variant v by measure in ctx (see the module doc);
+    dataset: the manifest's content hash, sources: sources_hash()."""
+    extra = dict(ctx.extra_env(v) or {})
+    return {"sources": sources, "git": git_id(extra), "python": python_id(),
+            "valgrind": valgrind_version(), "dataset": dataset, "scenario": ctx.scenario,
+            "scale": scale, "measure": measure, "variant": variant_spec(v, ctx.params),
+            "build": json.dumps(extra, sort_keys=True)}
+
+
+def count_key(inputs: Mapping[str, str]) -> str:
+    if set(inputs) != set(INPUTS):
+        raise ValueError(f"count inputs must be exactly {INPUTS}, not {sorted(inputs)}")
+    return hashlib.sha256(json.dumps(dict(inputs), sort_keys=True).encode()).hexdigest()
+
+
+def count_to_json(count: Any) -> dict[str, Any]:
+    return dataclasses.asdict(count)
+
+
+def count_from_json(measure: str, data: Mapping[str, Any]) -> Any:
+    return COUNTED[measure](**data)
+
+
+@dataclass(frozen=True)
+class CountStore:
+    """The counts on disk (see the module doc)."""
+    root: Path = field(default_factory=lambda: cache_root() / "counts")
+
+    def path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, inputs: Mapping[str, str]) -> dict[str, Any] | None:
+        """The entry of exactly these inputs ({"count", "run", "time", ...}), or None."""
+        path = self.path(count_key(inputs))
+        try:
+            entry = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+        if entry.get("inputs") != dict(inputs) or entry.get("measure") not in COUNTED:
+            return None
+        return entry
+
+    def put(self, inputs: Mapping[str, str], count: Any, run: str) -> None:
+        key = count_key(inputs)
+        path = self.path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        entry = {"key": key, "inputs": dict(inputs), "measure": inputs["measure"],
+                 "count": count_to_json(count), "run": run,
+                 "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(entry, indent=1))
+        os.replace(tmp, path)
+
+
+Origin = dict[str, str] | None           # None: counted now; else the run it came from
+Local = Callable[[dict[Any, "Variant"]], dict[Any, Any]]    # the measure's own counting
+
+
+@dataclass
+class Counter:
+    """A bench invocation's counting: its store (None: --no-cache, count everything
+    and store nothing), its executor (None: the measure's local counting) and run id.
+    bind() ties it to one scenario's run (its scale and dataset)."""
+    store: CountStore | None
+    executor: Executor | None = None
+    run: str = ""
+    scale: str = ""
+    scenario: Scenario | None = None
+    dataset: Path | None = None
+    _sources: str = ""
+    _manifest: str = ""
+
+    def bind(self, scenario: Scenario, scale: str, dataset: Path) -> Counter:
+        return dataclasses.replace(self, scenario=scenario, scale=scale, dataset=Path(dataset),
+                                   _sources=sources_hash(), _manifest=manifest_hash(dataset))
+
+    def count(self, ctx: RunContext, measure: str, todo: Mapping[Any, Variant],
+              local: Local) -> dict[Any, tuple[Any, Origin]]:
+        """Every count of todo (key -> variant) with its origin; local(missing) counts
+        the missing ones here (the measure's own path) unless an executor does."""
+        out: dict[Any, tuple[Any, Origin]] = {}
+        missing: dict[Any, Variant] = {}
+        inputs = {k: count_inputs(ctx, v, measure, self.scale, self._manifest, self._sources)
+                  for k, v in todo.items()}
+        for k, v in todo.items():
+            entry = self.store.get(inputs[k]) if self.store else None
+            if entry is None:
+                missing[k] = v
+                continue
+            out[k] = (count_from_json(measure, entry["count"]),
+                      {"run": entry["run"], "time": entry["time"]})
+            ctx.progress(f"{measure} {v.label} (cached)", 1)
+        if missing:
+            if self.executor is None or self.scenario is None or self.dataset is None:
+                fresh = local(missing)
+            else:
+                fresh = self.executor.counts(ctx, measure, missing, self.scenario, self.scale,
+                                             self.dataset, self._manifest)
+            for k, c in fresh.items():
+                if self.store:
+                    self.store.put(inputs[k], c, self.run)
+                out[k] = (c, None)
+        return out
+
