@@ -61,7 +61,7 @@ def test_each_flag_row_is_shown_under_each_build() -> None:
 
 
 def test_an_unknown_build_is_one_line() -> None:
-    with pytest.raises(BuildError, match=r"^--core native: not one of interpreted, compiled$"):
+    with pytest.raises(BuildError, match=r"^--core native: not one of interpreted, compiled, cython$"):
         core_build("native")
 
 
