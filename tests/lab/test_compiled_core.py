@@ -1,4 +1,4 @@
-"""The compiled cores (lab.builds.compiled_core and cython_core, bench --core interpreted,compiled).
+"""The compiled cores (lab.builds.compiled_core, cython_core; bench --core interpreted,compiled).
 
 The builds' rows are checked without a build (expand); the build itself is made once
 (cached by the sources' hash: reused by every later run, and by make test-compiled) and
