@@ -35,6 +35,8 @@ CACHE_ROOT="${REFTABLE_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reftable-lab}"
 BUILD_INFO=lab-build.json
 DIRECTIVES="language_level=3,annotation_typing=False"
 
+# A .pxd types the locals of cdef/cpdef functions only; a generator can be neither, so the
+# record and merge loops (loops.py's generators) compile with Python-object locals.
 # Modules left interpreted, each with the reason (none so far: every module compiles).
 INTERPRETED=(
 )
