@@ -6,7 +6,8 @@ STAMP  := $(VENV)/.installed
 # pytest workers (2 cores here); override with `make test JOBS=1`
 JOBS   ?= 2
 
-.PHONY: setup dask git browser test test-browser test-fast test-compiled compiled-core git-tests bench \
+.PHONY: setup dask git browser test test-browser test-fast test-compiled compiled-core test-cython \
+        cython-core git-tests bench \
         speed lab notebooks clean
 
 setup: $(STAMP)
@@ -42,12 +43,14 @@ browser: setup
 # notebooks in JupyterLab in headless chromium (one pytest process: one JupyterLab),
 # then git's own ref tests with the lab in place (scripts/git-tests.sh; a failing git
 # test fails make test), then the reftable, refs and odb tests against the core
-# compiled by mypyc (test-compiled; the build is cached by the sources' hash)
+# compiled by mypyc (test-compiled; the build is cached by the sources' hash), then the
+# same against the core compiled by Cython (test-cython)
 test: setup browser
 	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) -q -m 'not browser' --nbmake --nbmake-timeout=600 tests notebooks
 	REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -q -m browser tests/notebooks
 	bash scripts/git-tests.sh
 	$(MAKE) --no-print-directory test-compiled
+	$(MAKE) --no-print-directory test-cython
 
 # the browser test alone
 test-browser: setup browser
@@ -65,6 +68,16 @@ compiled-core: setup
 # REFTABLE_LAB_CORE=compiled; the build is made first, once)
 test-compiled: compiled-core
 	REFTABLE_LAB_CORE=compiled REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) -q tests/reftable tests/refs tests/odb
+
+# reftable_core compiled by Cython in pure Python mode (the same .py files, C types in the
+# .pxd files beside them), out of tree in ~/.cache/reftable-lab/cython-core/<hash>/
+# (reused while the .py and .pxd files are unchanged); prints the folder
+cython-core: setup
+	@PYTHON=$(BIN)/python bash scripts/build-cython-core.sh
+
+# the reftable, refs and odb tests against the Cython build (REFTABLE_LAB_CORE=cython)
+test-cython: cython-core
+	REFTABLE_LAB_CORE=cython REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) -q tests/reftable tests/refs tests/odb
 
 # sixteen of git's own test scripts (t1400, t1403, t1404, t1416, t0600, t0601, t0613, t1401,
 # t1410, t1430, t1450, t1460, t0610, t6300, t6301, t6302) with the lab in place of show-ref,

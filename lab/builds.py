@@ -33,9 +33,12 @@ revision's worker, workloads and reftable_core.
 compiled_core(core_dir) is the third: reftable_core of core_dir (this checkout's core/
 by default) compiled by mypyc (scripts/build-compiled-core.sh: out of tree, in
 <cache>/compiled-core/<hash of the sources>/, made now or reused; the modules mypyc
-cannot compile stay interpreted, named with the reason in its lab-build.json). A
-CoreBuild names one build of this checkout's core, interpreted or compiled: it stands
-where a CoreRev does (its short is its name, so variants read all-on@compiled), and
+cannot compile stay interpreted, named with the reason in its lab-build.json).
+cython_core(core_dir) is its sibling: the same sources compiled by Cython in pure Python
+mode, the C types declared in .pxd files beside the hot modules
+(scripts/build-cython-core.sh, in <cache>/cython-core/<hash of the .py and .pxd files>/).
+A CoreBuild names one build of this checkout's core, interpreted, compiled or cython: it
+stands where a CoreRev does (its short is its name, so variants read all-on@compiled), and
 its env() puts that build first on the worker's PYTHONPATH.
 
 BuildError carries one line: not a repository, unknown revision, or a failed
@@ -49,7 +52,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -309,28 +312,49 @@ def core_rev(repo: Path | str, rev: str) -> CoreRev:
 
 
 COMPILE_SCRIPT = REPO_ROOT / "scripts" / "build-compiled-core.sh"
-CORE_BUILDS = ("interpreted", "compiled")
+CYTHON_SCRIPT = REPO_ROOT / "scripts" / "build-cython-core.sh"
+CORE_BUILDS = ("interpreted", "compiled", "cython")
 
 
-def compiled_core(core_dir: Path | str = REPO_ROOT / "core",
-                  log: TextIO | None = sys.stderr) -> Path:
-    """The folder holding core_dir's reftable_core compiled by mypyc (a PYTHONPATH entry;
-    built now, or reused while the sources are unchanged); BuildError if mypyc fails."""
-    proc = subprocess.run(["bash", str(COMPILE_SCRIPT), str(core_dir)], capture_output=True,
+def _built_core(script: Path, kind: str, core_dir: Path | str, log: TextIO | None) -> Path:
+    """The folder a core build script prints last (made now or reused); BuildError with
+    the script's last line of stderr if it fails."""
+    proc = subprocess.run(["bash", str(script), str(core_dir)], capture_output=True,
                           text=True, env={**os.environ, "PYTHON": sys.executable})
     if log and proc.stderr:
         log.write(proc.stderr)
     lines = proc.stdout.split()
     if proc.returncode != 0 or not lines:
         last = proc.stderr.strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
-        raise BuildError(f"--core compiled: {last[0]}")
+        raise BuildError(f"--core {kind}: {last[0]}")
     return Path(lines[-1])
+
+
+def compiled_core(core_dir: Path | str = REPO_ROOT / "core",
+                  log: TextIO | None = sys.stderr) -> Path:
+    """The folder holding core_dir's reftable_core compiled by mypyc (a PYTHONPATH entry;
+    built now, or reused while the sources are unchanged); BuildError if mypyc fails."""
+    return _built_core(COMPILE_SCRIPT, "compiled", core_dir, log)
+
+
+def cython_core(core_dir: Path | str = REPO_ROOT / "core",
+                log: TextIO | None = sys.stderr) -> Path:
+    """The folder holding core_dir's reftable_core compiled by Cython in pure Python mode
+    (the same .py files, C types from the .pxd files beside them;
+    scripts/build-cython-core.sh, out of tree in <cache>/cython-core/<hash>/: built now, or
+    reused while the sources are unchanged); BuildError if Cython or the C compiler fails."""
+    return _built_core(CYTHON_SCRIPT, "cython", core_dir, log)
+
+
+# the builds made by a script, by name (the interpreted one is the source tree)
+CORE_BUILDERS: dict[str, Callable[..., Path]] = {"compiled": compiled_core,
+                                                 "cython": cython_core}
 
 
 @dataclass(frozen=True)
 class CoreBuild:
-    """One build of this checkout's reftable_core: interpreted (its .py files) or compiled
-    (dir: compiled_core()'s folder)."""
+    """One build of this checkout's reftable_core: interpreted (its .py files), compiled
+    (dir: compiled_core()'s folder) or cython (dir: cython_core()'s folder)."""
     name: str          # one of CORE_BUILDS
     dir: Path | None = None
 
@@ -356,7 +380,7 @@ class CoreBuild:
 
 
 def core_build(name: str) -> CoreBuild:
-    """The named build (the compiled one made or reused now); BuildError for another name."""
+    """The named build (a compiled one made or reused now); BuildError for another name."""
     if name not in CORE_BUILDS:
         raise BuildError(f"--core {name}: not one of {', '.join(CORE_BUILDS)}")
-    return CoreBuild(name, compiled_core() if name == "compiled" else None)
+    return CoreBuild(name, CORE_BUILDERS[name]() if name in CORE_BUILDERS else None)

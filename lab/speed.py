@@ -2,9 +2,9 @@
 same data, in one run.
 
 Each workload is one command over one repository, run by git and by each lab variant:
-this checkout's core (interpreted, or compiled by mypyc) and any --core-rev REV
-(a worktree of that commit, lab.builds.core_rev; compiled too when asked and when
-mypyc compiles it). Per command:
+this checkout's core (interpreted, compiled by mypyc, or compiled by Cython) and any
+--core-rev REV (a worktree of that commit, lab.builds.core_rev; compiled too when asked
+and when mypyc or Cython compiles it). Per command:
 
 - instructions: the whole process under `valgrind --tool=callgrind` (interpreter
   start-up and imports included: they are part of what a user waits for), in the
@@ -45,7 +45,7 @@ from reftable_core.flags import Flags
 
 import data_gen
 from gitbin import REPO_ROOT, find_git, hermetic_env
-from lab.builds import BuildError, compiled_core, core_rev
+from lab.builds import CORE_BUILDERS, BuildError, core_rev
 from lab.measure import BenchError
 from lab.measure.instructions import Count, count_env, count_process, write_count
 from lab.results import ScenarioResult, VariantResult, compute_ratios
@@ -134,8 +134,8 @@ class Row:
 def variants(cores: Sequence[str], revs: Sequence[str],
              log: Callable[[str], None]) -> Builds:
     """This checkout's builds (cores), then each revision's, interpreted and, if
-    "compiled" is among cores, compiled (a revision mypyc cannot compile is skipped
-    with a line on the log)."""
+    "compiled" or "cython" is among cores, compiled by mypyc or Cython (lab.builds.
+    CORE_BUILDERS; a revision that does not compile is skipped with a line on the log)."""
     here = (str(REPO_ROOT / "core"), str(REPO_ROOT))
     trees: list[tuple[str, tuple[str, ...], Path]] = [
         (rev, (str(t.dir / "core"), str(t.dir)), t.dir / "core")
@@ -143,12 +143,12 @@ def variants(cores: Sequence[str], revs: Sequence[str],
     out: list[tuple[str, tuple[str, ...]]] = []
     for name, path, core in [("this checkout", here, REPO_ROOT / "core"), *trees]:
         for kind in cores:
-            label = name if kind == "interpreted" else f"{name} [compiled]"
+            label = name if kind == "interpreted" else f"{name} [{kind}]"
             if kind == "interpreted":
                 out.append((label, path))
                 continue
             try:
-                out.append((label, (str(compiled_core(core, log=None)), *path)))
+                out.append((label, (str(CORE_BUILDERS[kind](core, log=None)), *path)))
             except BuildError as e:
                 log(f"speed: {label}: not measured: {e}")
     return builds(out)

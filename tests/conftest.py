@@ -1,7 +1,8 @@
 """Shared pytest fixtures: the provisioned git and throw-away repositories.
 
 REFTABLE_LAB_CORE=compiled runs the tests against reftable_core compiled by mypyc
-(lab.builds.compiled_core(), built on first use): its folder goes first on sys.path
+(lab.builds.compiled_core(), built on first use), REFTABLE_LAB_CORE=cython against the
+one compiled by Cython (lab.builds.cython_core()): its folder goes first on sys.path
 and on the PYTHONPATH of the processes the tests start, before anything imports
 reftable_core, and the hot loops' module must then be the extension module.
 REFTABLE_LAB_CORE=interpreted (or unset) is the source tree. Neither the system's nor
@@ -16,7 +17,7 @@ from typing import Callable
 
 import pytest
 
-from lab.builds import CORE_BUILDS, compiled_core
+from lab.builds import CORE_BUILDERS, CORE_BUILDS
 from gitbin import GitRunner, find_git, hermetic_env
 
 CORE = os.environ.get("REFTABLE_LAB_CORE") or "interpreted"
@@ -28,9 +29,9 @@ os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
 os.environ["GIT_CONFIG_GLOBAL"] = os.devnull
 
 
-def _use_compiled_core() -> None:
+def _use_compiled_core(name: str) -> None:
     assert "reftable_core" not in sys.modules, "reftable_core was imported before conftest"
-    folder = str(compiled_core())
+    folder = str(CORE_BUILDERS[name]())
     sys.path.insert(0, folder)
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (folder, os.environ.get("PYTHONPATH")) if p)
@@ -40,8 +41,8 @@ def _use_compiled_core() -> None:
 
 if CORE not in CORE_BUILDS:
     raise pytest.UsageError(f"REFTABLE_LAB_CORE={CORE}: not one of {', '.join(CORE_BUILDS)}")
-if CORE == "compiled":
-    _use_compiled_core()
+if CORE in CORE_BUILDERS:
+    _use_compiled_core(CORE)
 
 
 @pytest.fixture(scope="session")

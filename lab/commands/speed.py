@@ -1,7 +1,7 @@
 """`reftable-lab speed`: the speed of the model, whole commands of the lab beside git's
 on the same data, counted by callgrind, in one run (lab.speed; issue 15's table).
 
-    reftable-lab speed [--scale small|full] [--core interpreted,compiled]
+    reftable-lab speed [--scale small|full] [--core interpreted,compiled,cython]
                        [--core-rev REV ...] [--history GITDIR ...] [--only W,...]
                        [--repeat N] [--jobs N] [--no-count] [--stages] [--out PATH]
 """
@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from lab.builds import CORE_BUILDS
 from reftable_core.flags import Flags
 
 WORKLOAD_NAMES = ("show-ref-reftable", "show-ref-packed", "log-raw", "read-objects", "startup")
@@ -21,7 +22,8 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
     p = sub.add_parser(
         "speed", help="whole commands of the lab beside git's (instructions, CPU, output)",
         description="The speed of the model: each workload run by git and by each lab build "
-                    "(this checkout, interpreted or compiled, and --core-rev revisions), "
+                    "(this checkout, interpreted, compiled by mypyc or by Cython, and --core-rev "
+                    "revisions), "
                     "whole processes counted by callgrind (start-up included), CPU the best "
                     "of --repeat, stdout compared with git's. Prints a markdown table.")
     add_flag_options(p)
@@ -29,7 +31,8 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
                    help="small: 20k refs in 3 tables, 100k packed, 300 commits; full: 1M "
                         "refs, 1M packed, 3000 commits")
     p.add_argument("--core", default="interpreted", metavar="BUILD[,BUILD]",
-                   help="interpreted, compiled, or both (each lab variant under each)")
+                   help="interpreted, compiled (mypyc), cython, or several (each lab variant "
+                        "under each)")
     p.add_argument("--core-rev", action="append", default=[], metavar="REV",
                    help="also a commit of this repository (its worktree; repeat)")
     p.add_argument("--history", action="append", default=[], type=Path, metavar="GITDIR",
@@ -61,9 +64,9 @@ def run_speed(args: argparse.Namespace, flags: Flags) -> int:
     names = args.only.split(",") if args.only else None
     bad = [n for n in names or () if n not in WORKLOAD_NAMES]
     cores = args.core.split(",")
-    if bad or any(c not in ("interpreted", "compiled") for c in cores):
+    if bad or any(c not in CORE_BUILDS for c in cores):
         print(f"reftable-lab speed: unknown workload or build: {', '.join(bad) or args.core} "
-              f"(workloads: {', '.join(WORKLOAD_NAMES)}; builds: interpreted, compiled)",
+              f"(workloads: {', '.join(WORKLOAD_NAMES)}; builds: {', '.join(CORE_BUILDS)})",
               file=sys.stderr)
         return 2
     print(run(SpeedOptions(args.scale, cores, args.core_rev, args.history, names,

@@ -1,4 +1,4 @@
-"""The compiled core (lab.builds.compiled_core, bench --core interpreted,compiled).
+"""The compiled cores (lab.builds.compiled_core, cython_core; bench --core interpreted,compiled).
 
 The builds' rows are checked without a build (expand); the build itself is made once
 (cached by the sources' hash: reused by every later run, and by make test-compiled) and
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.builds import BuildError, CoreBuild, compiled_core, core_build
+from lab.builds import BuildError, CoreBuild, compiled_core, core_build, cython_core
 from gitbin import REPO_ROOT
 from lab.harness import expand
 from lab.results import Revisions, build_title, row_published
@@ -61,7 +61,7 @@ def test_each_flag_row_is_shown_under_each_build() -> None:
 
 
 def test_an_unknown_build_is_one_line() -> None:
-    with pytest.raises(BuildError, match=r"^--core native: not one of interpreted, compiled$"):
+    with pytest.raises(BuildError, match=r"^--core native: not one of interpreted, compiled, cython$"):
         core_build("native")
 
 
@@ -93,3 +93,28 @@ def test_the_compiled_core_reads_what_the_interpreted_one_does(make_repo, git) -
     assert len(compiled["refs"]) == 301 and compiled["refs"] == interpreted["refs"]
     assert compiled["counters"] == interpreted["counters"]
     assert compiled["counters"]["blocks_read"] > 0
+
+
+@pytest.mark.git
+def test_the_cython_core_reads_what_the_interpreted_one_does(make_repo, git) -> None:
+    """The Cython build (lab.builds.cython_core): every module an extension, the .pxd
+    files beside them, the same refs and work counters as the interpreted core."""
+    folder = cython_core()
+    assert cython_core() == folder                                     # reused
+    info = json.loads((folder / "lab-build.json").read_text())
+    assert info["interpreted"] == {}
+    assert len(info["extensions"]) == len(list((REPO_ROOT / "core").rglob("*.py")))
+    assert not list((REPO_ROOT / "core").rglob("*.so"))               # out of tree
+    assert not list((REPO_ROOT / "core").rglob("*.c"))
+    assert core_build("cython") == CoreBuild("cython", folder)
+    repo = make_repo("r")
+    git.run(["commit", "-q", "--allow-empty", "-m", "x"], cwd=repo)
+    for i in range(300):
+        git.run(["update-ref", f"refs/tags/t{i:03}", "HEAD"], cwd=repo)
+    git.run(["pack-refs", "--all"], cwd=repo)
+    core = [str(REPO_ROOT / "core"), str(REPO_ROOT)]
+    interpreted = _probe(core, repo / ".git")
+    built = _probe([str(folder), *core], repo / ".git")
+    assert built["loops"].endswith(".so") and built["record"].startswith(str(folder))
+    assert len(built["refs"]) == 301 and built["refs"] == interpreted["refs"]
+    assert built["counters"] == interpreted["counters"]

@@ -28,6 +28,8 @@ def test_committed_loops_py_is_fresh() -> None:
         assert loaded.resolve() == gen_loops.TARGET
     assert gen_loops.render() == committed, (
         "core/reftable_core/reftable/loops.py is stale: run python scripts/gen_loops.py")
+    assert gen_loops.PXD_TARGET.read_text() == gen_loops.PXD, (
+        "core/reftable_core/reftable/loops.pxd is stale: run python scripts/gen_loops.py")
 
 
 def test_script_writes_the_same_file_and_check_detects_staleness(tmp_path: Path) -> None:
@@ -37,10 +39,16 @@ def test_script_writes_the_same_file_and_check_detects_staleness(tmp_path: Path)
     assert out.read_text() == source_file(loops).read_text()
     ok = subprocess.run([sys.executable, script, "--check", "--output", str(out)], check=False)
     assert ok.returncode == 0
+    assert out.with_suffix(".pxd").read_text() == gen_loops.PXD_TARGET.read_text()
     out.write_text(out.read_text().replace("last = key", "last = bytes(key)", 1))
     stale = subprocess.run([sys.executable, script, "--check", "--output", str(out)],
                            check=False, capture_output=True, text=True)
     assert stale.returncode == 1 and "stale" in stale.stderr
+    out.write_text(source_file(loops).read_text())          # fresh again; the .pxd stale
+    out.with_suffix(".pxd").write_text("# edited\n")
+    stale = subprocess.run([sys.executable, script, "--check", "--output", str(out)],
+                           check=False, capture_output=True, text=True)
+    assert stale.returncode == 1 and "loops.pxd is stale" in stale.stderr
 
 
 def test_every_generated_function_is_in_a_registry_and_picked_by_flags() -> None:

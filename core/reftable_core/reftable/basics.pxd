@@ -1,0 +1,8 @@
+# The C types of basics.py for the Cython build (scripts/build-cython-core.sh; Cython reads
+# this file beside basics.py, the interpreter and mypyc never do). Offsets and bytes are C
+# integers; a varint's value stays a Python int (up to 10 bytes are read before the
+# 64-bit check, as in the .py).
+import cython
+
+@cython.locals(n=Py_ssize_t, c=Py_ssize_t, count=Py_ssize_t)
+cpdef tuple get_varint(buf, Py_ssize_t off)
