@@ -214,6 +214,10 @@ class Context:
             self._cache[oid] = got
         return got
 
+    def content_read(self, obj: GitObject) -> bool:
+        """Was obj read whole (object()), not by its header (info())?"""
+        return self._cache.get(obj.oid) is obj
+
     def lookup(self, oid: bytes, typ: str) -> bool:
         """object.c object_as_type on git's in-process object table: an id first met
         as one type stays that type ("error: object X is a T, not a U" otherwise)."""

@@ -294,6 +294,9 @@ class DeltabaseAtom:
     def value(self, ctx: AtomContext, ref: RefItem, obj: GitObject | None) -> AtomValue:
         if obj is None:
             return EMPTY
+        if ctx.content_read(obj):
+            # git reads the content then (contentp): its delta_base_oid stays zero
+            return AtomValue(bytes(len(obj.oid)).hex().encode())
         try:
             base = ctx.repo.objects.delta_base(obj.oid)
         except ReftableError:
