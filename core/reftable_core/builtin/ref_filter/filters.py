@@ -80,15 +80,12 @@ def longest_prefixes(patterns: list[bytes]) -> list[bytes]:
 def match_name_as_path(patterns: list[bytes], name: bytes, icase: bool = False) -> bool:
     """ref-filter.c match_name_as_path."""
     n = len(name)
-    if icase:
-        name = name.lower()
+    lname = name.lower() if icase else name
     for p in patterns:
-        if icase:
-            p = p.lower()
         lp = len(p)
         if lp <= n and name.startswith(p) and (lp == n or name[lp] == 47 or p[lp - 1] == 47):
-            return True
-        if wildmatch(p, name):
+            return True                      # strncmp: case-sensitive even with icase
+        if wildmatch(p.lower() if icase else p, lname):
             return True
     return False
 

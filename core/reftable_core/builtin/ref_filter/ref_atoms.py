@@ -25,7 +25,7 @@ from typing import Any
 from ...errors import ReftableError
 from ...refs.api import RefStore
 from ...refs.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format
-from ..gitlike import Die
+from ..gitlike import Die, write_err
 from .atom import (FLAG_PACKED, FLAG_SYMREF, KIND_BRANCH, SOURCE_NONE, SOURCE_OTHER,
                    AtomContext, AtomParser, AtomValue, GitObject, RefItem)
 
@@ -558,6 +558,7 @@ def parse_color_atom(ctx: Any, name: str, arg: str | None) -> ColorAtom:
         raise Die("expected format: %(color:<color>)")
     esc = parse_color(arg)
     if esc is None:
+        write_err("error: ", f"invalid color value: {arg}")
         raise Die(f"unrecognized color: %(color:{arg})")
     return ColorAtom(esc if ctx.use_color else b"")
 
