@@ -33,7 +33,8 @@ from reftable_core.flags import Flags
 from reftable_core.odb.revision import resolve_revision
 from reftable_core.repo import Repo
 
-from .gitlike import Die, add_git_command, git_message, open_git_repo, ref_resolver
+from .gitlike import (Die, add_git_command, git_message, open_git_repo, ref_resolver,
+                      write_err)
 from .parseopt import OptSpec, parse_git_options, split_lab_options
 from .ref_filter.atom import AtomValue
 from .ref_filter.filters import (
@@ -198,7 +199,7 @@ def _filter_options(repo: Repo, revs: list[tuple[str, str | None, bool]]) -> Ref
                 continue
             oid = _resolve(repo, val or "")
             if oid is None:
-                raise Die(f"malformed object name {val}", 129, "error: ")
+                raise Die(f"malformed object name '{val}'", 129, "error: ")
             filt.points_at.append(oid)
             continue
         if reach is None:
@@ -210,6 +211,8 @@ def _filter_options(repo: Repo, revs: list[tuple[str, str | None, bool]]) -> Ref
                 raise Die(f"malformed object name {rev}")
             c = commit_of(repo.objects, oid)
             if c is None:
+                typ = repo.objects.read_header(repo.objects.peel(oid))[0]
+                write_err("error: ", f"object {oid.hex()} is a {typ}, not a commit")
                 name = dest.replace("_", "-")
                 raise Die(f"option `{name}' must point to a commit", 129, "error: ")
         else:

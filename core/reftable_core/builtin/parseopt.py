@@ -6,8 +6,8 @@ Contract:
       spec is not negatable), bundled short options, "--" ends the options; an
       "optarg" option takes only an attached value (-s8, --abbrev=8), a "string"
       option the attached or the next argument, a "lastarg" option (git's
-      PARSE_OPT_LASTARG_DEFAULT) the attached or the next argument unless that is
-      missing or starts with "-" (then the value is None: the caller's default). handle(spec, value, negated) is
+      PARSE_OPT_LASTARG_DEFAULT) the attached or the next argument unless there is
+      none (then the value is None: the caller's default). handle(spec, value, negated) is
       called per option, in order. Errors raise Die(..., 129) with git's wording.
       With usage (the command's usage text; usage_all adds the hidden options)
       git's internal help too: a lone "-h", "--help" (and an unknown short "h")
@@ -104,8 +104,7 @@ def parse_git_options(argv: list[str], specs: list[OptSpec],
                 val = argv[i]
                 i += 1
                 eq = "="
-            if spec.kind == "lastarg" and not eq and not negated and i < len(argv) \
-                    and not argv[i].startswith("-"):
+            if spec.kind == "lastarg" and not eq and not negated and i < len(argv):
                 val = argv[i]
                 i += 1
                 eq = "="

@@ -28,7 +28,8 @@ Optional on an Atom: prepare(ctx, refs) -> None, called once with every listed r
 before any is formatted (git's filter_ahead_behind / filter_is_base batch steps).
 AtomContext also gives use_color (want_color of --color), info(oid, refname) ->
 GitObject with type and size (cached), abbrev(oid, n) (n < 0: core.abbrev's default)
-and shorten(refname) (refs_shorten_unambiguous_ref, cached).
+shorten(refname) (refs_shorten_unambiguous_ref, cached) and content_read(obj) (was
+obj read whole: git's deltabase is then the zero id).
 
 A parse error is gitlike.Die (git's "fatal: ..." and 128); nothing here prints.
 """
@@ -95,6 +96,8 @@ class AtomContext(Protocol):
     def abbrev(self, oid: bytes, length: int) -> bytes: ...
 
     def shorten(self, refname: bytes) -> bytes: ...
+
+    def content_read(self, obj: GitObject) -> bool: ...
 
 
 class Atom(Protocol):

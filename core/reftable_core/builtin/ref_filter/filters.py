@@ -93,15 +93,12 @@ def longest_prefixes(patterns: list[bytes]) -> list[bytes]:
 def match_name_as_path(patterns: list[bytes], name: bytes, icase: bool = False) -> bool:
     """ref-filter.c match_name_as_path."""
     n = len(name)
-    if icase:
-        name = name.lower()
+    lname = name.lower() if icase else name
     for p in patterns:
-        if icase:
-            p = p.lower()
         lp = len(p)
         if lp <= n and name.startswith(p) and (lp == n or name[lp] == 47 or p[lp - 1] == 47):
-            return True
-        if wildmatch(p, name):
+            return True                      # strncmp: case-sensitive even with icase
+        if wildmatch(p.lower() if icase else p, lname):
             return True
     return False
 
@@ -347,8 +344,8 @@ def reach_filter(objects: ObjectStore, refs: list[RefItem], bases: list[bytes],
 
 # -- ahead-behind and is-base -------------------------------------------------------
 
-def commit_by_name(ctx: Any, rev: str) -> bytes | None:
-    """lookup_commit_reference_by_name: the commit rev names, or None."""
+def commit_by_name(ctx: Any, rev: str, quiet: bool = True) -> bytes | None:
+    """lookup_commit_reference_by_name(_gently): the commit rev names, or None."""
     repo = ctx.repo
     try:
         oid = resolve_revision(rev.encode("utf-8", "surrogateescape"), ref_resolver(repo.refs),
@@ -357,7 +354,7 @@ def commit_by_name(ctx: Any, rev: str) -> bytes | None:
         return None
     if oid is None:
         return None
-    return commit_of(repo.objects, oid)
+    return ctx.commit(oid, quiet)
 
 
 class AheadBehindAtom:
@@ -373,7 +370,7 @@ class AheadBehindAtom:
         tips: list[bytes] = []
         names: list[bytes] = []
         for it in refs:
-            c = commit_by_name(ctx, it.name.decode("utf-8", "surrogateescape"))
+            c = commit_by_name(ctx, it.name.decode("utf-8", "surrogateescape"), False)
             if c is not None:
                 tips.append(c)
                 names.append(it.name)
@@ -390,7 +387,7 @@ class AheadBehindAtom:
 def parse_ahead_behind(ctx: Any, name: str, arg: str | None) -> AheadBehindAtom:
     if arg is None:
         raise Die("expected format: %(ahead-behind:<committish>)")
-    c = commit_by_name(ctx, arg)
+    c = commit_by_name(ctx, arg, False)
     if c is None:
         raise Die(f"failed to find '{arg}'")
     if reach is None:

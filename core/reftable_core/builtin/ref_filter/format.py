@@ -33,9 +33,10 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
+from ...config import config_bool
 from ...errors import ReftableError
 from ...repo import Repo
-from ..gitlike import Die
+from ..gitlike import Die, write_err
 from ..show_ref import Objects
 from .atom import (
     SOURCE_NONE,
@@ -176,6 +177,22 @@ def missing(oid: bytes, refname: bytes) -> Die:
     return Die(f"missing object {oid.hex()} for {refname.decode('utf-8', 'surrogateescape')}")
 
 
+def tag_target(data: bytes) -> tuple[bytes, str] | None:
+    """A tag's "object <hex>" and "type <name>" lines, or None."""
+    if not data.startswith(b"object "):
+        return None
+    end = data.find(b"\n")
+    t = data.find(b"\ntype ", end - 1)
+    if end < 0 or t != end:
+        return None
+    tend = data.find(b"\n", t + 6)
+    try:
+        oid = bytes.fromhex(data[7:end].decode("ascii"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return oid, data[t + 6:tend if tend >= 0 else len(data)].decode("ascii", "replace")
+
+
 class Context:
     """The AtomContext of one run: the repository, colors, cached lookups."""
 
@@ -185,8 +202,11 @@ class Context:
         self._objects: Objects | None = None
         self._short: dict[bytes, bytes] = {}
         self._cache: dict[bytes, GitObject] = {}
+        self.known: dict[bytes, str] = {}
+        self.strict = config_bool(repo.config, "core.warnambiguousrefs", True)
 
     def object(self, oid: bytes, refname: bytes) -> GitObject:
+        """get_object with contentp: read and parse (parse_object_buffer)."""
         got = self._cache.get(oid)
         if got is None:
             try:
@@ -194,10 +214,68 @@ class Context:
             except ReftableError:
                 raise missing(oid, refname) from None
             got = GitObject(oid, typ, data, len(data))
+            if not self.parse(got):
+                raise Die(f"parse_object_buffer failed on {oid.hex()} for "
+                          f"{refname.decode('utf-8', 'surrogateescape')}")
             if len(self._cache) > 256:
                 self._cache.clear()
             self._cache[oid] = got
         return got
+
+    def content_read(self, obj: GitObject) -> bool:
+        """Was obj read whole (object()), not by its header (info())?"""
+        return self._cache.get(obj.oid) is obj
+
+    def lookup(self, oid: bytes, typ: str) -> bool:
+        """object.c object_as_type on git's in-process object table: an id first met
+        as one type stays that type ("error: object X is a T, not a U" otherwise)."""
+        had = self.known.get(oid)
+        if had is None:
+            self.known[oid] = typ
+            return True
+        if had != typ:
+            write_err("error: ", f"object {oid.hex()} is a {had}, not a {typ}")
+            return False
+        return True
+
+    def parse(self, obj: GitObject) -> bool:
+        """parse_object_buffer's lookups: the object itself as its type, and a tag's
+        target as the type the tag names ("bad tag pointer to X in T")."""
+        if not self.lookup(obj.oid, obj.type):
+            return False
+        if obj.type == "tag":
+            target = tag_target(obj.data)
+            if target is not None:
+                toid, ttype = target
+                if not self.lookup(toid, ttype):
+                    write_err("error: ", f"bad tag pointer to {toid.hex()} in {obj.oid.hex()}")
+                    return False
+        return True
+
+    def commit(self, oid: bytes, quiet: bool = True) -> bytes | None:
+        """lookup_commit_reference_gently over the object table: the commit oid peels
+        to, or None (a broken tag's errors written as git writes them; not quiet,
+        "object X is a T, not a commit" too)."""
+        seen = 0
+        while seen < 64:
+            seen += 1
+            try:
+                typ, data = self.repo.objects.read(oid)
+            except ReftableError:
+                return None
+            if not self.parse(GitObject(oid, typ, data, len(data))):
+                return None
+            if typ == "commit":
+                return oid
+            if typ != "tag":
+                if not quiet:
+                    write_err("error: ", f"object {oid.hex()} is a {typ}, not a commit")
+                return None
+            target = tag_target(data)
+            if target is None:
+                return None
+            oid = target[0]
+        return None
 
     def info(self, oid: bytes, refname: bytes) -> GitObject:
         got = self._cache.get(oid)
@@ -217,7 +295,7 @@ class Context:
     def shorten(self, refname: bytes) -> bytes:
         s = self._short.get(refname)
         if s is None:
-            s = self._short[refname] = shorten(self.repo.refs, refname)
+            s = self._short[refname] = shorten(self.repo.refs, refname, self.strict)
         return s
 
 

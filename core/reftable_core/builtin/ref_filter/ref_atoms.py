@@ -14,7 +14,7 @@ parser raises Die with git's message for an argument git refuses, at parse time.
   worktreepath  the worktree whose HEAD is this branch, else "".
   color:<spec>  git's color.c color_parse, "" when colors are off (--color).
 parse_color(spec) -> bytes | None   color.c color_parse_mem (None: not a color).
-shorten(store, refname) -> bytes   refs_shorten_unambiguous_ref (strict).
+shorten(store, refname, strict) -> bytes   refs_shorten_unambiguous_ref.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from typing import Any
 from ...errors import ReftableError
 from ...refs.api import RefStore
 from ...refs.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format
-from ..gitlike import Die
+from ..gitlike import Die, write_err
 from .atom import (
     FLAG_PACKED,
     FLAG_SYMREF,
@@ -75,16 +75,17 @@ _REV_PARSE_RULES = ((b"", b""), (b"refs/", b""), (b"refs/tags/", b""), (b"refs/h
                     (b"refs/remotes/", b""), (b"refs/remotes/", b"/HEAD"))
 
 
-def shorten(store: RefStore, name: bytes) -> bytes:
-    """refs.c refs_shorten_unambiguous_ref in strict mode (core.warnAmbiguousRefs):
-    the shortest form no other rev-parse rule resolves to an existing ref."""
+def shorten(store: RefStore, name: bytes, strict: bool = True) -> bytes:
+    """refs.c refs_shorten_unambiguous_ref: the shortest form no other rev-parse rule
+    (strict, core.warnAmbiguousRefs on: any other rule; else the rules before the
+    matched one) resolves to an existing ref."""
     rules = _REV_PARSE_RULES
     for i in range(len(rules) - 1, 0, -1):
         pre, suf = rules[i]
         if not (name.startswith(pre) and name.endswith(suf)) or len(name) < len(pre) + len(suf):
             continue
         short = name[len(pre):len(name) - len(suf)]
-        for j, (p2, s2) in enumerate(rules):
+        for j, (p2, s2) in enumerate(rules if strict else rules[:i]):
             if j != i and _ref_exists(store, p2 + short + s2):
                 break
         else:
@@ -303,6 +304,9 @@ class DeltabaseAtom:
     def value(self, ctx: AtomContext, ref: RefItem, obj: GitObject | None) -> AtomValue:
         if obj is None:
             return EMPTY
+        if ctx.content_read(obj):
+            # git reads the content then (contentp): its delta_base_oid stays zero
+            return AtomValue(bytes(len(obj.oid)).hex().encode())
         try:
             base = ctx.repo.objects.delta_base(obj.oid)
         except ReftableError:
@@ -562,6 +566,7 @@ def parse_color_atom(ctx: Any, name: str, arg: str | None) -> ColorAtom:
         raise Die("expected format: %(color:<color>)")
     esc = parse_color(arg)
     if esc is None:
+        write_err("error: ", f"invalid color value: {arg}")
         raise Die(f"unrecognized color: %(color:{arg})")
     return ColorAtom(esc if ctx.use_color else b"")
 
