@@ -23,7 +23,7 @@ Contract:
   FILTER_ATOMS   the parsers of ahead-behind and is-base: their argument is resolved
       when parsed ("failed to find '<rev>'"), their values computed once for every
       listed ref by prepare (reach.ahead_behind, reach.branch_base_for_tip).
-The reach functions come from odb.reach; without it those options are refused.
+The reach functions come from odb.reach.
 """
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import ReftableError
+from ...odb import reach
 from ...odb.revision import resolve_revision
 from ...odb.store import ObjectStore
 from ...refs.api import RefStore
@@ -55,11 +56,6 @@ from .atom import (
     GitObject,
     RefItem,
 )
-
-try:
-    from ...odb import reach
-except ImportError:                  # the commit-walk module is not there yet
-    reach = None
 
 _PSEUDO_REFS = (b"FETCH_HEAD", b"MERGE_HEAD")
 EMPTY = AtomValue(b"")
@@ -390,8 +386,6 @@ def parse_ahead_behind(ctx: Any, name: str, arg: str | None) -> AheadBehindAtom:
     c = commit_by_name(ctx, arg, False)
     if c is None:
         raise Die(f"failed to find '{arg}'")
-    if reach is None:
-        raise Die("reftable-lab for-each-ref does not support %(ahead-behind)")
     return AheadBehindAtom(c)
 
 
@@ -430,8 +424,6 @@ def parse_is_base(ctx: Any, name: str, arg: str | None) -> IsBaseAtom:
     c = commit_by_name(ctx, arg)
     if c is None:
         raise Die(f"failed to find '{arg}'")
-    if reach is None:
-        raise Die("reftable-lab for-each-ref does not support %(is-base)")
     return IsBaseAtom(c, arg)
 
 

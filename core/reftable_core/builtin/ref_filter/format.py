@@ -49,13 +49,9 @@ from .atom import (
     RefItem,
 )
 from .filters import FILTER_ATOMS
+from .object_atoms import OBJECT_ATOMS
 from .quoting import QUOTE_NONE, quote
 from .ref_atoms import EMPTY, REF_ATOMS, err_bad_arg, err_no_arg, shorten, strtoul_ui
-
-try:
-    from .object_atoms import OBJECT_ATOMS
-except ImportError:                      # the object atoms' module is not there yet
-    OBJECT_ATOMS: dict[str, AtomParser] = {}
 
 N, O, B = SOURCE_NONE, SOURCE_OTHER, SOURCE_OBJ
 VALID_ATOMS: dict[str, int] = {
