@@ -238,6 +238,7 @@ WORK_OF_FLAG: dict[str, tuple[str, ...]] = {
     "seek_in_place": ("seek_iter_copies", "allocs"),
     "block_type_early_exit": ("blocks_read", "blocks_set_up", "blocks_inflated"),
     "stat_cache": ("tables_list_reads", "tables_list_stats"),
+    "skip_name_check": ("library_name_checks", "tables_opened"),
     "tombstone_suppression": ("deletions_suppressed", "deletions_returned"),
     "iterator_reuse": ("ref_iterators_built",),
     "initial_transaction_check": ("refname_store_checks",),

@@ -1,7 +1,8 @@
 """Every combination of the 9 reftable flags (2^9) gives identical results, each with
 one of the 8 combinations of the 3 decoding flags (decode_key_in_place,
-next_block_in_place, seek_in_place) in turn, and so does every value of the 3 ref
-store flags (tombstone_suppression, iterator_reuse, initial_transaction_check).
+next_block_in_place, seek_in_place) in turn, and so does every value of the 4 ref
+store flags (tombstone_suppression, iterator_reuse, initial_transaction_check,
+skip_name_check: the library's check of an added table, which writes reach).
 
 On the same stacks (several tables, shadowing updates and deletions, small blocks
 so tables have indexes): ref and log iteration, seeks, exact reads, show-ref
@@ -44,7 +45,8 @@ ALL_COMBOS = [Flags(**dict(zip(REFTABLE_FLAGS, bits)), **DECODE_COMBOS[(i + i //
 # the flags of the ref stores (refs/reftable_backend.py, the initial transaction of
 # both backends): the stack-level reads above never reach them, the commands, store
 # reads and migrations below do
-STORE_FLAGS = ("tombstone_suppression", "iterator_reuse", "initial_transaction_check")
+STORE_FLAGS = ("tombstone_suppression", "iterator_reuse", "initial_transaction_check",
+               "skip_name_check")
 STORE_COMBOS = [dict(zip(STORE_FLAGS, bits))
                 for bits in itertools.product((False, True), repeat=len(STORE_FLAGS))]
 SEEKS = [b"", b"refs/heads/b05", b"refs/heads/b050", b"refs/tags/", b"refs/zzz", b"HEAD"]

@@ -68,6 +68,9 @@ COUNTER_NAMES (zeros included) plus the delta_cache_* sums. The names:
                        check (refs_verify_refname_available): one per leading directory
                        read, one per seek under refname/ (initial_transaction_check=on:
                        none in an initial transaction)
+  library_name_checks  lookups of the stack by the reftable library's check of an added
+                       table (skip_name_check=off: a seek to refname/ and a read per
+                       leading directory of each ref it adds; on: none)
   loose_refs_written   loose ref files a files-backend transaction wrote and renamed
                        into place (one lock each; migrate_initial=on: only the symrefs
                        and root refs of refs migrate)
@@ -112,6 +115,7 @@ COUNTER_NAMES = (
     "deletions_returned",
     "ref_iterators_built",
     "refname_store_checks",
+    "library_name_checks",
     "loose_refs_written",
 )
 

@@ -49,6 +49,12 @@ class EntryTooBigError(ReftableError):
     """A record does not fit into a block of the configured size."""
 
 
+class NameConflictError(ReftableError):
+    """A new table's ref conflicts with a ref of the stack (a D/F conflict, git's
+    REFTABLE_NAME_CONFLICT, or a malformed name, REFTABLE_REFNAME_ERROR), found by the
+    library's own check of an addition (skip_name_check=off)."""
+
+
 class OutdatedError(ReftableError):
     """The stack changed on disk since it was loaded (a concurrent writer)."""
 

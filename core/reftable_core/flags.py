@@ -185,6 +185,19 @@ class Flags:
     stat_cache: bool = _switch(
         "every up-to-date check re-reads tables.list",
         "stat of tables.list compared; re-read only on change", "004 3/4", "stack")
+    # git 4af31dc84a (2024-04-08, "refs/reftable: skip duplicate name checks"):
+    # refs/reftable-backend.c "+	refs->write_options.skip_name_check = 1;", so
+    # reftable/stack.c reftable_addition_add's stack_check_addition returns at once;
+    # before, it opened the new table, read all its refs and checked each against the
+    # stack (reftable/refname.c modification_validate: the ref's name + "/" sought, each
+    # leading directory read) after the backend's refs_verify_refname_available did
+    skip_name_check: bool = _switch(
+        "each added table is opened and every ref in it checked against the stack by the"
+        " reftable library (stack_check_addition: a seek to refname/ and a read per"
+        " leading directory), after the ref store's own D/F check",
+        "the library's check is skipped (write_options.skip_name_check = 1): the ref"
+        " store's refs_verify_refname_available is the only D/F check",
+        "upstream (no seed)", "stack", upstream="4af31dc84a 2024-04-08")
     # git 146a946321 (2026-07-10, "reftable: fix quadratic behavior in the presence of
     # tombstones"): reftable/stack.c "-	new_merged->suppress_deletions = 1;" "+	...
     # = st->opts.suppress_deletions;" (git no longer sets it), and in

@@ -52,8 +52,8 @@ from typing import Any
 
 from ..config import config_bool, config_int, parse_bool
 from ..counters import WORK
-from ..errors import (ConfigError, EntryTooBigError, LockError, ReftableError, TransactionError,
-                      TransactionLockError)
+from ..errors import (ConfigError, EntryTooBigError, LockError, NameConflictError,
+                      ReftableError, TransactionError, TransactionLockError)
 from ..flags import Flags
 from ..lockfile import (LOCK_SUFFIX, PERM_EVERYBODY, PERM_GROUP, PERM_UMASK, shared_perm,
                         umask_file_mode)
@@ -421,6 +421,9 @@ class ReftableTransaction:
             self._addition.commit()
         except EntryTooBigError:        # git's reftable_error_str, as its backend words it
             raise TransactionError("reftable: transaction failure: entry too large") from None
+        except NameConflictError:       # skip_name_check=off: the library's own D/F check
+            raise TransactionError("reftable: transaction failure: file/directory conflict"
+                                   ) from None
         except OSError:                 # a full disk, a read-only or failing file system
             raise TransactionError("reftable: transaction failure: general error") from None
         finally:

@@ -21,7 +21,8 @@ cannot be recycled) and re-read only when they differ.
 Writing: new_addition() takes tables.list.lock (lockfile.LockFile, retried until
 options.lock_timeout_ms, else LockError naming the lock file), checks the stack
 is up to date (else OutdatedError, or reloads when asked), writes each table to a
-temp file in the directory, renames it to git's name
+temp file in the directory (with flags.skip_name_check off, opens it again and checks
+its refs against the stack: namecheck.check_addition, NameConflictError), renames it to git's name
 0x<min:012x>-0x<max:012x>-<random:08x>.ref, then commit() writes the new list into
 the lock file, fsyncs when options.fsync, and renames it over tables.list.
 New tables are created with mode 0666 (the umask applies, as for git's lock
@@ -48,10 +49,11 @@ from ..errors import (APIError, FormatError, LockError, NotExistError, OutdatedE
                       ReftableError)
 from ..flags import Flags
 from ..lockfile import LOCK_SUFFIX, LockFile, fsync_fd
-from .blocksource import open_file_source, open_regular_file
+from .blocksource import open_file_source
 from .compact import (DEFAULT_GEOMETRIC_FACTOR, compaction_sizes, merge_tables,
                       suggest_compaction_segment)
 from .merged import MergedTable
+from .namecheck import check_addition
 from .table import TableReader
 
 TABLES_LIST = "tables.list"
@@ -88,24 +90,50 @@ def is_table_name(name: str) -> bool:
             and name not in (".", ".."))
 
 
-def _read_names_fd(fd: int, path: str) -> list[str]:
-    WORK.tables_list_reads += 1
+def _list_file_problem(fd: int, path: str) -> FormatError | None:
+    """Why fd cannot be read as a tables.list (fstat, on the rare paths only): not a
+    regular file, or larger than MAX_LIST_SIZE; None when it is neither."""
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
-        raise FormatError("not a regular file", path)
+        return FormatError("not a regular file (a table list must be one)", path)
     if st.st_size > MAX_LIST_SIZE:
-        raise FormatError(f"{st.st_size} bytes, more than the {MAX_LIST_SIZE} a table "
-                          "list may have", path)
+        return FormatError(f"{st.st_size} bytes, more than the {MAX_LIST_SIZE} a table "
+                           "list may have", path)
+    return None
+
+
+def _read_names_fd(fd: int, path: str) -> list[str]:
+    """tables.list's names, read as git's read_lines reads it: its size by
+    lseek(SEEK_END), back to 0, one read of that size (five system calls with the
+    open and the close). An lseek that fails (a FIFO), a size of 0 (an empty file, or
+    a device) or past MAX_LIST_SIZE, and a read that fails (a directory) are looked
+    at with fstat: anything but a regular file of at most MAX_LIST_SIZE bytes is a
+    FormatError naming tables.list."""
+    WORK.tables_list_reads += 1
+    try:
+        size = os.lseek(fd, 0, os.SEEK_END)
+    except OSError as e:
+        raise (_list_file_problem(fd, path) or
+               ReftableError(f"{path}: cannot read table list: {e.strerror or e}")) from None
+    if size <= 0 or size > MAX_LIST_SIZE:
+        problem = _list_file_problem(fd, path)
+        if problem is not None:
+            raise problem
+        if size <= 0:
+            return []                               # an empty regular file
+    os.lseek(fd, 0, os.SEEK_SET)
     chunks = []
-    off = 0
-    while off <= MAX_LIST_SIZE:
-        b = os.pread(fd, 65536, off)
-        if not b:
-            break
-        chunks.append(b)
-        off += len(b)
-    if off > MAX_LIST_SIZE:
-        raise FormatError(f"grew past the {MAX_LIST_SIZE} bytes a table list may have", path)
+    got = 0
+    try:
+        while got < size:
+            b = os.read(fd, size - got)
+            if not b:
+                break                               # shrank since the lseek: what is there
+            chunks.append(b)
+            got += len(b)
+    except OSError as e:
+        raise (_list_file_problem(fd, path) or
+               ReftableError(f"{path}: cannot read table list: {e.strerror or e}")) from None
     return _parse_names(b"".join(chunks), path)
 
 
@@ -118,10 +146,21 @@ def _parse_names(data: bytes, path: str) -> list[str]:
     return names
 
 
+def _open_list(path: str) -> int:
+    """tables.list opened read-only (O_NONBLOCK: a FIFO in its place cannot block the
+    open); NotExistError when there is none. Not fstat-ed: _read_names_fd checks."""
+    try:
+        return os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise NotExistError(f"{path}: no such table list") from None
+    except OSError as e:
+        raise ReftableError(f"{path}: cannot open table list: {e.strerror or e}") from None
+
+
 def read_names(path: str) -> list[str]:
     """The table names in a tables.list file ([] when it does not exist)."""
     try:
-        fd, _ = open_regular_file(path, "table list")
+        fd = _open_list(path)
     except NotExistError:
         return []
     try:
@@ -183,6 +222,9 @@ class Stack:
         self._list_stat: tuple[int, int, int, int, int] | None = None
         self._is_uptodate: Callable[[], bool] = (
             self._uptodate_stat if self.flags.stat_cache else self._uptodate_names)
+        # skip_name_check=off: the library checks each added table (namecheck.py)
+        self._check_addition: Callable[[str], None] | None = (
+            None if self.flags.skip_name_check else self._check_new_table)
         self.stats = {"reloads": 0, "list_reads": 0, "compactions": 0, "compaction_failures": 0}
         if not os.path.isdir(self.dir):
             if create:
@@ -252,7 +294,7 @@ class Stack:
                 raise NotExistError(f"{self.dir}: tables kept vanishing while reloading the stack")
             fd = -1
             try:
-                fd, _ = open_regular_file(self.list_file, "table list")
+                fd = _open_list(self.list_file)
             except NotExistError:
                 names: list[str] = []
             else:
@@ -409,6 +451,15 @@ class Stack:
                 pass
             raise
         return tmp
+
+    def _check_new_table(self, path: str) -> None:
+        """git's stack_check_addition: the new table at path (still a temp file)
+        opened and its refs checked against the stack (NameConflictError)."""
+        reader, _ = open_table(path, os.path.basename(path), self.flags)
+        try:
+            check_addition(self.merged, reader)
+        finally:
+            reader.close()
 
     def lock_list(self) -> LockFile:
         """Take tables.list.lock (retried for opts.lock_timeout_ms; LockError)."""
@@ -607,6 +658,8 @@ class Addition:
             return None
         name = format_name(lo, hi) + ".ref"
         try:
+            if st._check_addition is not None:
+                st._check_addition(tmp)
             os.rename(tmp, st.table_path(name))
         except BaseException:
             os.unlink(tmp)
