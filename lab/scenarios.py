@@ -244,6 +244,8 @@ _MIGRATE = {
 # block_type_early_exit (1970333644, 2025-05) and tombstone_suppression (146a946321);
 # git just before 00bd6c3e46 (the same day, its parent series) predates e4929cdf79 too
 _BEFORE_E4929CDF79 = "iterator_reuse=off,block_type_early_exit=off,tombstone_suppression=off"
+_BEFORE_4AF31DC84A = ("next_block_in_place=off,seek_in_place=off,iterator_reuse=off,"
+                      "block_type_early_exit=off,tombstone_suppression=off")
 _BEFORE_00BD6C3E46 = f"{_BEFORE_E4929CDF79},initial_transaction_check=off"
 
 # upstream 00bd6c3e46 (2024-11-20): refs migrate commits an initial transaction; the
@@ -767,6 +769,25 @@ SCENARIOS: dict[str, Scenario] = registry([
                 "7cf65e2660", "upstream 7cf65e2660 (2024-11-26) and its parent")},
         peer_workloads=(("git", "git_update_ref_create"),),
         dataset_keys=("refs", "seed", "object_format")),
+    Scenario(
+        name="update-ref-create-100k-namecheck", seed="4af31dc84a",
+        description="update-ref --stdin: create 100k refs in one transaction; the reftable "
+                    "library checks the new table's refs against the stack again, or not",
+        preset="empty-repo",
+        scale_params={"small": {"refs": 2000, "seed": 0}, "full": {"refs": 100_000, "seed": 0}},
+        workload="update_ref_create", studied=("skip_name_check",),
+        # git just before 4af31dc84a (2024-04-08) predates the decoding series' last two
+        # (b00bcb7c49, 9da5c992dd), iterator_reuse, block_type_early_exit and
+        # tombstone_suppression
+        flag_base={"skip_name_check": _BEFORE_4AF31DC84A},
+        published="3.241 s -> 2.878 s (1.13x; 100k refs in one transaction)",
+        row_published={f"skip_name_check alone, others on ({_BEFORE_4AF31DC84A})":
+                       "3.241 s -> 2.878 s (1.13x; 100k refs in one transaction)"},
+        c_recipes={f"skip_name_check alone, others on ({_BEFORE_4AF31DC84A})":
+                   commit_and_parent("4af31dc84a", "upstream 4af31dc84a (2024-04-08) and "
+                                     "its parent")},
+        peer_workloads=(("git", "git_update_ref_create"),),
+        dataset_keys=("refs", "seed", "object_format")),
     _migrate("reftable"),
     _migrate("files"),
 ])
@@ -783,7 +804,7 @@ SETS: dict[str, tuple[str, ...]] = {
     "first": ("show-ref-3tables", "update-ref-create-100", "update-ref-create-100k",
               "packed-prefix-list", "odb-log-raw", "show-ref-decoding",
               "rev-list-many-refs", "p1401-recreate", "update-ref-create-100k-reuse",
-              "migrate-to-files"),
+              "update-ref-create-100k-namecheck", "migrate-to-files"),
 }
 
 
