@@ -15,6 +15,9 @@ from tests.helpers.labrun import run_lab
 
 from reftable_core.builtin.for_each_ref import longest_prefixes, match_name_as_path
 from reftable_core.builtin.wildmatch import wildmatch
+from reftable_core.flags import Flags
+from reftable_core.reftable.record import REF_SYMREF, REF_VAL1, RefRecord
+from reftable_core.reftable.stack import Stack, StackOptions
 from gitbin import GitRunner, find_git, hermetic_env
 
 NOCOMPACT = ["-c", "reftable.autoCompaction=false"]
@@ -163,3 +166,43 @@ def test_match_name_as_path() -> None:
 ])
 def test_wildmatch_cases(pattern: bytes, text: bytes, expect: bool) -> None:
     assert wildmatch(pattern, text) is expect
+
+
+@pytest.mark.parametrize("shape", ["reftable-sha1", "files-sha1"])
+def test_symref_to_a_broken_name_is_skipped_as_git(repos: dict[str, Path], gitrun: GitRunner,
+                                                   shape: str, tmp_path: Path) -> None:
+    """t1430's "for-each-ref emits warnings for broken names": a symref whose target
+    fails the refname check does not resolve (git's refs_resolve_ref_unsafe without
+    RESOLVE_REF_ALLOW_BAD_NAME), so for-each-ref and show-ref skip it silently, while
+    the badly named refs themselves are warned about (for-each-ref) or fatal (show-ref,
+    files store). Under reftable the bad names sit in a table, as t1430 writes them."""
+    path = tmp_path / "copy"
+    shutil.copytree(repos[shape], path, symlinks=True)
+    oid = gitrun.out(["rev-parse", "HEAD"], cwd=path).decode().strip()
+    symrefs = {"badname": "refs/heads/broken...ref", "broken...symref": "refs/heads/main",
+               "toolong": "refs/heads/badname"}                  # two hops to the bad name
+    if shape.startswith("files"):
+        heads = path / ".git" / "refs" / "heads"
+        (heads / "broken...ref").write_text(oid + "\n")
+        for name, target in symrefs.items():
+            (heads / name).write_text(f"ref: {target}\n")
+    else:                          # a table written without the name check (test-tool's way)
+        stk = Stack(path / ".git" / "reftable", Flags(), StackOptions(auto_compact=False))
+        ui = stk.next_update_index()
+
+        def write(wr) -> None:
+            recs = [RefRecord(b"refs/heads/broken...ref", ui, REF_VAL1, bytes.fromhex(oid))]
+            recs += [RefRecord(f"refs/heads/{n}".encode(), ui, REF_SYMREF, target=t.encode())
+                     for n, t in symrefs.items()]
+            for rec in sorted(recs, key=lambda r: r.refname):
+                wr.add_ref(rec)
+        stk.add(write)
+        stk.close()
+    for opts in ([], ["refs/heads/b*"], ["--format=%(refname) %(symref)"]):
+        _same(gitrun, path, opts)
+    _, out, err = run_lab(["for-each-ref"], cwd=path)
+    assert b"badname" not in out and b"toolong" not in out and b"refs/heads/main" in out
+    assert b"ignoring ref with broken name refs/heads/broken...symref" in err
+    for opts in (["refs/heads/main"], ["--heads"], ["badname"]):
+        g = gitrun.run(["show-ref", *opts], cwd=path, check=False)
+        assert run_lab(["show-ref", *opts], cwd=path) == (g.returncode, g.stdout, g.stderr)

@@ -260,6 +260,6 @@ def open_git_repo(gitdir: str | None, flags: Flags) -> Repo:
 def ref_resolver(refs: RefStore) -> RefResolver:
     """The RefResolver odb.revision takes: a ref's id with symrefs followed, or None."""
     def resolve(name: bytes) -> bytes | None:
-        ref = refs.resolve(name)
+        ref = refs.resolve(name, allow_bad_name=False)
         return ref.value if ref is not None and ref.value else None
     return resolve

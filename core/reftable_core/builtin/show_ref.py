@@ -249,7 +249,7 @@ def _show_one(objs: Objects, o: dict[str, Any], name: bytes, oid: bytes,
 
 
 def _resolve_oid(store: RefStore, name: bytes) -> tuple[bytes, bytes | None] | None:
-    ref = store.resolve(name)
+    ref = store.resolve(name, allow_bad_name=False)
     if ref is None or not ref.value:
         return None
     return ref.value, ref.peeled
@@ -348,6 +348,7 @@ def _show_records(store: RefStore, objs: Objects, o: dict[str, Any], match: _Tai
     exact, tails, lasts, empty_ok = m.exact, m.tails, m.lasts, m.empty_ok
     oid: Any                                 # bytes in a value record
     peeled: Any
+    zero = bytes(objs.hexsz // 2)
     for prefix in prefixes:
         start = prefix or b"refs/"
         stop = _prefix_end(start)
@@ -373,6 +374,8 @@ def _show_records(store: RefStore, objs: Objects, o: dict[str, Any], match: _Tai
             if match is not None and not ((name[-1] in lasts and (
                     name.endswith(tails) or name in exact)) if name else empty_ok):
                 continue
+            if not check_refname_format(name, REFNAME_ALLOW_ONELEVEL):
+                oid = zero                   # a table's bad name: git's REF_BAD_NAME, oid cleared
             found += 1
             _show_one(objs, o, name, oid, peeled, out)
     return 0 if found else 1

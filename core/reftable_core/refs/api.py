@@ -20,6 +20,7 @@ from typing import Callable, Iterator, Protocol, runtime_checkable
 
 from ..reftable.record import HASH_IDS, REF_SYMREF, REF_VAL2, RefRecord, repr_hex_ids
 from .packed import RefRow
+from .refname import REFNAME_ALLOW_ONELEVEL, check_refname_format
 
 HASH_SIZES: dict[str, int] = {name: size for name, (_, size) in HASH_IDS.items()}
 
@@ -109,8 +110,11 @@ class RefStore(Protocol):
         """The ref named name (symrefs not followed), or None."""
         ...
 
-    def resolve(self, name: bytes, depth: int = 5) -> Ref | None:
-        """Follow symrefs up to depth levels; a Ref with value set, or None."""
+    def resolve(self, name: bytes, depth: int = 5, allow_bad_name: bool = True) -> Ref | None:
+        """Follow symrefs up to depth levels; a Ref with value set, or None. With
+        allow_bad_name False a symref whose target fails the refname check resolves to
+        None, as git's refs_resolve_ref_unsafe without RESOLVE_REF_ALLOW_BAD_NAME
+        (what readers use: for-each-ref and show-ref skip a symref to a broken name)."""
         ...
 
     def ref_exists(self, name: bytes) -> bool:
@@ -133,10 +137,10 @@ class RefStore(Protocol):
         """The refs of iter_refs(prefix) as ref records: value_type REF_VAL1 (value),
         REF_VAL2 (value and target_value, the peeled id, when the store knows it) or
         REF_SYMREF (symref target, unresolved). With include_broken each broken ref
-        (files: unparseable loose contents, a name failing the format check) comes
-        in its place as a REF_VAL1 record whose value is the zero id: the broken-ref
-        record (git's REF_ISBROKEN with a cleared oid; git's paranoid iteration).
-        A store that holds no broken refs (reftable) gives the same records either way."""
+        (files: unparseable loose contents, a name failing the format check; reftable:
+        a name failing the format check) comes in its place as a REF_VAL1 record whose
+        value is the zero id: the broken-ref record (git's REF_ISBROKEN with a cleared
+        oid; git's paranoid iteration)."""
         ...
 
     def iter_ref_rows(self, prefix: bytes = b"",
@@ -194,7 +198,7 @@ class RefStoreBase:
                          include_broken: bool = False) -> Iterator[RefRecord]:
         raise NotImplementedError
 
-    def resolve(self, name: bytes, depth: int = 5) -> Ref | None:
+    def resolve(self, name: bytes, depth: int = 5, allow_bad_name: bool = True) -> Ref | None:
         read: Callable[[bytes], Ref | None] = self.read_ref
         for _ in range(depth + 1):
             ref = read(name)
@@ -203,6 +207,8 @@ class RefStoreBase:
             if ref.target is None:
                 return ref
             name = ref.target
+            if not allow_bad_name and not check_refname_format(name, REFNAME_ALLOW_ONELEVEL):
+                return None
             read = self.read_target or self.read_ref
         return None
 

@@ -53,15 +53,16 @@ from typing import Any
 from ..config import config_bool, config_int, parse_bool
 from ..counters import WORK
 from ..errors import (ConfigError, EntryTooBigError, LockError, NameConflictError,
-                      ReftableError, TransactionError, TransactionLockError)
+                      RefnameError, ReftableError, TransactionError, TransactionLockError)
 from ..flags import Flags
 from ..lockfile import (LOCK_SUFFIX, PERM_EVERYBODY, PERM_GROUP, PERM_UMASK, shared_perm,
                         umask_file_mode)
 from ..reftable.merged import MergedIter
-from ..reftable.record import REF_DELETION, REF_SYMREF, LogRecord, RefRecord
+from ..reftable.record import REF_DELETION, REF_SYMREF, REF_VAL1, LogRecord, RefRecord
 from ..reftable.stack import Stack, StackOptions
 from .api import (HASH_SIZES, SCAN_RECORDS, LogEntry, Ref, RefStoreBase, RefUpdate,
                   ref_from_record)
+from .refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, refname_is_safe
 from .reflog import (committer_ident, hhmm_to_minutes, log_mode, minutes_to_hhmm,
                      normalize_reflog_message, should_autocreate_reflog)
 from .transaction import (HookAbortedError, QueuedUpdate, check_new_object, check_old_regular,
@@ -222,13 +223,28 @@ class ReftableRefStore(RefStoreBase):
 
     def iter_ref_records(self, prefix: bytes = b"",
                          include_broken: bool = False) -> Iterator[RefRecord]:
-        """Live ref records under refs/ starting with prefix, in name order (no
-        broken refs: include_broken changes nothing)."""
+        """Live ref records under refs/ starting with prefix, in name order. With
+        include_broken a record whose name fails the refname check (a table may hold
+        one: git's writers skip the check under REF_SKIP_REFNAME_VERIFICATION) comes
+        as the broken-ref record, its value the zero id, as git's reftable iterator
+        clears the oid and sets REF_BAD_NAME; a dangerous name is fatal, as there."""
         self.stack.reload()
         start = prefix if prefix.startswith(b"refs/") else b"refs/"
         if not start.startswith(prefix) and not prefix.startswith(b"refs/"):
             return
-        yield from self.live_records_under(start)
+        if not include_broken:
+            yield from self.live_records_under(start)
+            return
+        zero = self.zero
+        for rec in self.live_records_under(start):
+            name = rec.refname
+            if check_refname_format(name, REFNAME_ALLOW_ONELEVEL):
+                yield rec
+                continue
+            if not refname_is_safe(name):
+                raise RefnameError("refname is dangerous: "
+                                   + name.decode("utf-8", "surrogateescape"))
+            yield RefRecord(name, rec.update_index, REF_VAL1, zero)
 
     def seek_ref_records(self, start: bytes) -> Iterator[Any]:
         """The merged ref iterator positioned at start (after the up-to-date check):

@@ -240,7 +240,7 @@ def collect(store: RefStore, patterns: list[bytes], filt: RefFilter | None = Non
             name = rec.refname
             target = None
             if rec.value_type == symref:
-                ref = store.resolve(name)
+                ref = store.resolve(name, allow_bad_name=False)
                 if ref is None or not ref.value:
                     continue                       # dangling symref: omitted (paranoia)
                 oid, target = ref.value, rec.target
@@ -281,7 +281,7 @@ def _roots(store: RefStore, rows: list[tuple[bytes, Any, bytes | None]], items: 
     for name, value, tgt in rows:
         oid = value
         if tgt is not None:
-            ref = store.resolve(name)
+            ref = store.resolve(name, allow_bad_name=False)
             if ref is None or not ref.value:
                 continue
             oid = ref.value

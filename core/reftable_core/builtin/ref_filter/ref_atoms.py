@@ -98,7 +98,7 @@ def _ref_exists(store: RefStore, name: bytes) -> bool:
     if not check_refname_format(name, REFNAME_ALLOW_ONELEVEL):
         return False
     try:
-        ref = store.resolve(name)
+        ref = store.resolve(name, allow_bad_name=False)
     except ReftableError:
         return False
     return ref is not None and bool(ref.value)

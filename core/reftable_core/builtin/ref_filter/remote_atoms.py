@@ -147,7 +147,7 @@ _DWIM = ("{}", "refs/{}", "refs/tags/{}", "refs/heads/{}", "refs/remotes/{}",
 
 def _read_ref(repo: Any, name: str) -> bytes | None:
     try:
-        r = repo.refs.resolve(name.encode("utf-8", "surrogateescape"))
+        r = repo.refs.resolve(name.encode("utf-8", "surrogateescape"), allow_bad_name=False)
     except ReftableError:
         return None
     if r is None:
