@@ -10,10 +10,13 @@ importing it has no other effect. The Scenario type itself is lab.scenario's.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from .c_recipes import OLD_BUILD, SEED_004_C, CRecipe, Recipe, commit_and_parent, picks
 from .scenario import WORK_OF_FLAG, DatasetRef, Scenario, Variant, grid, registry, studied_counters
+from .seed_002 import (SEED_002_C, SEED_002_HASHMAP, SEED_002_LIMITS_NO_C, SEED_002_LRU_16384,
+                       SEED_002_PERF, SEED_002_SLOTS, SEED_002_SLOTS_NO_C,
+                       SEED_002_UNREPRODUCED)
 
 __all__ = [
     "SCENARIOS",
@@ -174,6 +177,23 @@ def _update_ref_create(n: int) -> Scenario:
         peer_workloads=(("git", "git_update_ref_create"),),
         dataset_keys=("refs", "seed", "object_format"))
 
+def _create_100k(name: str, seed: str, what: str, flag: str, base: str | None,
+                 published: str, row_figure: str, recipe: CRecipe) -> Scenario:
+    """an update-ref --stdin row creating 100k refs (2000 at the small scale) that studies
+    one flag alone, on top of the others on (or of `base`), beside its recipe's git."""
+    row = f"{flag} alone, others on" + (f" ({base})" if base else "")
+    return Scenario(
+        name=name, seed=seed,
+        description=f"update-ref --stdin: create 100k refs{what}",
+        preset="empty-repo",
+        scale_params={"small": {"refs": 2000, "seed": 0}, "full": {"refs": 100_000, "seed": 0}},
+        workload="update_ref_create", studied=(flag,),
+        flag_base={flag: base} if base else {},
+        published=published, row_published={row: row_figure}, c_recipes={row: recipe},
+        peer_workloads=(("git", "git_update_ref_create"),),
+        dataset_keys=("refs", "seed", "object_format"))
+
+
 
 # The cache limits the variants use, per scale (extra variants name them as {limit_*}).
 # working_set: the peak bytes of the walks' bases with nothing evicted (log --raw, log -S):
@@ -295,58 +315,6 @@ def _migrate(to_format: str) -> Scenario:
         dataset_keys=("refs", "seed", "object_format", "reflog"))
 
 
-# Seed 002's own figures (git.git unless said; best-of-3 wall clock, --depth=50, the
-# default 96m limit): 5/7's MAX_DELTA_CACHE tables (blob_first before 5/7, single after),
-# 6/7's hashmap, 7/7's t/perf and the cover letter's limit table (linux.git).
-_SEED_002_SLOTS = {
-    "log-S": {("blob_first", 256, 4096): "12.634 s -> 6.484 s (1.95x; 5/7 table, before)",
-              ("blob_first", 4096, 16384): "6.484 s -> 19.845 s (0.33x: slower, blob_first "
-                                           "walks the whole LRU list; 5/7 table)",
-              ("single", 256, 4096): "12.821 s -> 6.448 s (1.99x; 5/7 table, one LRU)",
-              ("single", 4096, 16384): "6.448 s -> 6.502 s (0.99x: flat; 5/7 table, one LRU)"},
-    "log-raw": {("blob_first", 256, 4096): "2.212 s -> 2.190 s (1.01x: noise; 5/7 table)",
-                ("blob_first", 4096, 16384): "2.190 s -> 2.913 s (0.75x: slower; 5/7 table)",
-                ("single", 256, 4096): "2.227 s -> 2.194 s (1.02x; 5/7 table, one LRU)",
-                ("single", 4096, 16384): "2.194 s -> 2.144 s (1.02x; 5/7 table, one LRU)"},
-}
-_SEED_002_LRU_16384 = {"log-S": "19.845 s -> 6.502 s (3.05x; 5/7 tables at 16384)",
-                       "log-raw": "2.913 s -> 2.144 s (1.36x; 5/7 tables at 16384)"}
-_SEED_002_HASHMAP = {"log-S": "12.821 s -> 6.688 s (1.92x; 256 slots, one LRU, vs 6/7's "
-                              "hashmap)",
-                     "log-raw": "2.227 s -> 2.144 s (1.04x; 256 slots, one LRU, vs 6/7's "
-                                "hashmap)"}
-_SEED_002_PERF = {"log-raw": "43.41 s -> 33.86 s (-22.0%; 7/7 t/perf 0003.1, linux.git)",
-                  "log-S": "313.61 s -> 298.75 s (-4.7%; 7/7 t/perf 0003.2, linux.git)"}
-_SEED_002_UNREPRODUCED = {
-    "linux.git tables (5/7, 6/7)": "the lab's history is one synthetic repository; its "
-                                   "rows carry the git.git tables",
-    "5/7 two LRU lists (blobs, then others)": "a strategy the patch tried and dropped: no "
-                                              "flag models it",
-    "6/7 hashmap vs the best MAX_DELTA_CACHE (6.448 s vs 6.688 s)": "the slot grid runs at "
-        "limits that evict, where no hashmap point is run; delta_cache_index: fixed:256 -> "
-        "hashmap compares at 96m",
-}
-
-
-# Seed 002 in git.git (2016-08-22, v2.11.0-rc0): 1/7 85fe35ab9e on 2632c897f7 (Git
-# 2.10-rc1) .. 4/7 12d95ef6fc (list.h LRU), 5/7 6d9617f4f7 (no blob special case), 6/7
-# 8261e1f139 (hashmap), 7/7 c7df68cbca (t/perf): the series' own commits, on packs.
-_SEED_002_C = {
-    "all optimizations (off -> on)": CRecipe(
-        Recipe("85fe35ab9e~1"), Recipe("c7df68cbca"),
-        "seed 002's own commits: the series' base (1/7's parent, Git 2.10-rc1) and its tip "
-        f"7/7; the published figure is 7/7's t/perf over linux.git; {OLD_BUILD}"),
-    "delta_cache_index: fixed:256 -> hashmap": commit_and_parent(
-        "8261e1f139", f"seed 002 6/7 (hashmap.h) and its parent 5/7; {OLD_BUILD}"),
-}
-_SEED_002_SLOTS_NO_C = ("the scenario has no git peer, and its slot counts are the 5/7 "
-                        "message's experiments (MAX_DELTA_CACHE edited by hand, at a small "
-                        "core.deltaBaseCacheLimit), not commits of git.git")
-_SEED_002_LIMITS_NO_C = ("two core.deltaBaseCacheLimit values on one tree (a config "
-                         "comparison, not two trees); the scenario has no git peer, and "
-                         "the figure is the cover letter's linux.git")
-
-
 def _odb_walk(kind: str, workload: str, published: str) -> Scenario:
     return Scenario(
         name=f"odb-{kind}", seed="002",
@@ -367,10 +335,10 @@ def _odb_walk(kind: str, workload: str, published: str) -> Scenario:
                         ("single,fixed:16384,limit={limit_lo}",
                          "delta_cache_index=fixed:16384,delta_cache_limit={limit_lo}")),
         published=published,
-        row_published={"all optimizations (off -> on)": _SEED_002_PERF[kind],
-                       "delta_cache_index: fixed:256 -> hashmap": _SEED_002_HASHMAP[kind]},
-        c_recipes=_SEED_002_C,
-        unreproduced=_SEED_002_UNREPRODUCED,
+        row_published={"all optimizations (off -> on)": SEED_002_PERF[kind],
+                       "delta_cache_index: fixed:256 -> hashmap": SEED_002_HASHMAP[kind]},
+        c_recipes=SEED_002_C,
+        unreproduced=SEED_002_UNREPRODUCED,
         peer_workloads=(("git", f"git_{workload[4:]}"),)
         + ((("dulwich", "dulwich_log_raw"),) if kind == "log-raw" else ()),
         dataset_keys=_ODB_KEYS, hot=_ODB_HOT)
@@ -395,18 +363,18 @@ def _odb_slots(kind: str, workload: str) -> Scenario:
         extra_comparisons=tuple(
             (f"slots {a} -> {b}, {lru} LRU (at limit_lo)",
              f"fixed:{a},{lru},{{limit_lo}}", f"fixed:{b},{lru},{{limit_lo}}")
-            for lru, a, b in _SEED_002_SLOTS[kind])
+            for lru, a, b in SEED_002_SLOTS[kind])
         + (("16384 slots: LRU blob_first -> single (at limit_lo)",
             "fixed:16384,blob_first,{limit_lo}", "fixed:16384,single,{limit_lo}"),),
         row_published={f"slots {a} -> {b}, {lru} LRU (at limit_lo)": text
-                       for (lru, a, b), text in _SEED_002_SLOTS[kind].items()}
+                       for (lru, a, b), text in SEED_002_SLOTS[kind].items()}
         | {"16384 slots: LRU blob_first -> single (at limit_lo)":
-           _SEED_002_LRU_16384[kind]},
-        no_c={title: _SEED_002_SLOTS_NO_C
+           SEED_002_LRU_16384[kind]},
+        no_c={title: SEED_002_SLOTS_NO_C
               for title in [f"slots {a} -> {b}, {lru} LRU (at limit_lo)"
-                            for lru, a, b in _SEED_002_SLOTS[kind]]
+                            for lru, a, b in SEED_002_SLOTS[kind]]
               + ["16384 slots: LRU blob_first -> single (at limit_lo)"]},
-        unreproduced=_SEED_002_UNREPRODUCED,
+        unreproduced=SEED_002_UNREPRODUCED,
         published="MAX_DELTA_CACHE 256 -> 4096: log -S 12.6 s -> 6.5 s, worse again from 16384 "
                   "(blob_first walks the whole LRU list); single LRU flat (5/7)",
         dataset_keys=_ODB_KEYS, hot=_ODB_HOT)
@@ -440,10 +408,10 @@ def _odb_cache_size(kind: str, workload: str) -> Scenario:
             "after it (hashmap, single LRU): limit_1 -> limit_3 (8x)":
             "128m -> 1024m: 4m56.486 s -> 3m32.623 s (1.40x; cover letter, linux.git, "
             "log -Sfoo --raw)"} if kind == "log-S" else {},
-        no_c={f"{what}: limit_1 -> limit_3 (8x)": _SEED_002_LIMITS_NO_C
+        no_c={f"{what}: limit_1 -> limit_3 (8x)": SEED_002_LIMITS_NO_C
               for what in ("before the series (fixed:256, blob_first)",
                            "after it (hashmap, single LRU)")} if kind == "log-S" else {},
-        unreproduced=_SEED_002_UNREPRODUCED,
+        unreproduced=SEED_002_UNREPRODUCED,
         published="core.deltaBaseCacheLimit 128m -> 1024m: log -S --raw 4m56 s -> 3m32 s "
                   "(kernel); hashmap lets a bigger limit pay off (6/7)",
         dataset_keys=_ODB_KEYS, hot=_ODB_HOT)
@@ -659,21 +627,13 @@ SCENARIOS: dict[str, Scenario] = registry([
               "git rev-list --no-walk workload yet): its trees would be 9da5c992dd~1 "
               "and 9da5c992dd"}),
     *(_update_ref_create(n) for n in (1, 100, 10_000)),
-    Scenario(
-        name="update-ref-create-100k", seed="003",
-        description="update-ref --stdin: create 100k refs; each lookup meets a log block after "
-                    "the ref block",
-        preset="empty-repo",
-        scale_params={"small": {"refs": 2000, "seed": 0}, "full": {"refs": 100_000, "seed": 0}},
-        workload="update_ref_create", studied=("block_type_early_exit",),
-        published="1.62x (block_type_early_exit)",
-        row_published={"block_type_early_exit alone, others on":
-                       "1.62x (block_type_early_exit, creating 100k refs)"},
-        c_recipes={"block_type_early_exit alone, others on": commit_and_parent(
-            "1970333644", "seed 003's fix (2025-05-12) and its parent; git then lacks "
-            "tombstone_suppression (146a946321), which the lab's 'others on' has")},
-        peer_workloads=(("git", "git_update_ref_create"),),
-        dataset_keys=("refs", "seed", "object_format")),
+    _create_100k("update-ref-create-100k", "003",
+                 "; each lookup meets a log block after the ref block",
+                 "block_type_early_exit", None, "1.62x (block_type_early_exit)",
+                 "1.62x (block_type_early_exit, creating 100k refs)",
+                 commit_and_parent("1970333644", "seed 003's fix (2025-05-12) and its parent; "
+                                   "git then lacks tombstone_suppression (146a946321), which "
+                                   "the lab's 'others on' has")),
     Scenario(
         name="packed-verify-missing", seed="001",
         description="show-ref --verify of a missing ref in a huge packed-refs",
@@ -746,48 +706,29 @@ SCENARIOS: dict[str, Scenario] = registry([
     _p1401("p1401-recreate-renamed",
            "create N tags old-<i>, delete them all, create new-<i> (other names)",
            {"old_format": "refs/tags/old-%d", "new_format": "refs/tags/new-%d"}),
-    Scenario(
-        name="update-ref-create-100k-reuse", seed="7cf65e2660",
-        description="update-ref --stdin: create 100k refs; every queued update reads its "
-                    "ref (a random read), through one kept iterator or a new one per read",
-        preset="empty-repo",
-        scale_params={"small": {"refs": 2000, "seed": 0}, "full": {"refs": 100_000, "seed": 0}},
-        workload="update_ref_create", studied=("iterator_reuse",),
-        # git just before 7cf65e2660 (2024-11-26) predates block_type_early_exit
-        # (1970333644, 2025-05) and tombstone_suppression (146a946321, 2026-07)
-        flag_base={"iterator_reuse": "block_type_early_exit=off,tombstone_suppression=off"},
-        published="1.793 s -> 1.680 s (1.07x); 8,400,426 -> 7,929,872 allocs "
-                  "(454.4 MB -> 281.5 MB)",
-        row_published={
-            "iterator_reuse alone, others on (block_type_early_exit=off,"
-            "tombstone_suppression=off)":
-            "1.793 s -> 1.680 s (1.07x); heap: 8,400,426 -> 7,929,872 allocs "
-            "(454.4 MB -> 281.5 MB), 100k refs"},
-        c_recipes={
-            "iterator_reuse alone, others on (block_type_early_exit=off,"
-            "tombstone_suppression=off)": commit_and_parent(
-                "7cf65e2660", "upstream 7cf65e2660 (2024-11-26) and its parent")},
-        peer_workloads=(("git", "git_update_ref_create"),),
-        dataset_keys=("refs", "seed", "object_format")),
-    Scenario(
-        name="update-ref-create-100k-namecheck", seed="4af31dc84a",
-        description="update-ref --stdin: create 100k refs in one transaction; the reftable "
-                    "library checks the new table's refs against the stack again, or not",
-        preset="empty-repo",
-        scale_params={"small": {"refs": 2000, "seed": 0}, "full": {"refs": 100_000, "seed": 0}},
-        workload="update_ref_create", studied=("skip_name_check",),
-        # git just before 4af31dc84a (2024-04-08) predates the decoding series' last two
-        # (b00bcb7c49, 9da5c992dd), iterator_reuse, block_type_early_exit and
-        # tombstone_suppression
-        flag_base={"skip_name_check": _BEFORE_4AF31DC84A},
-        published="3.241 s -> 2.878 s (1.13x; 100k refs in one transaction)",
-        row_published={f"skip_name_check alone, others on ({_BEFORE_4AF31DC84A})":
-                       "3.241 s -> 2.878 s (1.13x; 100k refs in one transaction)"},
-        c_recipes={f"skip_name_check alone, others on ({_BEFORE_4AF31DC84A})":
-                   commit_and_parent("4af31dc84a", "upstream 4af31dc84a (2024-04-08) and "
-                                     "its parent")},
-        peer_workloads=(("git", "git_update_ref_create"),),
-        dataset_keys=("refs", "seed", "object_format")),
+    # git just before 7cf65e2660 (2024-11-26) predates block_type_early_exit
+    # (1970333644, 2025-05) and tombstone_suppression (146a946321, 2026-07)
+    _create_100k("update-ref-create-100k-reuse", "7cf65e2660",
+                 "; every queued update reads its ref (a random read), through one kept "
+                 "iterator or a new one per read",
+                 "iterator_reuse", "block_type_early_exit=off,tombstone_suppression=off",
+                 "1.793 s -> 1.680 s (1.07x); 8,400,426 -> 7,929,872 allocs "
+                 "(454.4 MB -> 281.5 MB)",
+                 "1.793 s -> 1.680 s (1.07x); heap: 8,400,426 -> 7,929,872 allocs "
+                 "(454.4 MB -> 281.5 MB), 100k refs",
+                 commit_and_parent("7cf65e2660", "upstream 7cf65e2660 (2024-11-26) and its "
+                                   "parent")),
+    # git just before 4af31dc84a (2024-04-08) predates the decoding series' last two
+    # (b00bcb7c49, 9da5c992dd), iterator_reuse, block_type_early_exit and
+    # tombstone_suppression
+    _create_100k("update-ref-create-100k-namecheck", "4af31dc84a",
+                 " in one transaction; the reftable library checks the new table's refs "
+                 "against the stack again, or not",
+                 "skip_name_check", _BEFORE_4AF31DC84A,
+                 "3.241 s -> 2.878 s (1.13x; 100k refs in one transaction)",
+                 "3.241 s -> 2.878 s (1.13x; 100k refs in one transaction)",
+                 commit_and_parent("4af31dc84a", "upstream 4af31dc84a (2024-04-08) and its "
+                                   "parent")),
     _migrate("reftable"),
     _migrate("files"),
 ])
