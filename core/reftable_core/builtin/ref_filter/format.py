@@ -24,9 +24,9 @@ Contract:
                  its %(end), the color reset at end of line when a %(color:...) other
                  than reset was used with colors on.
     prepare(refs)   the batch steps of atoms that have one (ahead-behind, is-base).
-Object atoms (contents, author..., tree, parent, upstream, describe...) come from
-object_atoms.OBJECT_ATOMS when that module exists; until then they are refused
-with a "not supported" fatal line.
+  atom_parser(name)   the parser of a valid_atom[] name, from the tables of ref_atoms,
+                 the structural atoms here, filters, object_atoms, person_atoms,
+                 contents_atoms, signature_atoms, describe_atoms and remote_atoms.
 """
 from __future__ import annotations
 
@@ -48,10 +48,15 @@ from .atom import (
     GitObject,
     RefItem,
 )
+from .contents_atoms import CONTENTS_ATOMS
+from .describe_atoms import DESCRIBE_ATOMS
 from .filters import FILTER_ATOMS
 from .object_atoms import OBJECT_ATOMS
+from .person_atoms import PERSON_ATOMS
 from .quoting import QUOTE_NONE, quote
 from .ref_atoms import EMPTY, REF_ATOMS, err_bad_arg, err_no_arg, shorten, strtoul_ui
+from .remote_atoms import REMOTE_ATOMS
+from .signature_atoms import SIGNATURE_ATOMS
 
 N, O, B = SOURCE_NONE, SOURCE_OTHER, SOURCE_OBJ
 VALID_ATOMS: dict[str, int] = {
@@ -160,7 +165,8 @@ _FORMAT_ATOMS: dict[str, AtomParser] = {
 
 def atom_parser(name: str) -> AtomParser | None:
     """The parser registered for a valid_atom[] name (None: the lab lacks it)."""
-    for table in (REF_ATOMS, _FORMAT_ATOMS, FILTER_ATOMS, OBJECT_ATOMS):
+    for table in (REF_ATOMS, _FORMAT_ATOMS, FILTER_ATOMS, OBJECT_ATOMS, PERSON_ATOMS,
+                  CONTENTS_ATOMS, SIGNATURE_ATOMS, DESCRIBE_ATOMS, REMOTE_ATOMS):
         p = table.get(name)
         if p is not None:
             return p
