@@ -11,7 +11,8 @@ Contract:
                  runs with "%%" and "%xx" resolved, atoms by name (the same text is
                  one used atom, as in git); Die with git's message and status for a
                  bad atom ("unknown field name: X", each parser's own), a "%(" without
-                 ")" (error + usage, 129), %(rest) ("this command reject atom"). The
+                 ")" (error + usage, 129), %(rest) ("this command reject atom"), a bare
+                 %(raw) with --python, --shell or --tcl ("cannot be used with"). The
                  nesting of %(align)/%(if)/%(then)/%(else)/%(end) is checked when a
                  ref is formatted, as git does (no refs: no error).
     add_atom(text) -> index   parse one more atom into the same table (sort keys).
@@ -51,9 +52,9 @@ from .atom import (
 from .contents_atoms import CONTENTS_ATOMS
 from .describe_atoms import DESCRIBE_ATOMS
 from .filters import FILTER_ATOMS
-from .object_atoms import OBJECT_ATOMS
+from .object_atoms import OBJECT_ATOMS, RawAtom
 from .person_atoms import PERSON_ATOMS
-from .quoting import QUOTE_NONE, quote
+from .quoting import QUOTE_NONE, QUOTE_PYTHON, QUOTE_SHELL, QUOTE_TCL, quote
 from .ref_atoms import EMPTY, REF_ATOMS, err_bad_arg, err_no_arg, shorten, strtoul_ui
 from .remote_atoms import REMOTE_ATOMS
 from .signature_atoms import SIGNATURE_ATOMS
@@ -69,6 +70,8 @@ VALID_ATOMS: dict[str, int] = {
     "signature": B, "raw": B, "upstream": N, "push": N, "symref": N, "flag": N,
     "HEAD": N, "color": N, "worktreepath": N, "align": N, "end": N, "if": N,
     "then": N, "else": N, "rest": N, "ahead-behind": O, "is-base": O}
+# the quoting styles a bare %(raw) in the format is refused with (verify_ref_format)
+_NO_RAW_QUOTE = QUOTE_PYTHON | QUOTE_SHELL | QUOTE_TCL
 # atoms whose "*" form git computes from the ref, not the peeled object
 _REF_SIDE = frozenset(("ahead-behind", "is-base"))
 _DEREF_SUFFIX = frozenset(("refname", "symref"))
@@ -434,6 +437,9 @@ class RefFormat:
                 self.parts.append(literal(fmt[i:sp]))
             text = fmt[sp + 2:ep].decode("utf-8", "surrogateescape")
             at = self.add_atom(text)
+            atom = self.used[at].atom
+            if quote_style & _NO_RAW_QUOTE and isinstance(atom, RawAtom) and not atom.size:
+                raise Die(f"--format={text} cannot be used with --python, --shell, --tcl")
             self.parts.append(at)
             if text.startswith("color:"):
                 reset_eol = text[6:] != "reset"
