@@ -93,3 +93,41 @@ def test_status_parser_as_parse_gpg_output() -> None:
     bad_trust = SignatureCheck()
     parse_gpg_output(bad_trust, b"[GNUPG:] TRUST_WHATEVER\n")
     assert bad_trust.result == "E"
+
+
+def test_ssh_signatures_are_gits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Signed with an ssh key: a known principal (G, fully), a key missing from the
+    allowed signers (G, undefined), a forged commit (B), no allowedSignersFile (N)."""
+    if shutil.which("ssh-keygen") is None:
+        pytest.skip("no ssh-keygen (git's GPGSSH prerequisite)")
+    keys = {}
+    for name in ("known", "stranger"):
+        keys[name] = tmp_path / name
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f",
+                        str(keys[name])], check=True, capture_output=True)
+    pub = (tmp_path / "known.pub").read_text().split()
+    allowed = tmp_path / "allowed"
+    allowed.write_text(f'"principal with number 1" {pub[0]} {pub[1]}\n')
+    git = GitRunner(find_git(), hermetic_env(tmp_path))
+    d = tmp_path / "r"
+    git.run(["init", "-q", "-b", "main", str(d)])
+    git.run(["config", "gpg.format", "ssh"], cwd=d)
+    for i, name in enumerate(("known", "stranger")):
+        (d / "f").write_text(f"{i}\n")
+        git.run(["add", "f"], cwd=d)
+        git.run(["-c", f"user.signingkey={keys[name]}", "commit", "-q", "-S", "-m", f"c{i}"],
+                cwd=d)
+        git.run(["tag", name], cwd=d)
+    raw = git.out(["cat-file", "commit", "known"], cwd=d).replace(b"\nc0\n", b"\nc0 forged\n")
+    forged = git.out(["hash-object", "-w", "-t", "commit", "--stdin"], cwd=d, input=raw)
+    git.run(["update-ref", "refs/tags/forged", forged.decode().strip()], cwd=d)
+    for key in ("HOME", "TZ", "LC_ALL", "LANG"):
+        monkeypatch.setenv(key, git.env[key])
+    seen: set[bytes] = set()
+    for config in ([], ["-c", f"gpg.ssh.allowedSignersFile={allowed}"]):
+        opts = [*config, "for-each-ref", f"--format={FORMAT}"]
+        want = git.run(opts, cwd=d, check=False)
+        assert run_lab(opts, cwd=d) == (want.returncode, want.stdout, want.stderr), config
+        seen.update(git.out([*config, "for-each-ref", "--format=%(signature:grade)"],
+                            cwd=d).split())
+    assert seen == {b"G", b"U", b"B", b"N"}         # every case seen

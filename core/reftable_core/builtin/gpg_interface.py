@@ -9,8 +9,12 @@ format (get_format_by_sig): OpenPGP runs `gpg --keyid-format=long --status-fd=1 
 -` (gpg.x509.program), the payload on stdin, as verify_gpg_signed_buffer does: `output` is
 the program's stderr, `status` its stdout, parsed by parse_gpg_output (result G B E X Y
 R, key, signer, fingerprint, primary key fingerprint, trust level). A signature of no
-known format dies ("bad/incompatible signature"). SSH signatures (ssh-keygen -Y verify
-against gpg.ssh.allowedSignersFile) are not implemented: NotImplementedSignature.
+known format dies ("bad/incompatible signature"). SSH runs verify_ssh_signed_buffer's
+steps: `ssh-keygen -Y find-principals -f <gpg.ssh.allowedSignersFile> -s <file>
+-Overify-time=<committer date>`, then `-Y verify -n git -f ... -I <principal>` for each
+principal found until one says "Good" (gpg.ssh.revocationFile as -r), or `-Y
+check-novalidate` when none is; parse_ssh_output reads the first line (G with trust
+"fully" for a known principal, G "undefined" for an unknown key, else B "never").
 TRUST_LEVELS lists git's trust level names in enum order (gpg_trust_level_to_str).
 """
 from __future__ import annotations
@@ -20,8 +24,8 @@ import subprocess
 import tempfile
 from collections.abc import Mapping
 
-from ..errors import ReftableError
-from .gitlike import Die
+from ..refs.date import parse_date_format, show_date
+from .gitlike import Die, write_err
 
 TRUST_UNDEFINED, TRUST_NEVER, TRUST_MARGINAL, TRUST_FULLY, TRUST_ULTIMATE = range(5)
 TRUST_LEVELS = ("undefined", "never", "marginal", "fully", "ultimate")
@@ -41,10 +45,6 @@ _STATUS = (("G", "GOODSIG ", True, True, True, False, False),
            ("R", "REVKEYSIG ", True, True, True, False, False),
            ("", "VALIDSIG ", False, False, False, True, False),
            ("", "TRUST_", False, False, False, False, True))
-
-
-class NotImplementedSignature(ReftableError):
-    """A signature format the lab does not verify (ssh)."""
 
 
 class SignatureCheck:
@@ -98,14 +98,14 @@ def split_signed_commit(data: bytes, object_format: str) -> tuple[bytes, bytes]:
     return bytes(payload), bytes(signature)
 
 
-def _has_header(payload: bytes, key: bytes) -> bool:
-    """find_commit_header with a non-empty value."""
+def _header(payload: bytes, key: bytes) -> bytes | None:
+    """find_commit_header: the value of key's header line, None if none or empty."""
     for line in payload.split(b"\n"):
         if not line:
-            return False
+            return None
         if line.startswith(key + b" ") and len(line) > len(key) + 1:
-            return True
-    return False
+            return line[len(key) + 1:]
+    return None
 
 
 def parse_gpg_output(sigc: SignatureCheck, status: bytes) -> None:
@@ -160,6 +160,120 @@ def _program(config: Mapping[str, str], fmt: str, default: str) -> str:
     return config.get(f"gpg.{fmt}.program", default)
 
 
+def _timestamp(ident: bytes) -> int:
+    """split_ident_line's date: the number after the last "> " (0 if none)."""
+    gt = ident.rfind(b"> ")
+    digits = ident[gt + 2:].split(b" ")[0] if gt >= 0 else b""
+    return int(digits) if digits.isdigit() else 0
+
+
+def stripspace(text: bytes) -> bytes:
+    """strbuf_stripspace without comments: trailing blanks off every line, runs of empty
+    lines as one, none at the start or the end, every line ended by LF."""
+    out: list[bytes] = []
+    empty = 0
+    for line in text.split(b"\n"):
+        line = line.rstrip(b" \t\n\v\f\r")
+        if not line:
+            empty += 1
+            continue
+        if empty and out:
+            out.append(b"")
+        empty = 0
+        out.append(line)
+    return b"".join(ln + b"\n" for ln in out)
+
+
+def parse_ssh_output(sigc: SignatureCheck, output: bytes) -> None:
+    """parse_ssh_output: ssh-keygen's first line."""
+    sigc.result = "B"
+    sigc.trust_level = TRUST_NEVER
+    line = output.split(b"\n")[0]
+    known = b'Good "git" signature for '
+    unknown = b'Good "git" signature with '
+    if line.startswith(known):
+        rest = line[len(known):]
+        at = rest.rfind(b" with ")
+        if at < 0:
+            return
+        sigc.result = "G"
+        sigc.trust_level = TRUST_FULLY
+        sigc.signer = rest[:at]
+        line = rest[at + 1:]
+    elif line.startswith(unknown):
+        sigc.result = "G"
+        sigc.trust_level = TRUST_UNDEFINED
+        line = line[len(unknown):]
+    else:
+        return
+    k = line.find(b"key ")
+    if k >= 0:
+        sigc.fingerprint = sigc.key = line[k + 4:]
+    else:
+        sigc.result = "B"
+
+
+def _run(argv: list[str], stdin: bytes) -> tuple[int, bytes, bytes]:
+    try:
+        p = subprocess.run(argv, input=stdin, capture_output=True, check=False)
+    except OSError:
+        return -1, b"", b""
+    return p.returncode, p.stdout, p.stderr
+
+
+def _verify_ssh(sigc: SignatureCheck, config: Mapping[str, str], payload: bytes,
+                signature: bytes, timestamp: int) -> None:
+    """verify_ssh_signed_buffer."""
+    allowed = config.get("gpg.ssh.allowedsignersfile")
+    if allowed is None:
+        write_err("error: ", "gpg.ssh.allowedSignersFile needs to be configured and exist "
+                  "for ssh signature verification")
+        return
+    allowed = os.path.expanduser(allowed)
+    program = _program(config, "ssh", "ssh-keygen")
+    revocation = config.get("gpg.ssh.revocationfile")
+    fd, path = tempfile.mkstemp(prefix=".git_vtag_tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(signature)
+        when = ""
+        if timestamp:
+            when = "-Overify-time=" + show_date(
+                timestamp, 0, parse_date_format("format-local:%Y%m%d%H%M%S"))
+        rc, principals, p_err = _run([program, "-Y", "find-principals", "-f", allowed,
+                                      "-s", path, when], b"")
+        if rc and b"usage:" in p_err:
+            write_err("error: ", "ssh-keygen -Y find-principals/verify is needed for ssh "
+                      "signature verification (available in openssh version 8.2p1+)")
+            return
+        out = err = b""
+        if rc or not principals:
+            _, out, err = _run([program, "-Y", "check-novalidate", "-n", "git", "-s", path,
+                                when], payload)
+        else:
+            for line in principals.split(b"\n"):
+                principal = line[:-1] if line.endswith(b"\r") else line
+                if not principal:
+                    continue
+                argv = [program, "-Y", "verify", "-n", "git", "-f", allowed, "-I",
+                        principal.decode("utf-8", "surrogateescape"), "-s", path, when]
+                if revocation is not None:
+                    revocation = os.path.expanduser(revocation)
+                    if os.path.exists(revocation):
+                        argv += ["-r", revocation]
+                    else:
+                        write_err("warning: ", "ssh signing revocation file configured but "
+                                  f"not found: {revocation}")
+                rc, out, err = _run(argv, payload)
+                if not rc and out.startswith(b"Good"):
+                    break
+        output = stripspace(out) + p_err + stripspace(err)
+        sigc.output = sigc.status = output
+        parse_ssh_output(sigc, output)
+    finally:
+        os.unlink(path)
+
+
 def _verify_gpg(sigc: SignatureCheck, program: str, args: tuple[str, ...],
                 payload: bytes, signature: bytes) -> None:
     """verify_gpg_signed_buffer: the detached signature in a temporary file."""
@@ -193,9 +307,11 @@ def check_commit_signature(config: Mapping[str, str], data: bytes,
     else:
         text = signature.split(b"\0")[0].decode("utf-8", "surrogateescape")
         raise Die(f"bad/incompatible signature '{text}'")
-    if not _has_header(payload, b"committer"):
+    committer = _header(payload, b"committer")
+    if committer is None:
         return sigc
     if name == "ssh":
-        raise NotImplementedSignature("verifying ssh signatures is not implemented")
+        _verify_ssh(sigc, config, payload, signature, _timestamp(committer))
+        return sigc
     _verify_gpg(sigc, _program(config, name, default), args, payload, signature)
     return sigc

@@ -7,19 +7,16 @@ Contract: SIGNATURE_ATOMS maps "signature" to its AtomParser (atom.py).
       bare = the program's stderr; grade = G (U when the trust level is undefined or
       never), B, E, N, X, Y, R; key, signer, fingerprint, primary key fingerprint as
       parsed; trustlevel = git's name of the level. An unsigned commit gives git's "no
-      signature" answer (grade N, trust level "undefined"); an SSH signature dies
-      ("verifying ssh signatures is not implemented"). Other objects give "".
+      signature" answer (grade N, trust level "undefined"). Other objects give "".
 """
 from __future__ import annotations
 
 from typing import Any
 
-from ..gitlike import Die
 from ..gpg_interface import (
     TRUST_LEVELS,
     TRUST_NEVER,
     TRUST_UNDEFINED,
-    NotImplementedSignature,
     SignatureCheck,
     check_commit_signature,
 )
@@ -36,10 +33,7 @@ def _check(ctx: AtomContext, obj: GitObject) -> SignatureCheck:
     if _last and _last[0] is ctx and _last[1] == obj.oid:
         got: SignatureCheck = _last[2]
         return got
-    try:
-        sigc = check_commit_signature(ctx.repo.config, obj.data, ctx.repo.object_format)
-    except NotImplementedSignature as err:
-        raise Die(str(err)) from None
+    sigc = check_commit_signature(ctx.repo.config, obj.data, ctx.repo.object_format)
     _last[:] = [ctx, obj.oid, sigc]
     return sigc
 
