@@ -113,13 +113,21 @@ for t in $TESTS; do
         runs+=("$name files" "$name reftable"); fi
 done
 
+# The trash directories go under a short root of their own, not under $OUT: gpg-agent's
+# sockets live in the trash directory's gpghome, and a Unix socket's path has at most 107
+# bytes (under $OUT=/tmp/reftable-lab-git-tests.XXXXXX t6300's
+# ".../trash directory.t6300-for-each-ref/gpghome/S.gpg-agent.browser" has 125: no agent
+# starts and git's GPG prerequisite fails). A script that fails keeps its trash there;
+# <name>.<format>.trash names it.
 run_one() {  # $1 = script name, $2 = ref format; writes $OUT/<name>.<format>.{tap,status}
-    local name=$1 fmt=$2 dir="$OUT/$1.$2" rc=0
+    local name=$1 fmt=$2 dir="$OUT/$1.$2" rc=0 root
     mkdir -p "$dir"
+    root=$(mktemp -d "${TMPDIR:-/tmp}/gt.XXXXXX")
     (cd "$SRC/t" && GIT_TEST_DEFAULT_REF_FORMAT=$fmt TEST_OUTPUT_DIRECTORY="$dir" \
-        timeout -k 10 "$TIMEOUT" sh "./$name.sh" --verbose-log --root="$dir" ${RUN:+"--run=$RUN"} \
+        timeout -k 10 "$TIMEOUT" sh "./$name.sh" --verbose-log --root="$root" ${RUN:+"--run=$RUN"} \
         >"$dir.tap" 2>"$dir.err" </dev/null) || rc=$?
     echo "$rc" >"$dir.status"
+    if [[ $rc -eq 0 ]]; then rm -rf "$root"; else echo "$root" >"$dir.trash"; fi
 }
 export -f run_one
 export SRC OUT TIMEOUT RUN
