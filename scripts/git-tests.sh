@@ -10,7 +10,7 @@
 # wrapper. git's internal calls use GIT_EXEC_PATH and never pass through it. No
 # test is edited, skipped or special-cased; a trap restores the wrapper.
 #
-# Runs t1403-show-ref, t1400-update-ref, t1404-update-ref-errors,
+# Runs t1403-show-ref, t1400-update-ref, t6300-for-each-ref, t1404-update-ref-errors,
 # t1416-ref-transaction-hooks, t1450-fsck, t1430-bad-ref-name,
 # t0601-reffiles-pack-refs, t1410-reflog, t1401-symbolic-ref,
 # t0613-reftable-write-options, t0600-reffiles-backend, t1460-refs-migrate,
@@ -28,8 +28,7 @@
 #
 # Environment: REFTABLE_LAB_BIN (default <project>/.venv/bin/reftable-lab),
 # JOBS, TIMEOUT, GIT_TESTS_OUT (folder for the logs; default a new temporary
-# one, kept), GIT_TESTS (the scripts, default the fifteen above; t6300-for-each-ref is
-# routed but left out of the default while tests of it fail; "t1403 t0610"
+# one, kept), GIT_TESTS (the scripts, default the sixteen above; "t1403 t0610"
 # works too), GIT_TESTS_RUN (git's --run=<selection> for every script, e.g.
 # "99,147,173"; a partial run's plan counts the tests not selected as skipped),
 # GIT_TESTS_FLAGS (the lab's flags for the run, default migrate_initial=off: the
@@ -44,7 +43,7 @@ LAB=${REFTABLE_LAB_BIN:-$ROOT/.venv/bin/reftable-lab}
 JOBS=${JOBS:-2}
 TIMEOUT=${TIMEOUT:-2400}
 RUN=${GIT_TESTS_RUN:-}
-TESTS=${GIT_TESTS:-t1400-update-ref t0610-reftable-basics t1404-update-ref-errors t1403-show-ref t1416-ref-transaction-hooks t1450-fsck t1430-bad-ref-name t0601-reffiles-pack-refs t1410-reflog t1401-symbolic-ref t0613-reftable-write-options t0600-reffiles-backend t1460-refs-migrate t6301-for-each-ref-errors t6302-for-each-ref-filter}
+TESTS=${GIT_TESTS:-t1400-update-ref t6300-for-each-ref t0610-reftable-basics t1404-update-ref-errors t1403-show-ref t1416-ref-transaction-hooks t1450-fsck t1430-bad-ref-name t0601-reffiles-pack-refs t1410-reflog t1401-symbolic-ref t0613-reftable-write-options t0600-reffiles-backend t1460-refs-migrate t6301-for-each-ref-errors t6302-for-each-ref-filter}
 FLAGS=${GIT_TESTS_FLAGS-migrate_initial=off}
 MARK="# reftable-lab git-tests router"
 
