@@ -60,6 +60,7 @@ CASES: list[list[str]] = [
     ["--tcl", "--format=%(refname) %(*raw)"], ["--perl", "--format=%(raw)", "refs/tags/v1"],
     ["--shell", "--sort=raw", "--format=%(raw:size)"], ["--shell", "--format=%(raw:bad)"],
     ["--python", "--format=%(foo)%(raw)"], ["--tcl", "--format=%(raw)%(foo)"],
+    ["--format=%(trailers:only=0x1,unfold=010)|%(describe:tags=0x0)"],   # git_parse_maybe_bool
 ]
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ...config import parse_bool
 from ...errors import ReftableError
 from ..describe import describe
 from ..gitlike import Die
 from .atom import AtomContext, AtomParser, AtomValue, GitObject
-from .object_atoms import ObjectAtom, maybe_bool
+from .object_atoms import ObjectAtom
 from .ref_atoms import EMPTY, err_bad_arg
 
 
@@ -64,7 +65,7 @@ def parse_describe(ctx: Any, name: str, arg: str | None) -> DescribeAtom:
         ok, val, rest = _atom_arg_value(s, "tags")
         if ok:
             s = rest
-            b = True if val is None else maybe_bool(val)
+            b = True if val is None else parse_bool(val)
             if b is not None:
                 tags = b
                 continue

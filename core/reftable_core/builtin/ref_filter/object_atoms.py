@@ -12,11 +12,10 @@ blob). Numeric atoms (FIELD_ULONG) carry the number git sorts by.
   object, type, tag                                 of a tag (its header lines)
   raw [:size]       the object's bytes, any type
 Shared: ObjectAtom (the base: no object gives "" or 0), cstr (a message is a C string
-to git: it stops at the first NUL byte), header_lines, maybe_bool.
+to git: it stops at the first NUL byte), header_lines.
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from .atom import SOURCE_OBJ, AtomContext, AtomParser, AtomValue, GitObject, RefItem
@@ -127,19 +126,6 @@ def _tag_parser(key: bytes) -> AtomParser:
         return TagFieldAtom(key)
     return parse
 
-
-
-def maybe_bool(v: str) -> bool | None:
-    """git_parse_maybe_bool."""
-    low = v.lower()
-    if low in ("true", "yes", "on"):
-        return True
-    if low in ("false", "no", "off", ""):
-        return False
-    m = re.fullmatch(r"[ \t\n\v\f\r]*([+-]?[0-9]+)([kKmMgG]?)", v)
-    if m is None:
-        return None
-    return int(m.group(1)) != 0
 
 
 # -- raw ---------------------------------------------------------------------------

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
+from ...config import parse_bool
 from ..gitlike import Die
-from .object_atoms import maybe_bool
 
 SPACE = b" \t\n\v\f\r"
 SEPARATORS = b":"
@@ -123,7 +123,7 @@ def parse_trailer_options(arg: str | None) -> TrailerOptions:
             ok, val, rest = _match_arg_value(s, name)
             if ok:
                 s = rest         # git's *end moves on even when the value is no bool
-                b = True if val is None else maybe_bool(val)
+                b = True if val is None else parse_bool(val)
                 if b is not None:
                     setattr(opts, {"only": "only_trailers", "keyonly": "key_only",
                                    "valueonly": "value_only"}.get(name, name), b)
