@@ -79,10 +79,9 @@ cython-core: setup
 test-cython: cython-core
 	REFTABLE_LAB_CORE=cython REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) -q tests/reftable tests/refs tests/odb
 
-# fifteen of git's own test scripts (t1400, t1403, t1404, t1416, t0600, t0601, t0613, t1401,
-# t1410, t1430, t1450, t1460, t0610, t6301, t6302) with the lab in place of show-ref,
-# update-ref, refs and for-each-ref (GIT_TESTS=t6300 runs for-each-ref's
-# formats, not yet all passing); git's source is built once into the cache
+# sixteen of git's own test scripts (t1400, t1403, t1404, t1416, t0600, t0601, t0613, t1401,
+# t1410, t1430, t1450, t1460, t0610, t6300, t6301, t6302) with the lab in place of show-ref,
+# update-ref, refs and for-each-ref; git's source is built once into the cache
 git-tests: setup
 	bash scripts/git-tests.sh
 

@@ -10,7 +10,7 @@
 # wrapper. git's internal calls use GIT_EXEC_PATH and never pass through it. No
 # test is edited, skipped or special-cased; a trap restores the wrapper.
 #
-# Runs t1403-show-ref, t1400-update-ref, t1404-update-ref-errors,
+# Runs t1403-show-ref, t1400-update-ref, t6300-for-each-ref, t1404-update-ref-errors,
 # t1416-ref-transaction-hooks, t1450-fsck, t1430-bad-ref-name,
 # t0601-reffiles-pack-refs, t1410-reflog, t1401-symbolic-ref,
 # t0613-reftable-write-options, t0600-reffiles-backend, t1460-refs-migrate,
@@ -28,8 +28,7 @@
 #
 # Environment: REFTABLE_LAB_BIN (default <project>/.venv/bin/reftable-lab),
 # JOBS, TIMEOUT, GIT_TESTS_OUT (folder for the logs; default a new temporary
-# one, kept), GIT_TESTS (the scripts, default the fifteen above; t6300-for-each-ref is
-# routed but left out of the default while tests of it fail; "t1403 t0610"
+# one, kept), GIT_TESTS (the scripts, default the sixteen above; "t1403 t0610"
 # works too), GIT_TESTS_RUN (git's --run=<selection> for every script, e.g.
 # "99,147,173"; a partial run's plan counts the tests not selected as skipped),
 # GIT_TESTS_FLAGS (the lab's flags for the run, default migrate_initial=off: the
@@ -44,7 +43,7 @@ LAB=${REFTABLE_LAB_BIN:-$ROOT/.venv/bin/reftable-lab}
 JOBS=${JOBS:-2}
 TIMEOUT=${TIMEOUT:-2400}
 RUN=${GIT_TESTS_RUN:-}
-TESTS=${GIT_TESTS:-t1400-update-ref t0610-reftable-basics t1404-update-ref-errors t1403-show-ref t1416-ref-transaction-hooks t1450-fsck t1430-bad-ref-name t0601-reffiles-pack-refs t1410-reflog t1401-symbolic-ref t0613-reftable-write-options t0600-reffiles-backend t1460-refs-migrate t6301-for-each-ref-errors t6302-for-each-ref-filter}
+TESTS=${GIT_TESTS:-t1400-update-ref t6300-for-each-ref t0610-reftable-basics t1404-update-ref-errors t1403-show-ref t1416-ref-transaction-hooks t1450-fsck t1430-bad-ref-name t0601-reffiles-pack-refs t1410-reflog t1401-symbolic-ref t0613-reftable-write-options t0600-reffiles-backend t1460-refs-migrate t6301-for-each-ref-errors t6302-for-each-ref-filter}
 FLAGS=${GIT_TESTS_FLAGS-migrate_initial=off}
 MARK="# reftable-lab git-tests router"
 
@@ -113,13 +112,21 @@ for t in $TESTS; do
         runs+=("$name files" "$name reftable"); fi
 done
 
+# The trash directories go under a short root of their own, not under $OUT: gpg-agent's
+# sockets live in the trash directory's gpghome, and a Unix socket's path has at most 107
+# bytes (under $OUT=/tmp/reftable-lab-git-tests.XXXXXX t6300's
+# ".../trash directory.t6300-for-each-ref/gpghome/S.gpg-agent.browser" has 125: no agent
+# starts and git's GPG prerequisite fails). A script that fails keeps its trash there;
+# <name>.<format>.trash names it.
 run_one() {  # $1 = script name, $2 = ref format; writes $OUT/<name>.<format>.{tap,status}
-    local name=$1 fmt=$2 dir="$OUT/$1.$2" rc=0
+    local name=$1 fmt=$2 dir="$OUT/$1.$2" rc=0 root
     mkdir -p "$dir"
+    root=$(mktemp -d "${TMPDIR:-/tmp}/gt.XXXXXX")
     (cd "$SRC/t" && GIT_TEST_DEFAULT_REF_FORMAT=$fmt TEST_OUTPUT_DIRECTORY="$dir" \
-        timeout -k 10 "$TIMEOUT" sh "./$name.sh" --verbose-log --root="$dir" ${RUN:+"--run=$RUN"} \
+        timeout -k 10 "$TIMEOUT" sh "./$name.sh" --verbose-log --root="$root" ${RUN:+"--run=$RUN"} \
         >"$dir.tap" 2>"$dir.err" </dev/null) || rc=$?
     echo "$rc" >"$dir.status"
+    if [[ $rc -eq 0 ]]; then rm -rf "$root"; else echo "$root" >"$dir.trash"; fi
 }
 export -f run_one
 export SRC OUT TIMEOUT RUN

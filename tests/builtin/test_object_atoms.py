@@ -1,4 +1,5 @@
-"""ref_filter.object_atoms: unit checks on known bytes, and every atom (with its
+"""ref_filter's object atoms (object_atoms, person_atoms, contents_atoms, trailers,
+signature_atoms, describe_atoms): unit checks on known bytes, and every atom (with its
 arguments) called directly on the GitObject the store gives, compared with
 `git for-each-ref --format=%(atom)` for the same ref, on a repository git builds:
 annotated tags of commits and of tags, lightweight tags, trailers (folded, git-generated,
@@ -10,14 +11,12 @@ from pathlib import Path
 
 import pytest
 from reftable_core.builtin.gitlike import Die
-from reftable_core.builtin.ref_filter.atom import GitObject, RefItem
-from reftable_core.builtin.ref_filter.format import Context
-from reftable_core.builtin.ref_filter.object_atoms import (
-    OBJECT_ATOMS,
-    Message,
-    copy_email,
+from reftable_core.builtin.ref_filter.atom import AtomParser, GitObject, RefItem
+from reftable_core.builtin.ref_filter.contents_atoms import Message, format_sanitized_subject
+from reftable_core.builtin.ref_filter.format import Context, atom_parser
+from reftable_core.builtin.ref_filter.person_atoms import copy_email
+from reftable_core.builtin.ref_filter.trailers import (
     find_trailer_block_start,
-    format_sanitized_subject,
     format_trailers_from_commit,
     parse_trailer_options,
 )
@@ -27,6 +26,13 @@ from reftable_core.repo import open_repo
 from gitbin import GitRunner, hermetic_env
 
 NOW = "1300000000"
+
+
+def _parser(name: str) -> AtomParser:
+    p = atom_parser(name)
+    assert p is not None, name
+    return p
+
 
 MESSAGES = {
     "plain": "one line subject\n",
@@ -117,7 +123,7 @@ def lab_values(d: Path, atom: str, refs: list[tuple[bytes, bytes]]) -> list[byte
     deref = atom.startswith("*")
     text = atom[1:] if deref else atom
     name, colon, arg = text.partition(":")
-    parsed = OBJECT_ATOMS[name](ctx, name, arg if colon and arg else None)
+    parsed = _parser(name)(ctx, name, arg if colon and arg else None)
     out = []
     for refname, oid in refs:
         obj = ctx.object(oid, refname)
@@ -249,7 +255,7 @@ def test_parse_errors_are_gits(mgit: GitRunner, repo: Path, name: str, arg: str,
     p = mgit.run(["for-each-ref", f"--format=%({name}:{arg})"], cwd=repo, check=False)
     assert p.returncode == 128 and p.stderr.decode() == f"fatal: {msg}\n"
     with pytest.raises(Die) as e:
-        OBJECT_ATOMS[name](None, name, arg)
+        _parser(name)(None, name, arg)
     assert e.value.msg == msg
 
 
@@ -257,7 +263,7 @@ def test_unknown_date_format_dies_when_read(mgit: GitRunner, repo: Path) -> None
     p = mgit.run(["for-each-ref", "--format=%(authordate:bogus)", "refs/heads/main"],
                  cwd=repo, check=False)
     assert p.returncode == 128 and p.stderr == b"fatal: unknown date format bogus\n"
-    atom = OBJECT_ATOMS["authordate"](None, "authordate", "bogus")    # parses
+    atom = _parser("authordate")(None, "authordate", "bogus")    # parses
     repo_ = open_repo(repo / ".git")
     oid = repo_.refs.resolve(b"refs/heads/main")
     oid = oid if isinstance(oid, bytes) else oid.value

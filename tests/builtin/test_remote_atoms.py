@@ -10,7 +10,7 @@ import pytest
 from reftable_core.builtin.gitlike import Die
 from reftable_core.builtin.ref_filter.atom import RefItem
 from reftable_core.builtin.ref_filter.format import Context
-from reftable_core.builtin.ref_filter.object_atoms import OBJECT_ATOMS
+from reftable_core.builtin.ref_filter.remote_atoms import REMOTE_ATOMS
 from reftable_core.repo import open_repo
 
 from gitbin import GitRunner, hermetic_env
@@ -86,7 +86,7 @@ def test_remote_atoms_equal_git(mgit: GitRunner, repo: Path, atom: str, config: 
         sep = "\x01"
         want = mgit.out([*cfg, "for-each-ref", f"--format=%({atom}{arg}){sep}"],
                         cwd=repo).split(sep.encode() + b"\n")[:-1]
-        a = OBJECT_ATOMS[atom](ctx, atom, arg[1:] or None)
+        a = REMOTE_ATOMS[atom](ctx, atom, arg[1:] or None)
         got = [a.value(ctx, RefItem(n, b"", None), None).text for n in names]
         assert got == want, (atom, arg, cfg)
 
@@ -101,5 +101,5 @@ def test_bad_argument_is_gits(mgit: GitRunner, repo: Path) -> None:
     p = mgit.run(["for-each-ref", "--format=%(upstream:track,bogus)"], cwd=repo, check=False)
     assert p.stderr == b"fatal: unrecognized %(upstream) argument: track,bogus\n"
     with pytest.raises(Die) as e:
-        OBJECT_ATOMS["upstream"](None, "upstream", "track,bogus")
+        REMOTE_ATOMS["upstream"](None, "upstream", "track,bogus")
     assert e.value.msg == "unrecognized %(upstream) argument: track,bogus"

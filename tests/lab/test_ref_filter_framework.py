@@ -56,6 +56,11 @@ CASES: list[list[str]] = [
     ["--format=%(ahead-behind)"], ["--format=%(is-base:main) %(is-base:b01) %(refname)"],
     ["--format=%(is-base)"], ["--format=%(refname)", "--count=2", "--sort=-objectname"],
     ["--omit-empty", "--format=%(if)%(symref)%(then)%(refname)%(end)"],
+    ["--shell", "--format=%(raw)"], ["--python", "--format=%(raw:size) %(raw)"],
+    ["--tcl", "--format=%(refname) %(*raw)"], ["--perl", "--format=%(raw)", "refs/tags/v1"],
+    ["--shell", "--sort=raw", "--format=%(raw:size)"], ["--shell", "--format=%(raw:bad)"],
+    ["--python", "--format=%(foo)%(raw)"], ["--tcl", "--format=%(raw)%(foo)"],
+    ["--format=%(trailers:only=0x1,unfold=010)|%(describe:tags=0x0)"],   # git_parse_maybe_bool
 ]
 
 

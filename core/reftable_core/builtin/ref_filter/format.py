@@ -11,7 +11,8 @@ Contract:
                  runs with "%%" and "%xx" resolved, atoms by name (the same text is
                  one used atom, as in git); Die with git's message and status for a
                  bad atom ("unknown field name: X", each parser's own), a "%(" without
-                 ")" (error + usage, 129), %(rest) ("this command reject atom"). The
+                 ")" (error + usage, 129), %(rest) ("this command reject atom"), a bare
+                 %(raw) with --python, --shell or --tcl ("cannot be used with"). The
                  nesting of %(align)/%(if)/%(then)/%(else)/%(end) is checked when a
                  ref is formatted, as git does (no refs: no error).
     add_atom(text) -> index   parse one more atom into the same table (sort keys).
@@ -24,9 +25,9 @@ Contract:
                  its %(end), the color reset at end of line when a %(color:...) other
                  than reset was used with colors on.
     prepare(refs)   the batch steps of atoms that have one (ahead-behind, is-base).
-Object atoms (contents, author..., tree, parent, upstream, describe...) come from
-object_atoms.OBJECT_ATOMS when that module exists; until then they are refused
-with a "not supported" fatal line.
+  atom_parser(name)   the parser of a valid_atom[] name, from the tables of ref_atoms,
+                 the structural atoms here, filters, object_atoms, person_atoms,
+                 contents_atoms, signature_atoms, describe_atoms and remote_atoms.
 """
 from __future__ import annotations
 
@@ -48,10 +49,15 @@ from .atom import (
     GitObject,
     RefItem,
 )
+from .contents_atoms import CONTENTS_ATOMS
+from .describe_atoms import DESCRIBE_ATOMS
 from .filters import FILTER_ATOMS
-from .object_atoms import OBJECT_ATOMS
-from .quoting import QUOTE_NONE, quote
+from .object_atoms import OBJECT_ATOMS, RawAtom
+from .person_atoms import PERSON_ATOMS
+from .quoting import QUOTE_NONE, QUOTE_PYTHON, QUOTE_SHELL, QUOTE_TCL, quote
 from .ref_atoms import EMPTY, REF_ATOMS, err_bad_arg, err_no_arg, shorten, strtoul_ui
+from .remote_atoms import REMOTE_ATOMS
+from .signature_atoms import SIGNATURE_ATOMS
 
 N, O, B = SOURCE_NONE, SOURCE_OTHER, SOURCE_OBJ
 VALID_ATOMS: dict[str, int] = {
@@ -64,6 +70,8 @@ VALID_ATOMS: dict[str, int] = {
     "signature": B, "raw": B, "upstream": N, "push": N, "symref": N, "flag": N,
     "HEAD": N, "color": N, "worktreepath": N, "align": N, "end": N, "if": N,
     "then": N, "else": N, "rest": N, "ahead-behind": O, "is-base": O}
+# the quoting styles a bare %(raw) in the format is refused with (verify_ref_format)
+_NO_RAW_QUOTE = QUOTE_PYTHON | QUOTE_SHELL | QUOTE_TCL
 # atoms whose "*" form git computes from the ref, not the peeled object
 _REF_SIDE = frozenset(("ahead-behind", "is-base"))
 _DEREF_SUFFIX = frozenset(("refname", "symref"))
@@ -160,7 +168,8 @@ _FORMAT_ATOMS: dict[str, AtomParser] = {
 
 def atom_parser(name: str) -> AtomParser | None:
     """The parser registered for a valid_atom[] name (None: the lab lacks it)."""
-    for table in (REF_ATOMS, _FORMAT_ATOMS, FILTER_ATOMS, OBJECT_ATOMS):
+    for table in (REF_ATOMS, _FORMAT_ATOMS, FILTER_ATOMS, OBJECT_ATOMS, PERSON_ATOMS,
+                  CONTENTS_ATOMS, SIGNATURE_ATOMS, DESCRIBE_ATOMS, REMOTE_ATOMS):
         p = table.get(name)
         if p is not None:
             return p
@@ -428,6 +437,9 @@ class RefFormat:
                 self.parts.append(literal(fmt[i:sp]))
             text = fmt[sp + 2:ep].decode("utf-8", "surrogateescape")
             at = self.add_atom(text)
+            atom = self.used[at].atom
+            if quote_style & _NO_RAW_QUOTE and isinstance(atom, RawAtom) and not atom.size:
+                raise Die(f"--format={text} cannot be used with --python, --shell, --tcl")
             self.parts.append(at)
             if text.startswith("color:"):
                 reset_eol = text[6:] != "reset"
