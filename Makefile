@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
 .PHONY: setup dask git browser test test-browser test-fast test-compiled compiled-core test-cython \
-        cython-core git-tests bench \
+        cython-core git-tests git-perf bench \
         speed lab notebooks clean
 
 setup: $(STAMP)
@@ -84,6 +84,14 @@ test-cython: cython-core
 # update-ref, refs and for-each-ref; git's source is built once into the cache
 git-tests: setup
 	bash scripts/git-tests.sh
+
+# git's own performance scripts for the commands the lab implements (t/perf p1400-update-ref,
+# p6300-for-each-ref), through git's t/perf/run once with git and once with the lab in place
+# (scripts/git-router.sh): aggregate.perl's table and git's time, the lab's and the ratio per
+# test. Default: 1/10 of the scripts' sizes, 3 repeats (GIT_PERF_SCALE=1 runs them as git has
+# them; scripts/git-perf.sh says what else it reads)
+git-perf: setup
+	bash scripts/git-perf.sh
 
 # the lab's main job: generate the benchmark datasets and measure the scenarios.
 # Default: the set `first` (one scenario per seed and upstream commit; BENCH_ARGS= with

@@ -23,6 +23,7 @@ from gitbin import GitRunner
 from .fastwrite import write_bulk_table
 from .manifest import REPO_DIR, DataGenError
 from .names import pick_probe_names, ref_names, rng_for
+from .realshaped import build_real_shaped
 from .objects import BASE_TIME, History, ObjectSet, init_repo, seed_objects, synthetic_history
 
 Progress = Callable[..., Any]   # tqdm-like factory: progress(total=, desc=, unit=)
@@ -484,4 +485,5 @@ BUILDERS: dict[str, Callable[[Context], dict[str, Any]]] = {
     "build_packed_refs": build_packed_refs,
     "build_empty_repo": build_empty_repo,
     "build_history": build_history,
+    "build_real_shaped": build_real_shaped,
 }

@@ -227,6 +227,23 @@ _add(Preset(
     check=_check_history, builder="build_history"))
 
 
+def _check_real_shaped(p: dict[str, Any]) -> None:
+    if p["refs"] < 10 or p["commits"] < 2:
+        raise DataGenError("refs-real-shaped needs --refs >= 10 and --commits >= 2")
+
+
+_add(Preset(
+    "refs-real-shaped",
+    "a project-shaped repository: a history with real-shaped messages (bodies, trailers) by "
+    "several people, annotated and lightweight tags, branches, remote-tracking refs, "
+    "upstream and push config (data_gen.realshaped)",
+    "issue 29 (for-each-ref with every atom, beside git)",
+    {"refs": 100_000, "commits": 5000, "seed": 0, "object_format": "sha1",
+     "ref_format": "reftable"},
+    fixed={"via_git": True},
+    why_fixed={"via_git": "git's fast-import and update-ref write it"},
+    check=_check_real_shaped, builder="build_real_shaped"))
+
 def list_presets() -> list[tuple[str, str, str, dict[str, Any]]]:
     return [(p.name, p.description, p.seed_thread, dict(p.defaults)) for p in PRESETS.values()]
 

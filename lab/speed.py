@@ -24,8 +24,10 @@ keeps a revision's), counted by the one callgrind counter
 Workloads (workloads()): show-ref of the preset's middle ref over a reftable stack of
 three tables and over a packed-refs file; log --raw over the synthetic history with
 delta chains and over each --history DIR (a real repository); every object read
-(cat-file --batch --batch-all-objects) of the same; and the start-up (show-ref
---exists of a missing ref; python -c pass beside it).
+(cat-file --batch --batch-all-objects) of the same; for-each-ref with every atom family
+(FOR_EACH_REF_FORMAT) over the refs-real-shaped preset (commits with bodies and trailers,
+annotated tags, branches with upstreams); and the start-up (show-ref --exists of a missing
+ref; python -c pass beside it).
 """
 from __future__ import annotations
 
@@ -55,12 +57,37 @@ from lab.stages import STAGES
 LOG_ARGS = ["log", "--format=%H", "--first-parent", "--no-renames", "--raw", "--no-abbrev",
             "-m", "refs/heads/main"]
 
+# for-each-ref's whole format language in one format (issue 29): every atom family git
+# 2.47's for-each-ref has, with their modifiers. Left out: %(describe) (a walk per ref, not
+# a listing: minutes at 100k refs), the relative and human dates and %(ahead-behind) (they
+# depend on the clock or are walks too), %(signature) (no signed objects in the dataset).
+FOR_EACH_REF_FORMAT = (
+    "%(refname) %(refname:short) %(refname:lstrip=1) %(refname:rstrip=-2) %(objectname) "
+    "%(objectname:short=10) %(objecttype) %(objectsize) %(objectsize:disk) %(deltabase) "
+    "%(tree) %(tree:short) %(parent) %(parent:short) %(numparent) %(object) %(type) %(tag) "
+    "%(*objectname) %(*objecttype) %(*subject) %(*authorname) %(author) %(authorname) "
+    "%(authoremail) %(authoremail:trim) %(authoremail:localpart) %(authordate) "
+    "%(authordate:iso) %(authordate:iso-strict) %(authordate:rfc) %(authordate:short) "
+    "%(authordate:raw) %(authordate:unix) %(authordate:format:%Y-%m-%d %H) %(committer) "
+    "%(committername) %(committeremail) %(committerdate) %(committerdate:iso8601) %(tagger) "
+    "%(taggername) %(taggeremail) %(taggerdate) %(taggerdate:default) %(creator) "
+    "%(creatordate) %(creatordate:iso)%0a%(subject)|%(subject:sanitize)%0a%(body)%0a"
+    "%(contents)%(contents:subject)%(contents:body)%(contents:signature)%(contents:size)%0a"
+    "%(trailers)%(trailers:key=Signed-off-by,valueonly)%(trailers:only,unfold,separator=%x2C)"
+    "%0a%(raw:size)%0a%(raw)%0a%(upstream) %(upstream:short) %(upstream:lstrip=2) "
+    "%(upstream:track) %(upstream:trackshort) %(upstream:remotename) %(upstream:remoteref) "
+    "%(push) %(push:short) %(push:remotename) %(HEAD) %(symref) %(symref:short) "
+    "%(if)%(symref)%(then)sym%(else)plain%(end) %(align:30,right)%(refname:short)%(end) "
+    "%(color:red)x%(color:reset)|")
+
 # scale -> preset -> its data_gen parameters
 SCALES: dict[str, dict[str, dict[str, Any]]] = {
     "small": {"refs-1m-3tables": {"refs": 20000, "tables": 3},
-              "packed-1m": {"refs": 100000}, "history-depth50": {"commits": 300}},
+              "packed-1m": {"refs": 100000}, "history-depth50": {"commits": 300},
+              "refs-real-shaped": {"refs": 2000, "commits": 300}},
     "full": {"refs-1m-3tables": {"refs": 1000000, "tables": 3},
-             "packed-1m": {"refs": 1000000}, "history-depth50": {"commits": 3000}},
+             "packed-1m": {"refs": 1000000}, "history-depth50": {"commits": 3000},
+             "refs-real-shaped": {"refs": 100000, "commits": 5000}},
 }
 
 
@@ -195,6 +222,15 @@ def workloads(scale: str, datasets: Path, histories: Sequence[Path],
         add("log-raw", lambda: log_raw(gitdir, what))
     for gitdir, what in hist:
         add("read-objects", lambda: cat_all(gitdir, what))
+    def for_each_ref() -> Workload:
+        d = ds("refs-real-shaped")
+        n = d.manifest["facts"]["ref_count"]
+        fmt = f"--format={FOR_EACH_REF_FORMAT}"
+        return Workload(f"for-each-ref, every atom family, over {n:,} refs (refs-real-shaped, "
+                        "reftable)", d.gitdir, ("for-each-ref", fmt),
+                        ("--git-dir", str(d.gitdir), "for-each-ref", fmt))
+
+    add("for-each-ref-atoms", for_each_ref)
     def startup() -> Workload:
         gitdir = ds("packed-1m").gitdir
         return Workload("start-up: show-ref --exists of a missing ref (a no-op)", gitdir,

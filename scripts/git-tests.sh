@@ -45,7 +45,8 @@ TIMEOUT=${TIMEOUT:-2400}
 RUN=${GIT_TESTS_RUN:-}
 TESTS=${GIT_TESTS:-t1400-update-ref t6300-for-each-ref t0610-reftable-basics t1404-update-ref-errors t1403-show-ref t1416-ref-transaction-hooks t1450-fsck t1430-bad-ref-name t0601-reffiles-pack-refs t1410-reflog t1401-symbolic-ref t0613-reftable-write-options t0600-reffiles-backend t1460-refs-migrate t6301-for-each-ref-errors t6302-for-each-ref-filter}
 FLAGS=${GIT_TESTS_FLAGS-migrate_initial=off}
-MARK="# reftable-lab git-tests router"
+. "$ROOT/scripts/git-router.sh"   # write_git_router, GIT_ROUTER_MARK
+MARK=$GIT_ROUTER_MARK
 
 log() { echo "git-tests: $*" >&2; }
 
@@ -77,30 +78,7 @@ restore() { cp -p "$PRISTINE" "$WRAPPER"; }
 trap restore EXIT
 trap 'exit 130' INT TERM
 
-q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }   # a shell-quoted word
-{
-    echo "#!/bin/sh"
-    echo "$MARK (scripts/git-tests.sh): show-ref, update-ref, refs and for-each-ref go to reftable-lab"
-    [[ -n "${PYTHONPATH:-}" ]] && echo "PYTHONPATH=$(q "$PYTHONPATH"); export PYTHONPATH"
-    flags="$FLAGS${REFTABLE_LAB_FLAGS:+,$REFTABLE_LAB_FLAGS}"   # the user's last: it wins
-    flags=${flags#,}
-    [[ -n "$flags" ]] && echo "REFTABLE_LAB_FLAGS=$(q "$flags"); export REFTABLE_LAB_FLAGS"
-    cat <<EOF
-skip=
-for a do
-	if test -n "\$skip"; then skip=; continue; fi
-	case "\$a" in
-	-C|-c|--git-dir|--work-tree|--namespace|--super-prefix|--attr-source) skip=1 ;;
-	-*) ;;
-	show-ref|update-ref|refs|for-each-ref) exec $(q "$LAB") "\$@" ;;
-	*) break ;;
-	esac
-done
-exec $(q "$PRISTINE") "\$@"
-EOF
-} >"$WRAPPER.tmp"
-chmod +x "$WRAPPER.tmp"
-mv "$WRAPPER.tmp" "$WRAPPER"
+write_git_router "$WRAPPER" "$LAB" "$PRISTINE" "$FLAGS"
 
 # --- the runs ----------------------------------------------------------------
 runs=()

@@ -15,7 +15,8 @@ from pathlib import Path
 from lab.builds import CORE_BUILDS
 from reftable_core.flags import Flags
 
-WORKLOAD_NAMES = ("show-ref-reftable", "show-ref-packed", "log-raw", "read-objects", "startup")
+WORKLOAD_NAMES = ("show-ref-reftable", "show-ref-packed", "log-raw", "read-objects",
+                  "for-each-ref-atoms", "startup")
 
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:

@@ -7,6 +7,7 @@ custom), multi-line bodies, CRLF, non-ASCII names, a merge, a PGP-looking signat
 block in a tag, dates in several zones; every date format and trailer option."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -190,6 +191,25 @@ TRAILERS = ["trailers", "trailers:only", "trailers:only=no", "trailers:unfold",
 @pytest.mark.parametrize("atom", SIMPLE + PEOPLE + CONTENTS + TRAILERS + DESCRIBE)
 def test_atom_equals_git(mgit: GitRunner, repo: Path, atom: str) -> None:
     check(mgit, repo, atom)
+
+
+@pytest.mark.parametrize("fmt", ["%(*objecttype) %(*subject)", "%(*subject) %(*objectsize)",
+                                 "%(*type) %(*authorname) %(*objectsize:disk) %(*body)"])
+def test_peeled_content_beside_peeled_info_equals_git(mgit: GitRunner, repo: Path,
+                                                      fmt: str, tmp_path: Path) -> None:
+    """A "*" atom that needs the peeled object's content (SOURCE_OBJ) beside one that needs
+    only its type or size (SOURCE_OTHER): the content is read (git's get_object reads the
+    whole object when any atom wants it), loose objects and packed ones."""
+    from tests.helpers.labrun import run_lab
+    packed = tmp_path / "packed"
+    shutil.copytree(repo, packed)
+    mgit.run(["repack", "-adq"], cwd=packed)
+    for d in (repo, packed):          # tags alone: no branch has read the commits before
+        for args in (["for-each-ref", f"--format={fmt}"],
+                     ["for-each-ref", f"--format={fmt}", "refs/tags/"]):
+            status, out, err = run_lab(args, cwd=d)
+            assert (status, err) == (0, b"")
+            assert out == mgit.out(args, cwd=d)
 
 
 @pytest.mark.parametrize("fmt", DATES)

@@ -129,3 +129,25 @@ def test_a_speed_run_is_saved_in_the_one_result_format(tmp_path) -> None:
     assert q["ratio"] == 3.0
     assert q["in_words"] == "git: 3x fewer instructions (base: this checkout)"
     assert "speed-show-ref-packed" in markdown([r])
+
+
+FAMILIES = ["refname", "objectname", "objecttype", "objectsize", "deltabase", "tree", "parent",
+            "numparent", "object", "type", "tag", "*objectname", "*subject", "author",
+            "authordate", "committer", "committerdate", "tagger", "taggerdate", "creator",
+            "creatordate", "subject", "body", "contents", "trailers", "raw", "upstream", "push",
+            "HEAD", "symref", "if", "align", "color"]
+
+
+def test_for_each_ref_row_has_every_atom_family_and_gits_bytes(tmp_path, monkeypatch) -> None:
+    """The for-each-ref row (issue 29): its format has every atom family, and over a small
+    refs-real-shaped repository the lab's output is git's byte for byte."""
+    for family in FAMILIES:
+        assert f"%({family}" in speed.FOR_EACH_REF_FORMAT, family
+    monkeypatch.setitem(speed.SCALES["small"], "refs-real-shaped", {"refs": 300, "commits": 40})
+    (w,) = speed.workloads("small", tmp_path, [], ["for-each-ref-atoms"])
+    assert w.key == "for-each-ref-atoms" and "301 refs" in w.title
+    here = speed.build("this checkout", (str(REPO_ROOT / "core"), str(REPO_ROOT)))
+    rows = [speed.Row(w)]
+    speed.measure(rows, here, repeat=1, jobs=1, count=False, log=lambda s: None)
+    assert rows[0].git.status == 0
+    assert rows[0].lab["this checkout"].same_output is True

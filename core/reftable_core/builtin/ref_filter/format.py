@@ -481,7 +481,11 @@ class RefFormat:
             not u.deref and u.source == SOURCE_OBJ for u in used)
         self.need_info = any(not u.deref and u.source == SOURCE_OTHER for u in used)
         self.plain = not self.need_tagged and not self.need_obj and not self.need_info
-        self.peeled_source = max([u.source for u in used if u.deref] or [SOURCE_NONE])
+        # the content (SOURCE_OBJ) serves the atoms that want only the header too
+        # (SOURCE_OTHER): not the greater constant, the one that reads more
+        peeled = {u.source for u in used if u.deref}
+        self.peeled_source = next((s for s in (SOURCE_OBJ, SOURCE_OTHER) if s in peeled),
+                                  SOURCE_NONE)
 
     def populate(self, ref: RefItem) -> list[AtomValue]:
         """populate_value: every used atom's value for ref."""
