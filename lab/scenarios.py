@@ -448,16 +448,27 @@ _SEED_001_REFNAMES = {
 # fec501dae8 (strbuf_addch), 6/9 f80c153bea (no strbuf_grow), 7/9 0cc30e0e84 (getdelim),
 # 8/9 03afcbee9b (skip sane refs), 9/9 a337292675 (a test): the files backend, so each
 # row's trees are the series' own commits.
+# 0cc30e0e84's getdelim reader tests `errno == ENOMEM` after getdelim returns -1, but
+# getdelim sets errno only on an error, not at the end of the file: a stale ENOMEM from an
+# earlier call made the 2015 trees die "fatal: Out of memory, getdelim failed". git's fix,
+# 642956cf45 (2017: errno = 0 before getdelim), is picked on every tree that has getdelim
+# (the trees before 7/9 have no getdelim call: nothing to fix, and the pick does not apply).
+_GETDELIM_ERRNO_FIX = "cherry-pick 642956cf45"
+_GETDELIM_ERRNO_NOTE = ("the getdelim tree with 642956cf45 (2017, errno cleared before "
+                        "getdelim) picked: without it a stale errno killed it")
 _SEED_001_C = {
     "packed_reader: fgetc -> getc_unlocked (packed_lookup=parse_all)": CRecipe(
         Recipe("3446a59b39~1"), Recipe("f80c153bea"),
         "seed 001 v2 1/9..6/9 (3446a59b39..f80c153bea; 4/9 260d408e32 is config reading, "
         f"5/9 fec501dae8 strbuf_addch): the lab's getc_unlocked row spans them; {OLD_BUILD}"),
-    "packed_reader: getc_unlocked -> getdelim (packed_lookup=parse_all)": commit_and_parent(
-        "0cc30e0e84", f"seed 001 v2 7/9 (getdelim) and its parent 6/9; {OLD_BUILD}"),
+    "packed_reader: getc_unlocked -> getdelim (packed_lookup=parse_all)": CRecipe(
+        Recipe("0cc30e0e84~1"), Recipe("0cc30e0e84", (_GETDELIM_ERRNO_FIX,)),
+        f"seed 001 v2 7/9 (getdelim) and its parent 6/9; {_GETDELIM_ERRNO_NOTE}; "
+        f"{OLD_BUILD}"),
     "the v2 series (all-off -> packed_reader=getdelim, packed_lookup=parse_all)": CRecipe(
-        Recipe("3446a59b39~1"), Recipe("a337292675"),
-        f"seed 001 v2 1/9's parent and 9/9 (the whole series, 8/9 skip_sane in); {OLD_BUILD}"),
+        Recipe("3446a59b39~1"), Recipe("a337292675", (_GETDELIM_ERRNO_FIX,)),
+        f"seed 001 v2 1/9's parent and 9/9 (the whole series, 8/9 skip_sane in); "
+        f"{_GETDELIM_ERRNO_NOTE}; {OLD_BUILD}"),
 }
 _SEED_001_NO_GIT_PEER = "packed-load has no git peer (the lab's and dulwich's parse only)"
 _SEED_001_NO_C = {

@@ -78,3 +78,20 @@ def test_bad_steps_are_refused() -> None:
     for bad in ("merge abc", "cherry-pick", "revert a b", "pick 1234567890"):
         with pytest.raises(ValueError):
             Recipe("v2.45.0", (bad,))
+
+
+def test_seed_001_getdelim_trees_carry_the_errno_fix() -> None:
+    """0cc30e0e84's getdelim reader dies "Out of memory, getdelim failed" at the end of
+    a file whenever errno was left at ENOMEM by an earlier call (its check reads a stale
+    errno); git's fix 642956cf45 (2017, errno = 0 before getdelim) is picked on top of
+    every seed-001 tree that has getdelim, and on no tree without it (it does not apply
+    there: no getdelim call to fix)."""
+    recipes = SCENARIOS["packed-verify-missing"].c_recipes
+    fix = "cherry-pick 642956cf45"
+    getdelim = recipes["packed_reader: getc_unlocked -> getdelim (packed_lookup=parse_all)"]
+    series = recipes["the v2 series (all-off -> packed_reader=getdelim, "
+                     "packed_lookup=parse_all)"]
+    assert getdelim.after == Recipe("0cc30e0e84", (fix,))
+    assert series.after == Recipe("a337292675", (fix,))
+    for c in recipes.values():
+        assert fix not in c.before.steps
