@@ -20,8 +20,6 @@ TRUST_LEVELS lists git's trust level names in enum order (gpg_trust_level_to_str
 from __future__ import annotations
 
 import os
-import subprocess
-import tempfile
 from collections.abc import Mapping
 
 from ..refs.date import parse_date_format, show_date
@@ -214,6 +212,7 @@ def parse_ssh_output(sigc: SignatureCheck, output: bytes) -> None:
 
 
 def _run(argv: list[str], stdin: bytes) -> tuple[int, bytes, bytes]:
+    import subprocess              # here, not at the top: only a signature check pays for it
     try:
         p = subprocess.run(argv, input=stdin, capture_output=True, check=False)
     except OSError:
@@ -232,6 +231,7 @@ def _verify_ssh(sigc: SignatureCheck, config: Mapping[str, str], payload: bytes,
     allowed = os.path.expanduser(allowed)
     program = _program(config, "ssh", "ssh-keygen")
     revocation = config.get("gpg.ssh.revocationfile")
+    import tempfile
     fd, path = tempfile.mkstemp(prefix=".git_vtag_tmp")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -277,6 +277,8 @@ def _verify_ssh(sigc: SignatureCheck, config: Mapping[str, str], payload: bytes,
 def _verify_gpg(sigc: SignatureCheck, program: str, args: tuple[str, ...],
                 payload: bytes, signature: bytes) -> None:
     """verify_gpg_signed_buffer: the detached signature in a temporary file."""
+    import subprocess
+    import tempfile
     fd, path = tempfile.mkstemp(prefix=".git_vtag_tmp")
     try:
         with os.fdopen(fd, "wb") as f:
