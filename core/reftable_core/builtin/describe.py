@@ -11,6 +11,11 @@ most 10 candidates (--candidates default) and counts depths as git does. The nam
 the tag object's own tag name. Die with git's message when nothing describes the
 commit or oid names no commit. abbrev_of(oid, n) gives the unique abbreviation
 (n < 0: core.abbrev's default).
+Describer(repo, match, exclude) keeps the candidate names and the parsed commits across
+the commits it describes: %(describe) runs in process over every ref of one listing,
+where git starts a describe child per ref, which reads the same refs and commits afresh;
+the names printed are the same (the refs and objects do not change under a listing).
+Describer.describe(oid, tags, abbrev, abbrev_of) is describe() for that repo and patterns.
 """
 from __future__ import annotations
 
@@ -99,14 +104,37 @@ def _append_name(n: _Name) -> bytes:
 def describe(repo: Any, oid: bytes, tags: bool = False, abbrev: int | None = None,
              match: Sequence[bytes] = (), exclude: Sequence[bytes] = (),
              abbrev_of: Callable[[bytes, int], bytes] | None = None) -> bytes:
-    info = CommitInfo(repo.objects)
-    try:
-        cmit = info.commit(oid)
-    except ReftableError:
-        cmit = None
-    if cmit is None:
-        raise Die(f"{oid.hex()} is not a valid 'commit' object")
-    names = _known_names(repo, tags, match, exclude)
+    return Describer(repo, match, exclude).describe(oid, tags, abbrev, abbrev_of)
+
+
+class Describer:
+    """describe_commit for one repository and one set of --match/--exclude patterns."""
+
+    def __init__(self, repo: Any, match: Sequence[bytes] = (),
+                 exclude: Sequence[bytes] = ()) -> None:
+        self.repo = repo
+        self.match = match
+        self.exclude = exclude
+        self.info = CommitInfo(repo.objects)
+        self._names: dict[bytes, _Name] | None = None
+
+    def describe(self, oid: bytes, tags: bool = False, abbrev: int | None = None,
+                 abbrev_of: Callable[[bytes, int], bytes] | None = None) -> bytes:
+        info = self.info
+        try:
+            cmit = info.commit(oid)
+        except ReftableError:
+            cmit = None
+        if cmit is None:
+            raise Die(f"{oid.hex()} is not a valid 'commit' object")
+        if self._names is None:
+            self._names = _known_names(self.repo, tags, self.match, self.exclude)
+        return _describe_commit(cmit, self._names, info, tags, abbrev, abbrev_of)
+
+
+def _describe_commit(cmit: bytes, names: dict[bytes, _Name], info: CommitInfo, tags: bool,
+                     abbrev: int | None,
+                     abbrev_of: Callable[[bytes, int], bytes] | None) -> bytes:
     length = -1 if abbrev is None else abbrev
 
     def suffix(depth: int, n: _Name) -> bytes:

@@ -12,7 +12,7 @@ from typing import Any
 
 from ...config import parse_bool
 from ...errors import ReftableError
-from ..describe import describe
+from ..describe import Describer
 from ..gitlike import Die
 from .atom import AtomContext, AtomParser, AtomValue, GitObject
 from .object_atoms import ObjectAtom
@@ -26,13 +26,16 @@ class DescribeAtom(ObjectAtom):
         self.abbrev = abbrev
         self.match = match
         self.exclude = exclude
+        self._describer: Describer | None = None
 
     def get(self, ctx: AtomContext, obj: GitObject) -> AtomValue:
         if obj.type not in ("commit", "tag"):
             return EMPTY
+        d = self._describer
+        if d is None or d.repo is not ctx.repo:
+            d = self._describer = Describer(ctx.repo, self.match, self.exclude)
         try:
-            return AtomValue(describe(ctx.repo, obj.oid, self.tags, self.abbrev, self.match,
-                                      self.exclude, ctx.abbrev))
+            return AtomValue(d.describe(obj.oid, self.tags, self.abbrev, ctx.abbrev))
         except (Die, ReftableError):
             return EMPTY          # git runs describe as a child; its failure prints ""
 
