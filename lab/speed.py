@@ -58,9 +58,8 @@ LOG_ARGS = ["log", "--format=%H", "--first-parent", "--no-renames", "--raw", "--
             "-m", "refs/heads/main"]
 
 # for-each-ref's whole format language in one format (issue 29): every atom family git
-# 2.47's for-each-ref has, with their modifiers. Left out: %(describe) (a walk per ref, not
-# a listing: minutes at 100k refs), the relative and human dates and %(ahead-behind) (they
-# depend on the clock or are walks too), %(signature) (no signed objects in the dataset).
+# 2.47's for-each-ref has, with their modifiers, but for the walks and the clock's atoms,
+# which are FOR_EACH_REF_WALKS_FORMAT's row.
 FOR_EACH_REF_FORMAT = (
     "%(refname) %(refname:short) %(refname:lstrip=1) %(refname:rstrip=-2) %(objectname) "
     "%(objectname:short=10) %(objecttype) %(objectsize) %(objectsize:disk) %(deltabase) "
@@ -79,6 +78,22 @@ FOR_EACH_REF_FORMAT = (
     "%(push) %(push:short) %(push:remotename) %(HEAD) %(symref) %(symref:short) "
     "%(if)%(symref)%(then)sym%(else)plain%(end) %(align:30,right)%(refname:short)%(end) "
     "%(color:red)x%(color:reset)|")
+
+# the rest (row for-each-ref-walks, run when named: --only for-each-ref-walks): the atoms
+# that walk history per ref (%(describe), %(ahead-behind), %(is-base)), the dates relative
+# to now ($GIT_TEST_DATE_NOW pinned, WALKS_ENV, so git and the lab share one "now"), and
+# %(signature) (unsigned objects: git's "N" path). Its git side starts a `git describe`
+# child per ref and %(describe) atom, so the row is timed (CPU of the command and its
+# children) but not counted: callgrind over 200k children would take hours.
+FOR_EACH_REF_WALKS_FORMAT = (
+    "%(refname)|%(describe)|%(describe:exclude=*1*,tags=yes)|%(ahead-behind:refs/heads/main)|"
+    "%(is-base:refs/heads/main)|%(authordate:relative)|%(committerdate:human)|"
+    "%(taggerdate:relative)|%(creatordate:human)|%(signature)|%(signature:grade)|"
+    "%(signature:signer)|%(signature:key)|%(signature:fingerprint)|"
+    "%(signature:primarykeyfingerprint)|%(signature:trustlevel)")
+WALKS_ENV = (("GIT_TEST_DATE_NOW", "1800000000"),)
+# rows measured only when named
+OPT_IN = frozenset({"for-each-ref-walks"})
 
 # scale -> preset -> its data_gen parameters
 SCALES: dict[str, dict[str, dict[str, Any]]] = {
@@ -139,6 +154,8 @@ class Workload:
     lab_args: tuple[str, ...]
     stdin: bytes = b""
     key: str = ""
+    env: tuple[tuple[str, str], ...] = ()     # on top of the hermetic environment, both sides
+    count: bool = True                        # counted under callgrind (else timed only)
 
 
 @dataclass
@@ -191,7 +208,7 @@ def workloads(scale: str, datasets: Path, histories: Sequence[Path],
     want = set(names) if names else None
 
     def add(key: str, make: Callable[[], Workload]) -> None:
-        if want is None or key in want:
+        if (key in want) if want is not None else key not in OPT_IN:
             out.append(replace(make(), key=key))
 
     def show_ref(preset: str, what: str) -> Workload:
@@ -231,6 +248,17 @@ def workloads(scale: str, datasets: Path, histories: Sequence[Path],
                         ("--git-dir", str(d.gitdir), "for-each-ref", fmt))
 
     add("for-each-ref-atoms", for_each_ref)
+
+    def for_each_ref_walks() -> Workload:
+        d = ds("refs-real-shaped")
+        n = d.manifest["facts"]["ref_count"]
+        fmt = f"--format={FOR_EACH_REF_WALKS_FORMAT}"
+        return Workload(f"for-each-ref, the walk, clock and signature atoms, over {n:,} refs "
+                        "(refs-real-shaped, reftable; timed, not counted)", d.gitdir,
+                        ("for-each-ref", fmt), ("--git-dir", str(d.gitdir), "for-each-ref", fmt),
+                        env=WALKS_ENV, count=False)
+
+    add("for-each-ref-walks", for_each_ref_walks)
     def startup() -> Workload:
         gitdir = ds("packed-1m").gitdir
         return Workload("start-up: show-ref --exists of a missing ref (a no-op)", gitdir,
@@ -259,20 +287,20 @@ def measure(rows: list[Row], lab: Builds, repeat: int, jobs: int,
             count: bool, log: Callable[[str], None]) -> None:
     """Fill every cell: the CPU runs one at a time (in a changing order across the
     repeats would not help a 2-core machine's other load), then the counts, jobs at once."""
-    base = hermetic_env()
-    genv = count_env(base)
     cells: list[tuple[Cell, list[str], dict[str, str], bytes]] = []
     for row in rows:
         w = row.workload
+        base = {**hermetic_env(), **dict(w.env)}
         gargv = [find_git(), "--git-dir", str(w.gitdir), *w.git_args]
-        cells.append((row.git, gargv, genv, w.stdin))
+        cells.append((row.git, gargv, count_env(base), w.stdin))
         for v in lab:
             cell = row.lab.setdefault(v.label, Cell())
             cells.append((cell, lab_argv(w.lab_args), count_env({**base, **lab.env(v)}),
                           w.stdin))
     expected: dict[int, bytes] = {}
     for i, row in enumerate(rows):
-        status, out, _ = _run(cells[i * (len(lab) + 1)][1], genv, row.workload.stdin)
+        gcell = cells[i * (len(lab) + 1)]
+        status, out, _ = _run(gcell[1], gcell[2], row.workload.stdin)
         expected[id(row)] = out
         row.git.status = status
     for r in range(repeat):
@@ -294,8 +322,9 @@ def measure(rows: list[Row], lab: Builds, repeat: int, jobs: int,
         except BenchError as e:
             cell.error = str(e)
         log(f"speed: counted {argv[-3:]}: {cell.instructions}")
+    counted = [c for k, c in enumerate(cells) if rows[k // (len(lab) + 1)].workload.count]
     with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
-        list(pool.map(one, cells))
+        list(pool.map(one, counted))
 
 
 @dataclass

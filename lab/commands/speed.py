@@ -16,7 +16,7 @@ from lab.builds import CORE_BUILDS
 from reftable_core.flags import Flags
 
 WORKLOAD_NAMES = ("show-ref-reftable", "show-ref-packed", "log-raw", "read-objects",
-                  "for-each-ref-atoms", "startup")
+                  "for-each-ref-atoms", "for-each-ref-walks", "startup")
 
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:

@@ -151,3 +151,22 @@ def test_for_each_ref_row_has_every_atom_family_and_gits_bytes(tmp_path, monkeyp
     speed.measure(rows, here, repeat=1, jobs=1, count=False, log=lambda s: None)
     assert rows[0].git.status == 0
     assert rows[0].lab["this checkout"].same_output is True
+
+
+def test_for_each_ref_walks_row_is_opt_in_timed_and_gits_bytes(tmp_path, monkeypatch) -> None:
+    """The walk, clock and signature atoms' row: not among the default rows, run with a
+    pinned "now" on both sides, not counted (git's describe children), and the lab's bytes
+    are git's."""
+    for atom in ("describe", "ahead-behind", "is-base", "signature", "authordate:relative",
+                 "committerdate:human"):
+        assert f"%({atom}" in speed.FOR_EACH_REF_WALKS_FORMAT, atom
+    monkeypatch.setitem(speed.SCALES["small"], "refs-real-shaped", {"refs": 60, "commits": 40})
+    assert "for-each-ref-walks" in speed.OPT_IN
+    (w,) = speed.workloads("small", tmp_path, [], ["for-each-ref-walks"])
+    assert w.count is False and dict(w.env)["GIT_TEST_DATE_NOW"]
+    here = speed.build("this checkout", (str(REPO_ROOT / "core"), str(REPO_ROOT)))
+    rows = [speed.Row(w)]
+    speed.measure(rows, here, repeat=1, jobs=1, count=True, log=lambda s: None)
+    assert rows[0].git.status == 0 and rows[0].git.instructions is None
+    assert rows[0].lab["this checkout"].same_output is True
+    assert "—, " in speed.table(rows, here, None)       # git's cell: no count, a CPU time
