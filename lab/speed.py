@@ -409,6 +409,11 @@ def _g(n: int | None) -> str:
     return "—" if n is None else f"{n / 1e9:.2f} G" if n >= 1e9 else f"{n / 1e6:.1f} M"
 
 
+def _ratio(r: float) -> str:
+    """A lab/git ratio: one decimal, two significant digits under 1 (0.038x, not 0.0x)."""
+    return f"{r:.1f}x" if r >= 1 else f"{r:.2g}x"
+
+
 def table(rows: list[Row], lab: Builds, python_pass: int | None) -> str:
     """The markdown table: per row git's figures, then each variant's with its ratio
     to git (instructions, and CPU in parentheses) and whether its output is git's."""
@@ -419,9 +424,9 @@ def table(rows: list[Row], lab: Builds, python_pass: int | None) -> str:
         cells = [row.workload.title, f"{_g(g.instructions)}, {g.cpu or 0:.3f} s"]
         for v in lab:
             c = row.lab[v.label]
-            ri = (f"{c.instructions / g.instructions:.1f}x"
+            ri = (_ratio(c.instructions / g.instructions)
                   if c.instructions and g.instructions else "—")
-            rc = f"{c.cpu / g.cpu:.1f}x" if c.cpu and g.cpu else "—"
+            rc = _ratio(c.cpu / g.cpu) if c.cpu and g.cpu else "—"
             same = "" if c.same_output else " **output differs**"
             cells.append(f"{_g(c.instructions)} (**{ri}**), {c.cpu or 0:.3f} s ({rc}){same}")
         lines.append("| " + " | ".join(cells) + " |")

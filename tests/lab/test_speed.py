@@ -170,3 +170,8 @@ def test_for_each_ref_walks_row_is_opt_in_timed_and_gits_bytes(tmp_path, monkeyp
     assert rows[0].git.status == 0 and rows[0].git.instructions is None
     assert rows[0].lab["this checkout"].same_output is True
     assert "—, " in speed.table(rows, here, None)       # git's cell: no count, a CPU time
+
+
+def test_ratio_under_one_keeps_two_significant_digits() -> None:
+    assert speed._ratio(15.63) == "15.6x" and speed._ratio(1.0) == "1.0x"
+    assert speed._ratio(0.0382) == "0.038x" and speed._ratio(0.5) == "0.5x"
