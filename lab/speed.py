@@ -26,7 +26,8 @@ three tables and over a packed-refs file; log --raw over the synthetic history w
 delta chains and over each --history DIR (a real repository); every object read
 (cat-file --batch --batch-all-objects) of the same; for-each-ref with every atom family
 (FOR_EACH_REF_FORMAT) over the refs-real-shaped preset (commits with bodies and trailers,
-annotated tags, branches with upstreams); and the start-up (show-ref --exists of a missing
+annotated tags, branches with upstreams), and, when named, the walk, clock and signature
+atoms over the same (FOR_EACH_REF_WALKS_FORMAT: timed, not counted); and the start-up (show-ref --exists of a missing
 ref; python -c pass beside it).
 """
 from __future__ import annotations
