@@ -172,6 +172,28 @@ def test_for_each_ref_walks_row_is_opt_in_timed_and_gits_bytes(tmp_path, monkeyp
     assert "—, " in speed.table(rows, here, None)       # git's cell: no count, a CPU time
 
 
+def test_walks_bytes_composed_from_batched_describe_are_gits(tmp_path, monkeypatch) -> None:
+    """scripts/check_walks_bytes.py's git side (for-each-ref, then `git describe` over many
+    objects at once) is the bytes of git's own run, a describe child per ref."""
+    import importlib.util
+    import subprocess
+
+    from gitbin import find_git, hermetic_env
+    spec = importlib.util.spec_from_file_location(
+        "check_walks_bytes", REPO_ROOT / "scripts" / "check_walks_bytes.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.setitem(speed.SCALES["small"], "refs-real-shaped", {"refs": 60, "commits": 40})
+    monkeypatch.setattr(mod, "BATCH", 7)                     # several batches per atom
+    (w,) = speed.workloads("small", tmp_path, [], ["for-each-ref-walks"])
+    env = {**hermetic_env(), **dict(speed.WALKS_ENV)}
+    fmt = speed.FOR_EACH_REF_WALKS_FORMAT
+    real = subprocess.run([find_git(), f"--git-dir={w.gitdir}", "for-each-ref",
+                           f"--format={fmt}"], env=env, capture_output=True, check=True).stdout
+    assert b"-g" in real                   # some describe names have a depth and an id
+    assert mod.git_bytes(find_git(), str(w.gitdir), fmt, env) == real
+
+
 def test_ratio_under_one_keeps_two_significant_digits() -> None:
     assert speed._ratio(15.63) == "15.6x" and speed._ratio(1.0) == "1.0x"
     assert speed._ratio(0.0382) == "0.038x" and speed._ratio(0.5) == "0.5x"
