@@ -56,7 +56,7 @@ def _tag_header(data: bytes) -> tuple[bytes | None, int]:
     return name, date
 
 
-def _known_names(repo: Any, tags: bool, match: Sequence[bytes],
+def _known_names(repo: Any, match: Sequence[bytes],
                  exclude: Sequence[bytes]) -> dict[bytes, _Name]:
     names: dict[bytes, _Name] = {}
     store = repo.objects
@@ -128,7 +128,7 @@ class Describer:
         if cmit is None:
             raise Die(f"{oid.hex()} is not a valid 'commit' object")
         if self._names is None:
-            self._names = _known_names(self.repo, tags, self.match, self.exclude)
+            self._names = _known_names(self.repo, self.match, self.exclude)
         return _describe_commit(cmit, self._names, info, tags, abbrev, abbrev_of)
 
 
