@@ -28,6 +28,7 @@ _NEXT_BLOCK = '''\
 # The start of every record loop's pass over one block: its bytes, bounds and name.
 _BLOCK_START = '''\
         data = block.data
+        buf = data                      # its bytes one at a time (Cython: a typed view)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -43,7 +44,8 @@ def _record_end(kind: str) -> str:
     return f'''\
                 KEY_STORE
                 yield rec
-        except (IndexError, FormatError) as e:
+        except (IndexError, OverflowError, FormatError) as e:
+            # OverflowError: a length past 2**63 meets the Cython build's C offsets
             if isinstance(e, FormatError) and e.path is not None:
                 raise
             raise FormatError("truncated {kind} record", name_of_table, block_off + off) from None
@@ -51,6 +53,7 @@ def _record_end(kind: str) -> str:
 
 
 REF_LOOP = '''
+CYTHON_LOCALS
 def FUNC(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
@@ -111,6 +114,7 @@ def FUNC(
 ''' + _record_end("ref")
 
 LOG_LOOP = '''
+CYTHON_LOCALS
 def FUNC(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[LogRecord]:
@@ -146,7 +150,7 @@ def FUNC(
                     em = data[off:off + n]
                     off += n
                     t, off = get_varint(data, off)
-                    tz = (data[off] << 8) | data[off + 1]
+                    tz = (buf[off] << 8) | buf[off + 1]
                     if tz & 0x8000:
                         tz -= 0x10000
                     off += 2
@@ -183,6 +187,41 @@ def FUNC(
             KEY_STORE
             yield rec
 ''' + _NEXT_BLOCK
+
+# The C types of the loops' locals for the Cython build (CYTHON_LOCALS, the line before
+# each ref, log and merge loop): a generator can be neither cdef nor cpdef, so a .pxd
+# cannot type it; this decorator in the .py can. In the interpreter and under mypyc
+# cython is reftable_core.cython_shim, whose locals() returns the function unchanged;
+# scripts/build-cython-core.sh compiles it as Cython's own. buf is a typed memoryview
+# of data (an mmap or bytes; read-only, so const); offsets are C integers; a varint's
+# value p or s fits unsigned 64 bits (basics.get_varint checks); a length n, an update
+# index and a time stay Python ints (a corrupt one may pass 2**63: OverflowError when it
+# meets an offset, a truncated record).
+_RECORD_TYPES = {"buf": "const unsigned char[:]",
+                 **{v: "Py_ssize_t" for v in ("off", "base", "end", "block_off", "start",
+                                              "nxt", "hash_size", "h2", "vt")},
+                 "p": "unsigned long long", "s": "unsigned long long"}
+
+
+def cython_locals(types: dict[str, str]) -> str:
+    """The decorator line(s) declaring `types` (name -> C type) to Cython."""
+    items = [f'{name}="{typ}"' for name, typ in types.items()]
+    lines, line = [], "@cython.locals("
+    for i, item in enumerate(items):
+        piece = item + (", " if i < len(items) - 1 else ")")
+        if len(line) + len(piece) > 92:
+            lines.append(line.rstrip())
+            line = "               "
+        line += piece
+    return "\n".join(lines + [line])
+
+
+CYTHON_LOCALS = {
+    "ref": cython_locals(_RECORD_TYPES),
+    "log": cython_locals({**_RECORD_TYPES, "kl": "Py_ssize_t", "tz": "Py_ssize_t"}),
+    "merge": cython_locals({"heap": "list", "its": "list",
+                            **{v: "Py_ssize_t" for v in ("n", "i", "j", "k", "idx", "tidx")}}),
+}
 
 # ================================================================ the record layout
 def indented(indent: str, text: str) -> list[str]:
@@ -243,6 +282,7 @@ def restart_scan_start(block: Any, want: bytes) -> int:
     store their whole key); the index in block.data of the restart point before it
     (or of the first record), where the linear scan starts."""
     data = block.data
+    buf = data                  # its bytes one at a time (see record.VARINT)
     base = block.base           # positions below are indexes into data (base + rel)
     end = base + block.end
     rs = base + block.restart_start
@@ -251,8 +291,8 @@ def restart_scan_start(block: Any, want: bytes) -> int:
         while lo < hi:
             mid = (lo + hi) >> 1
             q = rs + 3 * mid
-            r = base + ((data[q] << 16) | (data[q + 1] << 8) | data[q + 2])
-            if data[r] != 0 or r >= end:
+            r = base + ((buf[q] << 16) | (buf[q + 1] << 8) | buf[q + 2])
+            if buf[r] != 0 or r >= end:
                 raise block.error("restart point is not an uncompressed record", q - base)
             o = r + 1
             RESTART_SUFFIX
@@ -269,6 +309,7 @@ def record_extent(block: Any, data: Any, off: int, end: int, last_len: int,
                   hash_size: int) -> tuple[int, int, int, int]:
     """(prefix length, suffix start, suffix end, record end) of the record at index off
     of block.data, its value skipped undecoded (IndexError when it is truncated)."""
+    buf = data
     start = off
     READ_PREFIX
     READ_SUFFIX
@@ -296,6 +337,7 @@ def walk_ref_records(data: Any, off: int, end: int, hash_size: int) -> int:
     """The number of ref records at data[off:end], each stepped over, nothing decoded:
     its prefix length and update index skipped, its suffix length read, its key suffix
     and value skipped (lab.stages' walk: the least a record loop does)."""
+    buf = data
     count = 0
     h2 = 2 * hash_size
     while off < end:
@@ -385,6 +427,7 @@ GENERIC_TYPES = (("BLOCK_TYPE_OBJ", "obj"), ("BLOCK_TYPE_INDEX", "index"))
 
 # ================================================================ merge loops
 MERGE_LOOP = '''
+CYTHON_LOCALS
 def FUNC(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (VARIANT): pop the smallest entry, advance its

@@ -198,7 +198,8 @@ class MmapSource:
         self.name = os.fspath(path)
         fd, self._size = open_regular_file(self.name)
         try:
-            self._map: mmap.mmap | bytes = map_fd(fd, self._size, self.name) if self._size else b""
+            self._map: mmap.mmap | bytes | None = (map_fd(fd, self._size, self.name)
+                                                   if self._size else b"")
         finally:
             os.close(fd)
 
@@ -209,19 +210,30 @@ class MmapSource:
         if offset < 0 or length < 0:
             raise FormatError(f"bad read range {offset}+{length}", self.name, offset)
         WORK.source_mmap_slices += 1
-        return self._map[offset:offset + length]
+        m = self._map
+        if m is None:
+            raise ValueError(f"{self.name}: read after the table was closed")
+        return m[offset:offset + length]
 
     def in_place(self, offset: int) -> tuple[mmap.mmap | bytes, int]:
         WORK.source_mmap_slices += 1
-        return self._map, offset
+        m = self._map
+        if m is None:
+            raise ValueError(f"{self.name}: read after the table was closed")
+        return m, offset
 
     def close(self) -> None:
         """Unmap; a block still holding the map then raises ValueError, never reads
-        unmapped memory."""
+        unmapped memory. In the Cython build a suspended record loop may hold a typed
+        view of the map (BufferError on close): the map is then unmapped when the last
+        view of it and the map object are freed, still never read unmapped."""
         m = self._map
-        self._map = b""
+        self._map = None
         if isinstance(m, mmap.mmap):
-            m.close()
+            try:
+                m.close()
+            except BufferError:
+                pass
 
 
 def open_file_source(path: str | os.PathLike[str], flags: Flags = Flags()) -> BlockSource:

@@ -31,6 +31,8 @@ binary search over the restart points and its step over one record
 (block.seek_in_block), and walk_ref_records, lab.stages' walk over a ref block.
 Every loop and scan reads the record layout with the same statements, rendered from
 reftable_core.reftable.record's VARINT, SUFFIX_VARINT, SKIP_VARINT and REF_VALUE_IDS.
+The @cython.locals line above each ref, log and merge loop gives the Cython build its
+locals' C types (reftable_core.cython_shim: nothing in the interpreter and mypyc).
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ import mmap
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVar
 
+from ..cython_shim import cython     # the Cython build compiles this as `import cython`
 from ..errors import FormatError
 from ..counters import WORK
 from .basics import MAX_U64, get_varint
@@ -76,6 +79,10 @@ RecordLoop = Callable[..., Iterator[Any]]
 MergeLoop = Callable[[list[Any], list[Iterator[Any]]], Iterator[Any]]
 
 
+@cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
+               end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
+               nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
+               p="unsigned long long", s="unsigned long long")
 def ref_loop__swap_on__alloc_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
@@ -86,6 +93,7 @@ def ref_loop__swap_on__alloc_on(
     h2 = 2 * hash_size
     while True:
         data = block.data
+        buf = data                      # its bytes one at a time (Cython: a typed view)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -95,16 +103,16 @@ def ref_loop__swap_on__alloc_on(
         try:
             while off < end:
                 start = off
-                p = data[off]
+                p = buf[off]
                 if p < 0x80:
                     off += 1
                 else:
                     p, off = get_varint(data, off)
-                s = data[off]
+                s = buf[off]
                 if s < 0x80:
                     off += 1
-                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
-                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+                elif buf[off + 1] < 0x80:       # two-byte varint (restart points), inline
+                    s = (((s & 0x7F) + 1) << 7) | buf[off + 1]
                     off += 2
                 else:
                     s, off = get_varint(data, off)
@@ -115,7 +123,7 @@ def ref_loop__swap_on__alloc_on(
                 key = last[:p]
                 key += data[off:nxt]
                 off = nxt
-                u = data[off]
+                u = buf[off]
                 if u < 0x80:
                     off += 1
                 else:
@@ -159,7 +167,8 @@ def ref_loop__swap_on__alloc_on(
                 off = nxt
                 last = key
                 yield rec
-        except (IndexError, FormatError) as e:
+        except (IndexError, OverflowError, FormatError) as e:
+            # OverflowError: a length past 2**63 meets the Cython build's C offsets
             if isinstance(e, FormatError) and e.path is not None:
                 raise
             raise FormatError("truncated ref record", name_of_table, block_off + off) from None
@@ -172,6 +181,10 @@ def ref_loop__swap_on__alloc_on(
         last = b""
 
 
+@cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
+               end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
+               nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
+               p="unsigned long long", s="unsigned long long")
 def ref_loop__swap_on__alloc_off(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
@@ -182,6 +195,7 @@ def ref_loop__swap_on__alloc_off(
     h2 = 2 * hash_size
     while True:
         data = block.data
+        buf = data                      # its bytes one at a time (Cython: a typed view)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -191,16 +205,16 @@ def ref_loop__swap_on__alloc_off(
         try:
             while off < end:
                 start = off
-                p = data[off]
+                p = buf[off]
                 if p < 0x80:
                     off += 1
                 else:
                     p, off = get_varint(data, off)
-                s = data[off]
+                s = buf[off]
                 if s < 0x80:
                     off += 1
-                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
-                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+                elif buf[off + 1] < 0x80:       # two-byte varint (restart points), inline
+                    s = (((s & 0x7F) + 1) << 7) | buf[off + 1]
                     off += 2
                 else:
                     s, off = get_varint(data, off)
@@ -211,7 +225,7 @@ def ref_loop__swap_on__alloc_off(
                 key = last[:p]
                 key += data[off:nxt]
                 off = nxt
-                u = data[off]
+                u = buf[off]
                 if u < 0x80:
                     off += 1
                 else:
@@ -257,7 +271,8 @@ def ref_loop__swap_on__alloc_off(
                 off = nxt
                 last = key
                 yield rec
-        except (IndexError, FormatError) as e:
+        except (IndexError, OverflowError, FormatError) as e:
+            # OverflowError: a length past 2**63 meets the Cython build's C offsets
             if isinstance(e, FormatError) and e.path is not None:
                 raise
             raise FormatError("truncated ref record", name_of_table, block_off + off) from None
@@ -270,6 +285,10 @@ def ref_loop__swap_on__alloc_off(
         last = b""
 
 
+@cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
+               end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
+               nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
+               p="unsigned long long", s="unsigned long long")
 def ref_loop__swap_off__alloc_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
@@ -280,6 +299,7 @@ def ref_loop__swap_off__alloc_on(
     h2 = 2 * hash_size
     while True:
         data = block.data
+        buf = data                      # its bytes one at a time (Cython: a typed view)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -289,16 +309,16 @@ def ref_loop__swap_off__alloc_on(
         try:
             while off < end:
                 start = off
-                p = data[off]
+                p = buf[off]
                 if p < 0x80:
                     off += 1
                 else:
                     p, off = get_varint(data, off)
-                s = data[off]
+                s = buf[off]
                 if s < 0x80:
                     off += 1
-                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
-                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+                elif buf[off + 1] < 0x80:       # two-byte varint (restart points), inline
+                    s = (((s & 0x7F) + 1) << 7) | buf[off + 1]
                     off += 2
                 else:
                     s, off = get_varint(data, off)
@@ -309,7 +329,7 @@ def ref_loop__swap_off__alloc_on(
                 key = last[:p]
                 key += data[off:nxt]
                 off = nxt
-                u = data[off]
+                u = buf[off]
                 if u < 0x80:
                     off += 1
                 else:
@@ -353,7 +373,8 @@ def ref_loop__swap_off__alloc_on(
                 off = nxt
                 last[:] = key
                 yield rec
-        except (IndexError, FormatError) as e:
+        except (IndexError, OverflowError, FormatError) as e:
+            # OverflowError: a length past 2**63 meets the Cython build's C offsets
             if isinstance(e, FormatError) and e.path is not None:
                 raise
             raise FormatError("truncated ref record", name_of_table, block_off + off) from None
@@ -366,6 +387,10 @@ def ref_loop__swap_off__alloc_on(
         last = b""
 
 
+@cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
+               end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
+               nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
+               p="unsigned long long", s="unsigned long long")
 def ref_loop__swap_off__alloc_off(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
@@ -376,6 +401,7 @@ def ref_loop__swap_off__alloc_off(
     h2 = 2 * hash_size
     while True:
         data = block.data
+        buf = data                      # its bytes one at a time (Cython: a typed view)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -385,16 +411,16 @@ def ref_loop__swap_off__alloc_off(
         try:
             while off < end:
                 start = off
-                p = data[off]
+                p = buf[off]
                 if p < 0x80:
                     off += 1
                 else:
                     p, off = get_varint(data, off)
-                s = data[off]
+                s = buf[off]
                 if s < 0x80:
                     off += 1
-                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
-                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+                elif buf[off + 1] < 0x80:       # two-byte varint (restart points), inline
+                    s = (((s & 0x7F) + 1) << 7) | buf[off + 1]
                     off += 2
                 else:
                     s, off = get_varint(data, off)
@@ -405,7 +431,7 @@ def ref_loop__swap_off__alloc_off(
                 key = last[:p]
                 key += data[off:nxt]
                 off = nxt
-                u = data[off]
+                u = buf[off]
                 if u < 0x80:
                     off += 1
                 else:
@@ -451,7 +477,8 @@ def ref_loop__swap_off__alloc_off(
                 off = nxt
                 last[:] = key
                 yield rec
-        except (IndexError, FormatError) as e:
+        except (IndexError, OverflowError, FormatError) as e:
+            # OverflowError: a length past 2**63 meets the Cython build's C offsets
             if isinstance(e, FormatError) and e.path is not None:
                 raise
             raise FormatError("truncated ref record", name_of_table, block_off + off) from None
@@ -464,6 +491,10 @@ def ref_loop__swap_off__alloc_off(
         last = b""
 
 
+@cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
+               end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
+               nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
+               p="unsigned long long", s="unsigned long long")
 def ref_loop__in_place__alloc_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
@@ -474,6 +505,7 @@ def ref_loop__in_place__alloc_on(
     h2 = 2 * hash_size
     while True:
         data = block.data
+        buf = data                      # its bytes one at a time (Cython: a typed view)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -483,16 +515,16 @@ def ref_loop__in_place__alloc_on(
         try:
             while off < end:
                 start = off
-                p = data[off]
+                p = buf[off]
                 if p < 0x80:
                     off += 1
                 else:
                     p, off = get_varint(data, off)
-                s = data[off]
+                s = buf[off]
                 if s < 0x80:
                     off += 1
-                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
-                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+                elif buf[off + 1] < 0x80:       # two-byte varint (restart points), inline
+                    s = (((s & 0x7F) + 1) << 7) | buf[off + 1]
                     off += 2
                 else:
                     s, off = get_varint(data, off)
@@ -504,7 +536,7 @@ def ref_loop__in_place__alloc_on(
                 last += data[off:nxt]       # strbuf_add(last_key, suffix)
                 key = last
                 off = nxt
-                u = data[off]
+                u = buf[off]
                 if u < 0x80:
                     off += 1
                 else:
@@ -547,7 +579,8 @@ def ref_loop__in_place__alloc_on(
                                       name_of_table, block_off + start)
                 off = nxt
                 yield rec
-        except (IndexError, FormatError) as e:
+        except (IndexError, OverflowError, FormatError) as e:
+            # OverflowError: a length past 2**63 meets the Cython build's C offsets
             if isinstance(e, FormatError) and e.path is not None:
                 raise
             raise FormatError("truncated ref record", name_of_table, block_off + off) from None
@@ -560,6 +593,10 @@ def ref_loop__in_place__alloc_on(
         last = b""
 
 
+@cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
+               end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
+               nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
+               p="unsigned long long", s="unsigned long long")
 def ref_loop__in_place__alloc_off(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
@@ -570,6 +607,7 @@ def ref_loop__in_place__alloc_off(
     h2 = 2 * hash_size
     while True:
         data = block.data
+        buf = data                      # its bytes one at a time (Cython: a typed view)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -579,16 +617,16 @@ def ref_loop__in_place__alloc_off(
         try:
             while off < end:
                 start = off
-                p = data[off]
+                p = buf[off]
                 if p < 0x80:
                     off += 1
                 else:
                     p, off = get_varint(data, off)
-                s = data[off]
+                s = buf[off]
                 if s < 0x80:
                     off += 1
-                elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
-                    s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+                elif buf[off + 1] < 0x80:       # two-byte varint (restart points), inline
+                    s = (((s & 0x7F) + 1) << 7) | buf[off + 1]
                     off += 2
                 else:
                     s, off = get_varint(data, off)
@@ -600,7 +638,7 @@ def ref_loop__in_place__alloc_off(
                 last += data[off:nxt]       # strbuf_add(last_key, suffix)
                 key = last
                 off = nxt
-                u = data[off]
+                u = buf[off]
                 if u < 0x80:
                     off += 1
                 else:
@@ -645,7 +683,8 @@ def ref_loop__in_place__alloc_off(
                                       name_of_table, block_off + start)
                 off = nxt
                 yield rec
-        except (IndexError, FormatError) as e:
+        except (IndexError, OverflowError, FormatError) as e:
+            # OverflowError: a length past 2**63 meets the Cython build's C offsets
             if isinstance(e, FormatError) and e.path is not None:
                 raise
             raise FormatError("truncated ref record", name_of_table, block_off + off) from None
@@ -658,6 +697,11 @@ def ref_loop__in_place__alloc_off(
         last = b""
 
 
+@cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
+               end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
+               nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
+               p="unsigned long long", s="unsigned long long", kl="Py_ssize_t",
+               tz="Py_ssize_t")
 def log_loop__swap_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[LogRecord]:
@@ -666,6 +710,7 @@ def log_loop__swap_on(
     h2 = 2 * hash_size
     while True:
         data = block.data
+        buf = data                      # its bytes one at a time (Cython: a typed view)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -675,7 +720,7 @@ def log_loop__swap_on(
         try:
             while off < end:
                 start = off
-                p = data[off]
+                p = buf[off]
                 if p < 0x80:
                     off += 1
                 else:
@@ -705,7 +750,7 @@ def log_loop__swap_on(
                     em = data[off:off + n]
                     off += n
                     t, off = get_varint(data, off)
-                    tz = (data[off] << 8) | data[off + 1]
+                    tz = (buf[off] << 8) | buf[off + 1]
                     if tz & 0x8000:
                         tz -= 0x10000
                     off += 2
@@ -723,7 +768,8 @@ def log_loop__swap_on(
                                       block_off + start)
                 last = key
                 yield rec
-        except (IndexError, FormatError) as e:
+        except (IndexError, OverflowError, FormatError) as e:
+            # OverflowError: a length past 2**63 meets the Cython build's C offsets
             if isinstance(e, FormatError) and e.path is not None:
                 raise
             raise FormatError("truncated log record", name_of_table, block_off + off) from None
@@ -736,6 +782,11 @@ def log_loop__swap_on(
         last = b""
 
 
+@cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
+               end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
+               nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
+               p="unsigned long long", s="unsigned long long", kl="Py_ssize_t",
+               tz="Py_ssize_t")
 def log_loop__swap_off(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[LogRecord]:
@@ -744,6 +795,7 @@ def log_loop__swap_off(
     h2 = 2 * hash_size
     while True:
         data = block.data
+        buf = data                      # its bytes one at a time (Cython: a typed view)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -753,7 +805,7 @@ def log_loop__swap_off(
         try:
             while off < end:
                 start = off
-                p = data[off]
+                p = buf[off]
                 if p < 0x80:
                     off += 1
                 else:
@@ -783,7 +835,7 @@ def log_loop__swap_off(
                     em = data[off:off + n]
                     off += n
                     t, off = get_varint(data, off)
-                    tz = (data[off] << 8) | data[off + 1]
+                    tz = (buf[off] << 8) | buf[off + 1]
                     if tz & 0x8000:
                         tz -= 0x10000
                     off += 2
@@ -801,7 +853,8 @@ def log_loop__swap_off(
                                       block_off + start)
                 last[:] = key
                 yield rec
-        except (IndexError, FormatError) as e:
+        except (IndexError, OverflowError, FormatError) as e:
+            # OverflowError: a length past 2**63 meets the Cython build's C offsets
             if isinstance(e, FormatError) and e.path is not None:
                 raise
             raise FormatError("truncated log record", name_of_table, block_off + off) from None
@@ -814,6 +867,11 @@ def log_loop__swap_off(
         last = b""
 
 
+@cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
+               end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
+               nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
+               p="unsigned long long", s="unsigned long long", kl="Py_ssize_t",
+               tz="Py_ssize_t")
 def log_loop__in_place(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[LogRecord]:
@@ -822,6 +880,7 @@ def log_loop__in_place(
     h2 = 2 * hash_size
     while True:
         data = block.data
+        buf = data                      # its bytes one at a time (Cython: a typed view)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -831,7 +890,7 @@ def log_loop__in_place(
         try:
             while off < end:
                 start = off
-                p = data[off]
+                p = buf[off]
                 if p < 0x80:
                     off += 1
                 else:
@@ -862,7 +921,7 @@ def log_loop__in_place(
                     em = data[off:off + n]
                     off += n
                     t, off = get_varint(data, off)
-                    tz = (data[off] << 8) | data[off + 1]
+                    tz = (buf[off] << 8) | buf[off + 1]
                     if tz & 0x8000:
                         tz -= 0x10000
                     off += 2
@@ -879,7 +938,8 @@ def log_loop__in_place(
                     raise FormatError("log record runs past the block", name_of_table,
                                       block_off + start)
                 yield rec
-        except (IndexError, FormatError) as e:
+        except (IndexError, OverflowError, FormatError) as e:
+            # OverflowError: a length past 2**63 meets the Cython build's C offsets
             if isinstance(e, FormatError) and e.path is not None:
                 raise
             raise FormatError("truncated log record", name_of_table, block_off + off) from None
@@ -900,6 +960,7 @@ def obj_loop__swap_on(
     typ = BLOCK_TYPE_OBJ
     while True:
         data = block.data
+        buf = data                      # its bytes one at a time (Cython: a typed view)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -933,6 +994,7 @@ def obj_loop__swap_off(
     typ = BLOCK_TYPE_OBJ
     while True:
         data = block.data
+        buf = data                      # its bytes one at a time (Cython: a typed view)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -966,6 +1028,7 @@ def index_loop__swap_on(
     typ = BLOCK_TYPE_INDEX
     while True:
         data = block.data
+        buf = data                      # its bytes one at a time (Cython: a typed view)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -999,6 +1062,7 @@ def index_loop__swap_off(
     typ = BLOCK_TYPE_INDEX
     while True:
         data = block.data
+        buf = data                      # its bytes one at a time (Cython: a typed view)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -1024,6 +1088,8 @@ def index_loop__swap_off(
         last = b""
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1126,6 +1192,8 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1218,6 +1286,8 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1320,6 +1390,8 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1412,6 +1484,8 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1503,6 +1577,8 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1591,6 +1667,8 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1682,6 +1760,8 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1770,6 +1850,8 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -1870,6 +1952,8 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -1960,6 +2044,8 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2060,6 +2146,8 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2150,6 +2238,8 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2239,6 +2329,8 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2325,6 +2417,8 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2414,6 +2508,8 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2500,6 +2596,8 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -2606,6 +2704,8 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -2702,6 +2802,8 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -2808,6 +2910,8 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -2904,6 +3008,8 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -2999,6 +3105,8 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -3091,6 +3199,8 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -3186,6 +3296,8 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -3278,6 +3390,8 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -3382,6 +3496,8 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -3476,6 +3592,8 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -3580,6 +3698,8 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -3674,6 +3794,8 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -3767,6 +3889,8 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -3857,6 +3981,8 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -3950,6 +4076,8 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -4040,6 +4168,8 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4142,6 +4272,8 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4234,6 +4366,8 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4336,6 +4470,8 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4428,6 +4564,8 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4519,6 +4657,8 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4607,6 +4747,8 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4698,6 +4840,8 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4786,6 +4930,8 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -4886,6 +5032,8 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -4976,6 +5124,8 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5076,6 +5226,8 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5166,6 +5318,8 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5255,6 +5409,8 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5341,6 +5497,8 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5430,6 +5588,8 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5516,6 +5676,8 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -5627,6 +5789,8 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -5728,6 +5892,8 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -5839,6 +6005,8 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -5940,6 +6108,8 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -6040,6 +6210,8 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -6137,6 +6309,8 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -6237,6 +6411,8 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -6334,6 +6510,8 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -6443,6 +6621,8 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -6542,6 +6722,8 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -6651,6 +6833,8 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -6750,6 +6934,8 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -6848,6 +7034,8 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -6943,6 +7131,8 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_off(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -7041,6 +7231,8 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_on(
         yield erec
 
 
+@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
 def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -7188,6 +7380,7 @@ def restart_scan_start(block: Any, want: bytes) -> int:
     store their whole key); the index in block.data of the restart point before it
     (or of the first record), where the linear scan starts."""
     data = block.data
+    buf = data                  # its bytes one at a time (see record.VARINT)
     base = block.base           # positions below are indexes into data (base + rel)
     end = base + block.end
     rs = base + block.restart_start
@@ -7196,15 +7389,15 @@ def restart_scan_start(block: Any, want: bytes) -> int:
         while lo < hi:
             mid = (lo + hi) >> 1
             q = rs + 3 * mid
-            r = base + ((data[q] << 16) | (data[q + 1] << 8) | data[q + 2])
-            if data[r] != 0 or r >= end:
+            r = base + ((buf[q] << 16) | (buf[q + 1] << 8) | buf[q + 2])
+            if buf[r] != 0 or r >= end:
                 raise block.error("restart point is not an uncompressed record", q - base)
             o = r + 1
-            s = data[o]
+            s = buf[o]
             if s < 0x80:
                 o += 1
-            elif data[o + 1] < 0x80:      # two-byte varint (restart points), inline
-                s = (((s & 0x7F) + 1) << 7) | data[o + 1]
+            elif buf[o + 1] < 0x80:       # two-byte varint (restart points), inline
+                s = (((s & 0x7F) + 1) << 7) | buf[o + 1]
                 o += 2
             else:
                 s, o = get_varint(data, o)
@@ -7221,17 +7414,18 @@ def record_extent(block: Any, data: Any, off: int, end: int, last_len: int,
                   hash_size: int) -> tuple[int, int, int, int]:
     """(prefix length, suffix start, suffix end, record end) of the record at index off
     of block.data, its value skipped undecoded (IndexError when it is truncated)."""
+    buf = data
     start = off
-    p = data[off]
+    p = buf[off]
     if p < 0x80:
         off += 1
     else:
         p, off = get_varint(data, off)
-    s = data[off]
+    s = buf[off]
     if s < 0x80:
         off += 1
-    elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
-        s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+    elif buf[off + 1] < 0x80:       # two-byte varint (restart points), inline
+        s = (((s & 0x7F) + 1) << 7) | buf[off + 1]
         off += 2
     else:
         s, off = get_varint(data, off)
@@ -7243,7 +7437,7 @@ def record_extent(block: Any, data: Any, off: int, end: int, last_len: int,
     hi = off
     typ = block.typ
     if typ == BLOCK_TYPE_REF:
-        while data[off] >= 0x80:
+        while buf[off] >= 0x80:
             off += 1
         off += 1
         vt = s & 7
@@ -7257,7 +7451,7 @@ def record_extent(block: Any, data: Any, off: int, end: int, last_len: int,
         elif vt:
             raise block.error(f"unknown ref value type {vt}", start - block.base)
     elif typ == BLOCK_TYPE_INDEX:
-        while data[off] >= 0x80:
+        while buf[off] >= 0x80:
             off += 1
         off += 1
     else:
@@ -7271,22 +7465,23 @@ def walk_ref_records(data: Any, off: int, end: int, hash_size: int) -> int:
     """The number of ref records at data[off:end], each stepped over, nothing decoded:
     its prefix length and update index skipped, its suffix length read, its key suffix
     and value skipped (lab.stages' walk: the least a record loop does)."""
+    buf = data
     count = 0
     h2 = 2 * hash_size
     while off < end:
-        while data[off] >= 0x80:
+        while buf[off] >= 0x80:
             off += 1
         off += 1
-        s = data[off]
+        s = buf[off]
         if s < 0x80:
             off += 1
-        elif data[off + 1] < 0x80:      # two-byte varint (restart points), inline
-            s = (((s & 0x7F) + 1) << 7) | data[off + 1]
+        elif buf[off + 1] < 0x80:       # two-byte varint (restart points), inline
+            s = (((s & 0x7F) + 1) << 7) | buf[off + 1]
             off += 2
         else:
             s, off = get_varint(data, off)
         off += s >> 3
-        while data[off] >= 0x80:
+        while buf[off] >= 0x80:
             off += 1
         off += 1
         vt = s & 7

@@ -157,8 +157,11 @@ _TYPE_OF: dict[type, int] = {RefRecord: BLOCK_TYPE_REF, LogRecord: BLOCK_TYPE_LO
 # call per record), into loops.py: the record loops, the seek's restart_scan_start and
 # record_extent (block.seek_in_block) and walk_ref_records (lab.stages' walk). Each
 # reads data at the index named {at}, sets {v} and leaves {at} just past what it read.
+# Single bytes are read from buf, slices and get_varint's from data: the same object
+# (buf = data) except in the Cython build, where buf is a typed memoryview of it
+# (a C byte per read, no int object).
 VARINT = """\
-{v} = data[{at}]
+{v} = buf[{at}]
 if {v} < 0x80:
     {at} += 1
 else:
@@ -166,17 +169,17 @@ else:
 # the suffix length: a restart record's key is whole (often 16 bytes or more), so its
 # two-byte varint is read inline too
 SUFFIX_VARINT = """\
-{v} = data[{at}]
+{v} = buf[{at}]
 if {v} < 0x80:
     {at} += 1
-elif data[{at} + 1] < 0x80:      # two-byte varint (restart points), inline
-    {v} = ((({v} & 0x7F) + 1) << 7) | data[{at} + 1]
+elif buf[{at} + 1] < 0x80:       # two-byte varint (restart points), inline
+    {v} = ((({v} & 0x7F) + 1) << 7) | buf[{at} + 1]
     {at} += 2
 else:
     {v}, {at} = get_varint(data, {at})"""
 # a varint stepped over, its value unread
 SKIP_VARINT = """\
-while data[{at}] >= 0x80:
+while buf[{at}] >= 0x80:
     {at} += 1
 {at} += 1"""
 REF_VALUE_IDS: dict[int, int | None] = {REF_DELETION: 0, REF_VAL1: 1, REF_VAL2: 2,
