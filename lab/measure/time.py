@@ -103,24 +103,32 @@ def load_loops(json_path: Path) -> int | None:
     return loops.pop() if len(loops) == 1 else None
 
 
+def _env_args(env: Mapping[str, str] | None) -> list[str]:
+    """pyperf's manager hands its worker processes only PATH, HOME, PYTHONPATH and a few
+    more of its environment: --copy-env makes them run in the whole of env (the variant's
+    hermetic environment: its git build's REFTABLE_LAB_GIT, PYTHONSAFEPATH, the pinned
+    GIT_* identities), as the other measures' workers do."""
+    return ["--copy-env"] if env is not None else []
+
+
 def time_worker(cmd: Sequence[str], out: Path, mode: str,
                 env: Mapping[str, str] | None = None) -> list[float]:
-    """A complete pyperf run of the worker command cmd (in env, if given) into out
-    (replaced); its values."""
+    """A complete pyperf run of the worker command cmd (in env, if given, all of it) into
+    out (replaced); its values."""
     out.unlink(missing_ok=True)
-    run_command([*cmd, "-o", str(out), *pyperf_mode_args(mode)], env=env)
+    run_command([*cmd, "-o", str(out), *pyperf_mode_args(mode), *_env_args(env)], env=env)
     return load_values(out)
 
 
 def time_round(cmd: Sequence[str], out: Path, name: str, mode: str,
                env: Mapping[str, str] | None = None) -> tuple[list[float], list[list[float]]]:
-    """One more interleaved round of the worker command cmd (in env, if given), appended
-    to out; (values, values per round) of its benchmark `name` afterwards."""
+    """One more interleaved round of the worker command cmd (in env, if given, all of it),
+    appended to out; (values, values per round) of its benchmark `name` afterwards."""
     done = load_runs(out, name)[1] if out.exists() else []
     loops = load_loops(out) if done else None
     r = len(done) + 1
-    run_command([*cmd, "--round", str(r), "--append", str(out), *round_mode_args(mode, loops)],
-                env=env)
+    run_command([*cmd, "--round", str(r), "--append", str(out), *round_mode_args(mode, loops),
+                 *_env_args(env)], env=env)
     values, rounds = load_runs(out, name)
     if len(rounds) != r:
         raise BenchError(f"{name}: no values from round {r} in {out}")
