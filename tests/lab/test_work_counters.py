@@ -149,6 +149,20 @@ def test_loop_bytecodes_counts_only_the_hot_loops() -> None:
     assert loop_bytecodes(f, filename=f.__code__.co_filename) > 0
 
 
+def test_compiled_loops_count_no_loop_bytecodes(monkeypatch) -> None:
+    """Compiled loops run no bytecode: a count of 0 on both sides would read as "no
+    difference in work" on every row the loop flags study (it did, under Cython)."""
+    import lab.worker as worker
+    interpreted = worker.loops_run_bytecode()
+    monkeypatch.setattr(worker.loops, "__file__",
+                        "/build/reftable_core/reftable/loops.cpython-311-x86_64-linux-gnu.so")
+    assert not worker.loops_run_bytecode()
+    assert "loop_bytecodes" not in worker.work(lambda loops: 0.0)
+    monkeypatch.undo()
+    if interpreted:
+        assert "loop_bytecodes" in worker.work(lambda loops: 0.0)
+
+
 def test_report_says_no_difference_in_work() -> None:
     from lab.report import markdown
     from lab.results import ScenarioResult, compute_ratios
