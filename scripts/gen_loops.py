@@ -145,14 +145,14 @@ MergeLoop = Callable[[list[Any], list[Iterator[Any]]], Iterator[Any]]
 
 if __package__:                 # imported (tests: scripts.gen_loops)
     from .loop_templates import (
-        ADD, BYPASS, CYTHON_LOCALS, GENERIC_LOOP, GENERIC_TYPES, HEAP, KEY, KEY_DECODE, LAYOUT, LESS, LOG_LOOP,
-        MERGE_LOOP, NAME, REF_LOOP, REMOVE_TOP, SAME_SUBITER, SCANS, SCAN_LINES, SCAN_NAMES,
-        SHADOW, SUPPRESS, indented)
+        ADD, BYPASS, CYTHON_LOCALS, GENERIC_LOOP, GENERIC_TYPES, HEAP, KEY, KEY_DECODE, LAYOUT,
+        LESS, LOG_LOOP, MERGE_LOOP, NAME, REF_LOOP, REMOVE_TOP, SAME_SUBITER, SCANS, SCAN_LINES,
+        SCAN_NAMES, SHADOW, SUPPRESS, indented)
 else:                           # run: python scripts/gen_loops.py
     from loop_templates import (
-        ADD, BYPASS, CYTHON_LOCALS, GENERIC_LOOP, GENERIC_TYPES, HEAP, KEY, KEY_DECODE, LAYOUT, LESS, LOG_LOOP,
-        MERGE_LOOP, NAME, REF_LOOP, REMOVE_TOP, SAME_SUBITER, SCANS, SCAN_LINES, SCAN_NAMES,
-        SHADOW, SUPPRESS, indented)
+        ADD, BYPASS, CYTHON_LOCALS, GENERIC_LOOP, GENERIC_TYPES, HEAP, KEY, KEY_DECODE, LAYOUT,
+        LESS, LOG_LOOP, MERGE_LOOP, NAME, REF_LOOP, REMOVE_TOP, SAME_SUBITER, SCANS, SCAN_LINES,
+        SCAN_NAMES, SHADOW, SUPPRESS, indented)
 
 
 # ================================================================ expansion
