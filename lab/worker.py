@@ -142,9 +142,9 @@ def work(time_func: TimeFunc, trace_loops: bool = True) -> dict[str, int]:
     return out
 
 
-def loops_run_bytecode(filename: str | None = None) -> bool:
+def loops_run_bytecode() -> bool:
     """Whether the hot loops are interpreted (loops.py, not a compiled extension)."""
-    return (filename or loops.__file__ or "").endswith(".py")
+    return (loops.__file__ or "").endswith(".py")
 
 
 def main() -> int:
