@@ -75,9 +75,11 @@ test-compiled: compiled-core
 cython-core: setup
 	@PYTHON=$(BIN)/python bash scripts/build-cython-core.sh
 
-# the reftable, refs and odb tests against the Cython build (REFTABLE_LAB_CORE=cython)
+# the reftable, refs and odb tests, the git-like commands' (tests/builtin) and the property
+# test over flag combinations (tests/test_flags.py) against the Cython build
+# (REFTABLE_LAB_CORE=cython)
 test-cython: cython-core
-	REFTABLE_LAB_CORE=cython REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) -q tests/reftable tests/refs tests/odb
+	REFTABLE_LAB_CORE=cython REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) -q tests/reftable tests/refs tests/odb tests/builtin tests/test_flags.py
 
 # sixteen of git's own test scripts (t1400, t1403, t1404, t1416, t0600, t0601, t0613, t1401,
 # t1410, t1430, t1450, t1460, t0610, t6300, t6301, t6302) with the lab in place of show-ref,

@@ -25,6 +25,7 @@ export LC_ALL=C                 # one sort order for the key
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SCRIPT="$ROOT/scripts/$(basename "${BASH_SOURCE[0]}")"
+REWRITES="$ROOT/scripts/cython_rewrites.py"
 CORE_DIR="$(cd "${1:-$ROOT/core}" && pwd)"
 PYTHON="${PYTHON:-python3}"
 case "$PYTHON" in                # a relative path (make's .venv/bin/python) made absolute:
@@ -50,7 +51,7 @@ cython_version="$("$PYTHON" -c 'import Cython; print(Cython.__version__)')" || {
 # modules left out, its directives and C flags), Python and Cython
 key="$( { find reftable_core \( -name '*.py' -o -name '*.pxd' \) -print0 | sort -z \
             | xargs -0 sha256sum
-          sha256sum < "$SCRIPT"
+          sha256sum < "$SCRIPT"; sha256sum < "$REWRITES"
           "$PYTHON" -c 'import sys; print(sys.version)'; echo "cython $cython_version"; } \
         | sha256sum | cut -c1-16)"
 OUT="$CACHE_ROOT/cython-core/$key"
@@ -65,10 +66,14 @@ mkdir -p "$TMP"
 trap 'rm -rf "$TMP"' EXIT
 find reftable_core \( -name '*.py' -o -name '*.pxd' \) -print0 | tar --null -cf - -T - \
   | tar -C "$TMP" -xf -
-# the one line Cython compiles differently from the sources: the generated loops declare
-# their locals' C types with @cython.locals, spelled through reftable_core.cython_shim (a
-# no-op) for the interpreter and mypyc; for Cython `cython` must be its own. The .py left
-# beside each extension is the source as committed (what inspect and line profilers read).
+# The lines Cython compiles differently from the sources, each rewritten in place (line
+# numbers stay the committed ones; the .py left beside each extension is the source as
+# committed: what inspect and line profilers read):
+# - the generated loops declare their locals' C types with @cython.locals, spelled through
+#   reftable_core.cython_shim (a no-op) for the interpreter and mypyc; for Cython `cython`
+#   must be its own;
+# - the rewrites of scripts/cython_rewrites.py (record.py's dataclasses as Cython's, the
+#   loops' byte moves as cbytes.pxd's C), each checked to match as often as it lists.
 shim='^from \.\.cython_shim import cython\b.*$'
 mapfile -t shimmed < <(cd "$TMP" && grep -rlE "$shim" --include='*.py' reftable_core | sort)
 [ "${#shimmed[@]}" -gt 0 ] || { echo "build-cython-core: no module imports cython_shim" >&2; exit 1; }
@@ -76,6 +81,7 @@ for f in "${shimmed[@]}"; do
   cp "$TMP/$f" "$TMP/$f.committed"
   sed -i -E "s/$shim/import cython/" "$TMP/$f"
 done
+"$PYTHON" "$REWRITES" "$TMP" > /dev/null || { echo "build-cython-core: a rewrite failed" >&2; exit 1; }
 skip=()
 for entry in ${INTERPRETED[@]+"${INTERPRETED[@]}"}; do skip+=("${entry%%|*}"); done
 # __init__.py files are compiled too (Cython compiles a package's __init__)
@@ -92,7 +98,8 @@ if ! (cd "$TMP" && CFLAGS="-O2" "$PYTHON" -m Cython.Build.Cythonize -i -q -j "$J
   exit 1
 fi
 seconds=$(( $(date +%s) - start ))
-for f in "${shimmed[@]}"; do mv "$TMP/$f.committed" "$TMP/$f"; done
+while IFS= read -r -d '' f; do mv "$f" "${f%.committed}"; done \
+  < <(find "$TMP" -name '*.py.committed' -print0)
 mv "$TMP/$BUILD_INFO.log" "$TMP/lab-build.log"
 rm -rf "$TMP/build"
 find "$TMP" -name '*.c' -delete

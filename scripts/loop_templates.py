@@ -80,7 +80,8 @@ def FUNC(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
-                    # (the annotation: compiled, the stores are native, not setattr calls)
+                    # (the annotation: compiled, the stores are native, not setattr calls;
+                    # the Cython build calls the cdef class's tp_new: cython_rewrites.py)
                     VALUE_END_1
                     rec: RefRecord = new(RefRec)
                     rec.refname = name
@@ -217,7 +218,7 @@ def cython_locals(types: dict[str, str]) -> str:
 
 
 CYTHON_LOCALS = {
-    "ref": cython_locals(_RECORD_TYPES),
+    "ref": cython_locals({**_RECORD_TYPES, "rec": "RefRecord"}),
     "log": cython_locals({**_RECORD_TYPES, "kl": "Py_ssize_t", "tz": "Py_ssize_t"}),
     "merge": cython_locals({"heap": "list", "its": "list",
                             **{v: "Py_ssize_t" for v in ("n", "i", "j", "k", "idx", "tidx")}}),

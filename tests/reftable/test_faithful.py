@@ -259,3 +259,71 @@ def test_block_loader_uses_the_map_in_place_only_under_mmap(tmp_path: Path) -> N
     finally:
         del kept
         src.close()
+
+
+def test_the_cython_rewrites_keep_every_line_and_check_their_counts(tmp_path: Path) -> None:
+    """scripts/cython_rewrites.py rewrites the build's copy line for line (a compiled
+    module's line numbers are the committed file's), keeps the committed file beside it,
+    and a source whose lines no longer match a rewrite's count is an error naming it."""
+    import shutil
+
+    from scripts import cython_rewrites
+
+    core = Path(__file__).resolve().parents[2] / "core" / "reftable_core"
+    tree = tmp_path / "tree"
+    shutil.copytree(core, tree / "reftable_core", ignore=shutil.ignore_patterns("__pycache__"))
+    touched = cython_rewrites.apply(tree)
+    assert touched == [cython_rewrites.RECORD, cython_rewrites.LOOPS]
+    for name in touched:
+        new = (tree / name).read_text().split("\n")
+        old = (core.parent / name).read_text().split("\n")
+        assert (tree / (name + ".committed")).read_text() == "\n".join(old)
+        assert len(new) == len(old)
+        changed = [(a, b) for a, b in zip(old, new) if a != b]
+        assert changed and all(a.strip() and b.strip() for a, b in changed)
+    loops_text = (tree / cython_rewrites.LOOPS).read_text()
+    assert "= data[off" not in loops_text and "bytes(key)" not in loops_text
+    # a record loop's field slices all became take(); nothing else was touched
+    assert loops_text.count("take(data, buf, ") == 39
+    # a source edit that moves a rewritten line: an error naming the rewrite
+    shutil.copytree(core, tmp_path / "edited" / "reftable_core",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    record = tmp_path / "edited" / cython_rewrites.RECORD
+    record.write_text(record.read_text().replace("@dataclass(slots=True)\nclass IndexRecord",
+                                                 "@dataclass\nclass IndexRecord"))
+    try:
+        cython_rewrites.apply(tmp_path / "edited")
+    except SystemExit as e:
+        assert "record.py" in str(e) and "matches 3 times, not 4" in str(e)
+    else:
+        raise AssertionError("a rewrite matched fewer lines than it lists, and no error")
+
+
+def test_records_are_extension_types_in_the_cython_build_with_the_same_fields() -> None:
+    """In the Cython build the record types are cdef classes (record.pxd; static types
+    whose fields live in the object's C struct), elsewhere slotted dataclasses; both have
+    the same fields, __init__, repr and equality, and neither takes other attributes."""
+    import dataclasses
+
+    from reftable_core.reftable import record
+
+    heap_type = 1 << 9                                  # Py_TPFLAGS_HEAPTYPE
+    for cls in (record.RefRecord, record.LogRecord, record.ObjRecord, record.IndexRecord):
+        if os.environ.get("REFTABLE_LAB_CORE") == "cython":
+            assert not cls.__flags__ & heap_type, cls
+        else:
+            assert cls.__flags__ & heap_type and hasattr(cls, "__slots__"), cls
+    rec = record.RefRecord(b"refs/heads/x", 3, 1, b"\x01" * 20)
+    assert [f.name for f in dataclasses.fields(rec)] == [
+        "refname", "update_index", "value_type", "value", "target_value", "target"]
+    assert rec == record.RefRecord(b"refs/heads/x", 3, 1, b"\x01" * 20)
+    assert repr(rec).startswith("RefRecord(refname=b'refs/heads/x', update_index=3")
+    assert dataclasses.replace(rec, update_index=4).update_index == 4
+    assert record.ObjRecord(b"ab").offsets == [] and \
+        record.ObjRecord(b"ab").offsets is not record.ObjRecord(b"ab").offsets
+    try:
+        rec.other = 1                                   # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+    else:
+        raise AssertionError("a record took an attribute it does not declare")

@@ -82,7 +82,7 @@ MergeLoop = Callable[[list[Any], list[Iterator[Any]]], Iterator[Any]]
 @cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
                end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
                nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
-               p="unsigned long long", s="unsigned long long")
+               p="unsigned long long", s="unsigned long long", rec="RefRecord")
 def ref_loop__swap_on__alloc_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
@@ -133,7 +133,8 @@ def ref_loop__swap_on__alloc_on(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
-                    # (the annotation: compiled, the stores are native, not setattr calls)
+                    # (the annotation: compiled, the stores are native, not setattr calls;
+                    # the Cython build calls the cdef class's tp_new: cython_rewrites.py)
                     nxt = off + hash_size
                     rec: RefRecord = new(RefRec)
                     rec.refname = name
@@ -184,7 +185,7 @@ def ref_loop__swap_on__alloc_on(
 @cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
                end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
                nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
-               p="unsigned long long", s="unsigned long long")
+               p="unsigned long long", s="unsigned long long", rec="RefRecord")
 def ref_loop__swap_on__alloc_off(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
@@ -237,7 +238,8 @@ def ref_loop__swap_on__alloc_off(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
-                    # (the annotation: compiled, the stores are native, not setattr calls)
+                    # (the annotation: compiled, the stores are native, not setattr calls;
+                    # the Cython build calls the cdef class's tp_new: cython_rewrites.py)
                     nxt = off + hash_size
                     rec: RefRecord = new(RefRec)
                     rec.refname = name
@@ -288,7 +290,7 @@ def ref_loop__swap_on__alloc_off(
 @cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
                end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
                nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
-               p="unsigned long long", s="unsigned long long")
+               p="unsigned long long", s="unsigned long long", rec="RefRecord")
 def ref_loop__swap_off__alloc_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
@@ -339,7 +341,8 @@ def ref_loop__swap_off__alloc_on(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
-                    # (the annotation: compiled, the stores are native, not setattr calls)
+                    # (the annotation: compiled, the stores are native, not setattr calls;
+                    # the Cython build calls the cdef class's tp_new: cython_rewrites.py)
                     nxt = off + hash_size
                     rec: RefRecord = new(RefRec)
                     rec.refname = name
@@ -390,7 +393,7 @@ def ref_loop__swap_off__alloc_on(
 @cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
                end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
                nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
-               p="unsigned long long", s="unsigned long long")
+               p="unsigned long long", s="unsigned long long", rec="RefRecord")
 def ref_loop__swap_off__alloc_off(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
@@ -443,7 +446,8 @@ def ref_loop__swap_off__alloc_off(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
-                    # (the annotation: compiled, the stores are native, not setattr calls)
+                    # (the annotation: compiled, the stores are native, not setattr calls;
+                    # the Cython build calls the cdef class's tp_new: cython_rewrites.py)
                     nxt = off + hash_size
                     rec: RefRecord = new(RefRec)
                     rec.refname = name
@@ -494,7 +498,7 @@ def ref_loop__swap_off__alloc_off(
 @cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
                end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
                nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
-               p="unsigned long long", s="unsigned long long")
+               p="unsigned long long", s="unsigned long long", rec="RefRecord")
 def ref_loop__in_place__alloc_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
@@ -546,7 +550,8 @@ def ref_loop__in_place__alloc_on(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
-                    # (the annotation: compiled, the stores are native, not setattr calls)
+                    # (the annotation: compiled, the stores are native, not setattr calls;
+                    # the Cython build calls the cdef class's tp_new: cython_rewrites.py)
                     nxt = off + hash_size
                     rec: RefRecord = new(RefRec)
                     rec.refname = name
@@ -596,7 +601,7 @@ def ref_loop__in_place__alloc_on(
 @cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
                end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
                nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
-               p="unsigned long long", s="unsigned long long")
+               p="unsigned long long", s="unsigned long long", rec="RefRecord")
 def ref_loop__in_place__alloc_off(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
@@ -650,7 +655,8 @@ def ref_loop__in_place__alloc_off(
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
                     # six slot stores cost about half of a call to the dataclass __init__
-                    # (the annotation: compiled, the stores are native, not setattr calls)
+                    # (the annotation: compiled, the stores are native, not setattr calls;
+                    # the Cython build calls the cdef class's tp_new: cython_rewrites.py)
                     nxt = off + hash_size
                     rec: RefRecord = new(RefRec)
                     rec.refname = name

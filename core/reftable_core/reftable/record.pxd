@@ -1,0 +1,36 @@
+# The record types of record.py as extension types for the Cython build
+# (scripts/build-cython-core.sh; Cython reads this file beside record.py, the interpreter
+# and mypyc never do). The build spells record.py's @dataclass(slots=True) as Cython's
+# own dataclass decorator, so each record is a cdef class with the same fields, __init__,
+# __eq__, __match_args__ and dataclasses.fields(); a module that cimports it (loops.pxd)
+# creates one with its type's tp_new and stores its fields in the object's C struct,
+# where the interpreted model calls object.__new__ and stores slots through descriptors.
+# The fields stay Python objects (public: read and written from Python as before).
+
+cdef class RefRecord:
+    cdef public object refname
+    cdef public object update_index
+    cdef public object value_type
+    cdef public object value
+    cdef public object target_value
+    cdef public object target
+
+cdef class LogRecord:
+    cdef public object refname
+    cdef public object update_index
+    cdef public object value_type
+    cdef public object old_id
+    cdef public object new_id
+    cdef public object name
+    cdef public object email
+    cdef public object time
+    cdef public object tz_offset
+    cdef public object message
+
+cdef class ObjRecord:
+    cdef public object hash_prefix
+    cdef public object offsets
+
+cdef class IndexRecord:
+    cdef public object last_key
+    cdef public object offset

@@ -1,0 +1,88 @@
+"""The lines the Cython build compiles differently from the committed sources.
+
+    python scripts/cython_rewrites.py TREE     (a copy of core/; scripts/build-cython-core.sh)
+
+Each rewrite is a regular expression applied line by line to one file of TREE, and must
+match exactly the number of times given here: a source edit (or a regenerated loops.py)
+that adds, moves or removes one is an error naming the rewrite, never a silently
+different build. A rewrite never adds or removes a line, so a compiled module's line
+numbers are the committed file's. Each rewritten file is first copied to FILE.committed;
+the build puts those back beside the extensions once compiled (what inspect, tracebacks
+and line profilers read).
+
+- record.py: the record types are slotted dataclasses; record.pxd declares them as cdef
+  classes, and a cdef class takes Cython's own dataclass decorator only (mypyc compiles the
+  standard one natively; a decorator of the shim's it would not).
+- loops.py (generated): a ref record is made by RefRecord's tp_new (the interpreter
+  calls object.__new__, hoisted into a local); the ref and log loops' byte moves, spelled for the interpreter as
+  slices and bytearray operations on `data` and the key buffers, become the inline C
+  functions of cbytes.pxd over the typed view `buf` (PyBytes_FromStringAndSize from the
+  view, PyByteArray_Resize plus memcpy). Each makes the objects its Python spelling makes
+  and copies what it copies (a field is a new bytes; the off value of decode_key_in_place
+  still builds a new key buffer a record), with one exception: `key += data[a:b]` appends
+  the view's bytes where Python first makes them a bytes object (git's strbuf_add is a
+  memcpy too).
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from pathlib import Path
+
+RECORD = "reftable_core/reftable/record.py"
+LOOPS = "reftable_core/reftable/loops.py"
+FIELD = r"(off(?: \+ hash_size)?)"              # a record loop's field start
+# (file, pattern, replacement, times); applied in this order, each to the lines the ones
+# before it left
+REWRITES: list[tuple[str, str, str, int]] = [
+    (RECORD, r"^from dataclasses import dataclass, field, fields$",
+     "import cython; from dataclasses import fields", 1),
+    (RECORD, r"^@dataclass\(slots=True\)$", "@cython.dataclasses.dataclass", 4),
+    (RECORD, r"= field\(default_factory=list\)$",
+     "= cython.dataclasses.field(default_factory=list)", 1),
+    # a ref record made by its type's tp_new (the interpreter: object.__new__ hoisted into
+    # a local; Cython calls tp_new directly for T.__new__(T) only)
+    (LOOPS, r"\brec(?:: RefRecord)? = new\(RefRec\)$", "rec = RefRecord.__new__(RefRecord)", 12),
+    # strbuf_add(last_key, suffix): in place (decode_key_in_place=on) or onto a new key
+    (LOOPS, r"\b(last|key) \+= data\[off:nxt\]", r"extend(\1, data, buf, off, nxt)", 9),
+    # strbuf_setlen(last_key, prefix_len)
+    (LOOPS, r"\bdel last\[p:\]", "setlen(last, p)", 3),
+    # the off value's new key buffer: the first p bytes of the last key
+    (LOOPS, r"\bkey = last\[:p\]$", "key = head(last, p)", 6),
+    # the record's name, a new bytes copied from the key buffer
+    (LOOPS, r"\bname = bytes\(key\)", "name = frozen(key)", 6),
+    # a field: a new bytes copied from the block
+    (LOOPS, rf"(?<![\w.])data\[{FIELD}:((?:off \+ (?:hash_size|h2|n))|nxt)\]",
+     r"take(data, buf, \1, \2)", 39),
+]
+
+
+def apply(tree: Path) -> list[str]:
+    """Rewrite TREE in place; return the files rewritten."""
+    touched: list[str] = []
+    for name, pattern, replacement, times in REWRITES:
+        path = tree / name
+        lines = path.read_text().split("\n")
+        rx = re.compile(pattern)
+        count = 0
+        for i, line in enumerate(lines):
+            if line.lstrip().startswith("#"):
+                continue
+            lines[i], n = rx.subn(replacement, line)
+            count += n
+        if count != times:
+            sys.exit(f"cython_rewrites: {name}: {pattern!r} matches {count} times, not {times}")
+        if name not in touched:
+            saved = path.with_name(path.name + ".committed")
+            if not saved.exists():
+                shutil.copy2(path, saved)
+            touched.append(name)
+        path.write_text("\n".join(lines))
+    return touched
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: cython_rewrites.py TREE")
+    print("\n".join(apply(Path(sys.argv[1]))))
