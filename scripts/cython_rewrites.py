@@ -21,7 +21,8 @@ and line profilers read).
   and copies what it copies (a field is a new bytes; the off value of decode_key_in_place
   still builds a new key buffer a record), with one exception: `key += data[a:b]` appends
   the view's bytes where Python first makes them a bytes object (git's strbuf_add is a
-  memcpy too).
+  memcpy too). The merge loops read a queued entry's record as the record type of their
+  kind (a checked cast), so its fields are read from the C struct.
 """
 from __future__ import annotations
 
@@ -33,9 +34,14 @@ from pathlib import Path
 RECORD = "reftable_core/reftable/record.py"
 LOOPS = "reftable_core/reftable/loops.py"
 FIELD = r"(off(?: \+ hash_size)?)"              # a record loop's field start
-# (file, pattern, replacement, times); applied in this order, each to the lines the ones
-# before it left
-REWRITES: list[tuple[str, str, str, int]] = [
+# a merge loop's queue entry [record, index]: its record read through the entry's type
+# (a checked cast: a TypeError, never a wrong read, should another type get there)
+QUEUED = r"\b(right|child|last|parent|e|top)\[0\]\.(refname|update_index)\b"
+COUNT_REF = COUNT_LOG = 416    # in the 32 ref and the 32 log merge loops
+# (file, pattern, replacement, times[, scope]); applied in this order, each to the lines
+# the ones before it left; with a scope, only inside the functions (top-level defs) whose
+# names match it
+REWRITES: list[tuple[str, ...]] = [
     (RECORD, r"^from dataclasses import dataclass, field, fields$",
      "import cython; from dataclasses import fields", 1),
     (RECORD, r"^@dataclass\(slots=True\)$", "@cython.dataclasses.dataclass", 4),
@@ -55,19 +61,27 @@ REWRITES: list[tuple[str, str, str, int]] = [
     # a field: a new bytes copied from the block
     (LOOPS, rf"(?<![\w.])data\[{FIELD}:((?:off \+ (?:hash_size|h2|n))|nxt)\]",
      r"take(data, buf, \1, \2)", 39),
+    (LOOPS, QUEUED, r"cython.cast(RefRecord, \1[0], typecheck=True).\2", COUNT_REF, "merge_ref__"),
+    (LOOPS, QUEUED, r"cython.cast(LogRecord, \1[0], typecheck=True).\2", COUNT_LOG, "merge_log__"),
 ]
 
 
 def apply(tree: Path) -> list[str]:
     """Rewrite TREE in place; return the files rewritten."""
     touched: list[str] = []
-    for name, pattern, replacement, times in REWRITES:
+    for name, pattern, replacement, times, *scope in REWRITES:
         path = tree / name
         lines = path.read_text().split("\n")
         rx = re.compile(pattern)
+        inside = re.compile(scope[0]) if scope else None
         count = 0
+        func = ""
         for i, line in enumerate(lines):
-            if line.lstrip().startswith("#"):
+            if line.startswith("def "):
+                func = line[4:].split("(", 1)[0]
+            elif line[:1] not in ("", " ", "#", ")"):
+                func = ""                       # module level again
+            if line.lstrip().startswith("#") or (inside and not inside.match(func)):
                 continue
             lines[i], n = rx.subn(replacement, line)
             count += n

@@ -220,8 +220,11 @@ def cython_locals(types: dict[str, str]) -> str:
 CYTHON_LOCALS = {
     "ref": cython_locals({**_RECORD_TYPES, "rec": "RefRecord"}),
     "log": cython_locals({**_RECORD_TYPES, "kl": "Py_ssize_t", "tz": "Py_ssize_t"}),
-    "merge": cython_locals({"heap": "list", "its": "list",
-                            **{v: "Py_ssize_t" for v in ("n", "i", "j", "k", "idx", "tidx")}}),
+    **{f"merge_{kind}": cython_locals({
+        "heap": "list", "its": "list",
+        **{v: "Py_ssize_t" for v in ("n", "i", "j", "k", "idx", "tidx")},
+        "erec": record, "rec": record}) for kind, record in (("ref", "RefRecord"),
+                                                             ("log", "LogRecord"))},
 }
 
 # ================================================================ the record layout

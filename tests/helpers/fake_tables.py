@@ -3,32 +3,24 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
+
+from reftable_core.reftable.record import LogRecord, RefRecord
 
 MAX_U64 = (1 << 64) - 1
 
 
-@dataclass(slots=True)
-class FRef:
-    refname: bytes
-    update_index: int = 0
-    value_type: int = 1
-    value: bytes | None = None
-
-    def key(self) -> bytes:
-        return bytes(bytearray(self.refname))
+def FRef(refname: bytes, update_index: int = 0, value_type: int = 1,  # noqa: N802
+         value: bytes | None = None) -> RefRecord:
+    """A ref record (the core's own type: the Cython build's merge loops read a queued
+    record's fields from its C struct and take no other type)."""
+    return RefRecord(refname, update_index, value_type, value)
 
 
-@dataclass(slots=True)
-class FLog:
-    refname: bytes
-    update_index: int = 0
-    value_type: int = 1
-    message: bytes = b""
-
-    def key(self) -> bytes:
-        return self.refname + b"\0" + (MAX_U64 - self.update_index).to_bytes(8, "big")
+def FLog(refname: bytes, update_index: int = 0, value_type: int = 1,  # noqa: N802
+         message: bytes = b"") -> LogRecord:
+    """A log record (key: refname, NUL, MAX_U64 - update_index big-endian)."""
+    return LogRecord(refname, update_index, value_type, message=message)
 
 
 class FakeIter:

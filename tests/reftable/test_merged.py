@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 
 import pytest
 from tests.helpers.fake_tables import FakeTable, FLog, FRef
@@ -157,6 +158,10 @@ class _CountingRef:
         return self._name
 
 
+@pytest.mark.skipif(os.environ.get("REFTABLE_LAB_CORE") == "cython",
+                    reason="the Cython build reads a queued record's fields from its C struct "
+                           "(a RefRecord only), where no property can count them; the "
+                           "interpreted and mypyc runs test the same generated loops")
 @pytest.mark.parametrize("bypass", [False, True])
 def test_single_subiter_bypass_leaves_the_queue_when_one_table_is_left(bypass: bool) -> None:
     """Once the small table is exhausted, the bypass stops reading keys for the

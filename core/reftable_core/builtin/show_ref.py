@@ -29,6 +29,7 @@ from reftable_core.refs.refname import REFNAME_ALLOW_ONELEVEL, check_refname_for
 from reftable_core.reftable.record import REF_VAL1, REF_VAL2
 from reftable_core.repo import Repo
 
+from ..cython_shim import cython
 from .gitlike import Die, add_git_command, git_message, open_git_repo, write_err
 from .parseopt import OptSpec, parse_git_options, split_lab_options
 
@@ -332,6 +333,7 @@ def _prefix_end(prefix: bytes) -> bytes:
     return p[:-1] + bytes((p[-1] + 1,))
 
 
+@cython.locals(rec="RefRecord")     # the Cython build: its fields read from its C struct
 def _show_records(store: RefStore, objs: Objects, o: dict[str, Any], match: _Tails | None,
                   prefixes: list[bytes], found: int, out: Any) -> int:
     """show-ref's loop straight over the store's seekable records (a reftable

@@ -1095,7 +1095,8 @@ def index_loop__swap_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1199,7 +1200,8 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1293,7 +1295,8 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1397,7 +1400,8 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1491,7 +1495,8 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1584,7 +1589,8 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1674,7 +1680,8 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1767,7 +1774,8 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1857,7 +1865,8 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -1959,7 +1968,8 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2051,7 +2061,8 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2153,7 +2164,8 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2245,7 +2257,8 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2336,7 +2349,8 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2424,7 +2438,8 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2515,7 +2530,8 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2603,7 +2619,8 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -2711,7 +2728,8 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -2809,7 +2827,8 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -2917,7 +2936,8 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -3015,7 +3035,8 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -3112,7 +3133,8 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -3206,7 +3228,8 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -3303,7 +3326,8 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -3397,7 +3421,8 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -3503,7 +3528,8 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -3599,7 +3625,8 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -3705,7 +3732,8 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -3801,7 +3829,8 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -3896,7 +3925,8 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -3988,7 +4018,8 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -4083,7 +4114,8 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
+               rec="RefRecord")
 def merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -4175,7 +4207,8 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4279,7 +4312,8 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4373,7 +4407,8 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4477,7 +4512,8 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4571,7 +4607,8 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4664,7 +4701,8 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4754,7 +4792,8 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4847,7 +4886,8 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4937,7 +4977,8 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5039,7 +5080,8 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5131,7 +5173,8 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5233,7 +5276,8 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5325,7 +5369,8 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5416,7 +5461,8 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5504,7 +5550,8 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5595,7 +5642,8 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5683,7 +5731,8 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -5796,7 +5845,8 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -5899,7 +5949,8 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -6012,7 +6063,8 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -6115,7 +6167,8 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -6217,7 +6270,8 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -6316,7 +6370,8 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -6418,7 +6473,8 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -6517,7 +6573,8 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -6628,7 +6685,8 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -6729,7 +6787,8 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -6840,7 +6899,8 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -6941,7 +7001,8 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -7041,7 +7102,8 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -7138,7 +7200,8 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_off(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -7238,7 +7301,8 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_on(
 
 
 @cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t")
+               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
+               rec="LogRecord")
 def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
