@@ -22,7 +22,8 @@ and line profilers read).
   still builds a new key buffer a record), with one exception: `key += data[a:b]` appends
   the view's bytes where Python first makes them a bytes object (git's strbuf_add is a
   memcpy too). The merge loops read a queued entry's record as the record type of their
-  kind (a checked cast), so its fields are read from the C struct.
+  kind (a checked cast), so its fields are read from the C struct, and call the builtin
+  next() by its name (a local alias of it is a generic call in C).
 """
 from __future__ import annotations
 
@@ -61,6 +62,9 @@ REWRITES: list[tuple[str, ...]] = [
     # a field: a new bytes copied from the block
     (LOOPS, rf"(?<![\w.])data\[{FIELD}:((?:off \+ (?:hash_size|h2|n))|nxt)\]",
      r"take(data, buf, \1, \2)", 39),
+    # a sub-iterator's next record: the builtin by its name, which Cython calls as the
+    # iterator's tp_iternext (the interpreter reads it from a local, nxt = next)
+    (LOOPS, r"\bnxt\((its\[t?idx\]), None\)", r"next(\1, None)", 128, "merge_"),
     (LOOPS, QUEUED, r"cython.cast(RefRecord, \1[0], typecheck=True).\2", COUNT_REF, "merge_ref__"),
     (LOOPS, QUEUED, r"cython.cast(LogRecord, \1[0], typecheck=True).\2", COUNT_LOG, "merge_log__"),
 ]
