@@ -301,8 +301,9 @@ def test_the_cython_rewrites_keep_every_line_and_check_their_counts(tmp_path: Pa
 
 def test_records_are_extension_types_in_the_cython_build_with_the_same_fields() -> None:
     """In the Cython build the record types are cdef classes (record.pxd; static types
-    whose fields live in the object's C struct), elsewhere slotted dataclasses; both have
-    the same fields, __init__, repr and equality, and neither takes other attributes."""
+    whose fields live in the object's C struct), in the mypyc build native classes (heap
+    types, fields in the C struct, no __slots__), interpreted slotted dataclasses; all
+    have the same fields, __init__, repr and equality, and none takes other attributes."""
     import dataclasses
 
     from reftable_core.reftable import record
@@ -311,6 +312,8 @@ def test_records_are_extension_types_in_the_cython_build_with_the_same_fields() 
     for cls in (record.RefRecord, record.LogRecord, record.ObjRecord, record.IndexRecord):
         if os.environ.get("REFTABLE_LAB_CORE") == "cython":
             assert not cls.__flags__ & heap_type, cls
+        elif os.environ.get("REFTABLE_LAB_CORE") == "compiled":
+            assert cls.__flags__ & heap_type and not hasattr(cls, "__slots__"), cls
         else:
             assert cls.__flags__ & heap_type and hasattr(cls, "__slots__"), cls
     rec = record.RefRecord(b"refs/heads/x", 3, 1, b"\x01" * 20)
