@@ -622,21 +622,22 @@ SCENARIOS: dict[str, Scenario] = registry([
         peer_workloads=(("git", "git_reflog_list"),)),
     Scenario(
         name="rev-list-many-refs", seed="9da5c992dd",
-        description="rev-list --no-walk's ref reads: every 10th of N refs in 1 table read "
-                    "by name, one seek each",
+        description="the ref reads of rev-list --no-walk <refs>: `show-ref --verify -q` of "
+                    "every 10th of N refs in 1 table, each read by name, one seek each",
         preset="refs-1m-1table",
         scale_params={"small": {"refs": 20_000, "seed": 0, "every": 10},
                       "full": {"refs": 100_000, "seed": 0, "every": 10}},
-        workload="read_refs", studied=("seek_in_place",),
+        workload="show_ref_verify_many", studied=("seek_in_place",),
         flag_base={"seek_in_place": _DECODING_BASE["seek_in_place"]},
         published="170.2 ms -> 161.6 ms (1.05x, 9da5c992dd; rev-list --no-walk printing "
                   "10k of 100k refs)",
         row_published={_decoding_row("seek_in_place"):
                        "170.2 ms -> 161.6 ms (1.05x; rev-list: print 10k of 100k refs)"},
-        no_c={_decoding_row("seek_in_place"):
-              "the scenario has no git peer (read_refs is the lab's reads by name; no "
-              "git rev-list --no-walk workload yet): its trees would be 9da5c992dd~1 "
-              "and 9da5c992dd"}),
+        c_recipes={_decoding_row("seek_in_place"): commit_and_parent(
+            "9da5c992dd", "upstream 9da5c992dd (2024-04-08) and its parent; git's side "
+            "runs show-ref --verify over the same names (the seeks of rev-list --no-walk "
+            "without its commit parsing)")},
+        peer_workloads=(("git", "git_show_ref_verify_many"),)),
     *(_update_ref_create(n) for n in (1, 100, 10_000)),
     _create_100k("update-ref-create-100k", "003",
                  "; each lookup meets a log block after the ref block",

@@ -412,25 +412,37 @@ def git_reflog_list(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeF
     return lambda loops: _time_subprocess(argv, loops, env=env)
 
 
-def read_refs_inprocess(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
-    """The ref reads of `rev-list --no-walk <refs>`: open the repository and read every
-    params["every"]-th ref by name (the names listed once, untimed), one seek each."""
+def _every_nth_ref(gitdir: Path, params: dict[str, Any]) -> list[str]:
+    """Every params["every"]-th ref name of the repository, listed once (untimed)."""
     every = int(params.get("every", 10))
     repo = open_repo(gitdir, Flags())
     try:
-        names = [r.name for r in repo.refs.iter_refs(b"refs/")][::every]
+        return [r.name.decode() for r in repo.refs.iter_refs(b"refs/")][::every]
     finally:
         repo.close()
 
+
+def show_ref_verify_many(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
+    """`show-ref --verify -q <refs>` in process over every params["every"]-th ref: each
+    ref read by name, one seek each (the ref reads of 9da5c992dd's `rev-list --no-walk
+    <refs>`, without its object walk)."""
+    argv = ["--git-dir", str(gitdir), "--verify", "-q", *_every_nth_ref(gitdir, params)]
+    sink = _Sink()
+
     def run() -> None:
-        repo = open_repo(gitdir, flags)
-        try:
-            missing = [n for n in names if repo.refs.read_ref(n) is None]
-        finally:
-            repo.close()
-        if missing:
-            raise RuntimeError(f"{gitdir}: {len(missing)} refs not found, e.g. {missing[0]!r}")
+        status = show_ref(list(argv), flags, sink)
+        if status != 0:
+            raise RuntimeError(f"show-ref --verify of {len(argv) - 4} refs in {gitdir} "
+                               f"exited {status}")
     return _in_process(run)
+
+
+def git_show_ref_verify_many(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
+    """git's `show-ref --verify -q <refs>` over the same names."""
+    argv = [find_git(), "--git-dir", str(gitdir), "show-ref", "--verify", "-q",
+            *_every_nth_ref(gitdir, params)]
+    env = _git_env()
+    return lambda loops: _time_subprocess(argv, loops, env=env)
 
 
 def packed_load(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
@@ -573,7 +585,8 @@ WORKLOADS: dict[str, Factory] = {
     "git_p1401_recreate": git_p1401_recreate,
     "log_iterate": log_iterate_inprocess,
     "git_reflog_list": git_reflog_list,
-    "read_refs": read_refs_inprocess,
+    "show_ref_verify_many": show_ref_verify_many,
+    "git_show_ref_verify_many": git_show_ref_verify_many,
     "migrate_refs": migrate_refs,
     "git_migrate_refs": git_migrate_refs,
     "packed_load": packed_load,
