@@ -236,6 +236,7 @@ WORK_OF_FLAG: dict[str, tuple[str, ...]] = {
     "decode_key_in_place": _LOOP_WORK,
     "next_block_in_place": ("block_iters_built", *_LOOP_WORK),
     "seek_in_place": ("seek_iter_copies", "allocs"),
+    "restart_key_in_place": ("restart_keys_decoded", "allocs"),
     "block_type_early_exit": ("blocks_read", "blocks_set_up", "blocks_inflated"),
     "stat_cache": ("tables_list_reads", "tables_list_stats"),
     "skip_name_check": ("library_name_checks", "tables_opened"),

@@ -1,8 +1,9 @@
 """Every combination of the 9 reftable flags (2^9) gives identical results, each with
-one of the 8 combinations of the 3 decoding flags (decode_key_in_place,
-next_block_in_place, seek_in_place) in turn, and so does every value of the 4 ref
-store flags (tombstone_suppression, iterator_reuse, initial_transaction_check,
-skip_name_check: the library's check of an added table, which writes reach).
+one of the 16 combinations of the 4 decoding flags (decode_key_in_place,
+restart_key_in_place, next_block_in_place, seek_in_place) in turn, and so does every
+value of the 4 ref store flags (tombstone_suppression, iterator_reuse,
+initial_transaction_check, skip_name_check: the library's check of an added table,
+which writes reach).
 
 On the same stacks (several tables, shadowing updates and deletions, small blocks
 so tables have indexes): ref and log iteration, seeks, exact reads, show-ref
@@ -34,12 +35,13 @@ REFTABLE_FLAGS = ("merged_cmp", "same_subiter_skip", "pq_cmp", "single_subiter_b
                   "block_key_swap",
                   "ref_name_alloc", "block_type_early_exit", "stat_cache", "mmap")
 # the decoding series' flags (upstream 2024-03/04): combination i of the 9 above runs
-# with decoding combination (i + i // 8) % 8, so each of the 8 meets 64 combinations of
-# the others, every value of each of them among those
-DECODE_FLAGS = ("decode_key_in_place", "next_block_in_place", "seek_in_place")
+# with decoding combination (i + i // 16) % 16, so each of the 16 meets 32 combinations
+# of the others, every value of each of them among those
+DECODE_FLAGS = ("decode_key_in_place", "restart_key_in_place", "next_block_in_place",
+                "seek_in_place")
 DECODE_COMBOS = [dict(zip(DECODE_FLAGS, bits))
                  for bits in itertools.product((False, True), repeat=len(DECODE_FLAGS))]
-ALL_COMBOS = [Flags(**dict(zip(REFTABLE_FLAGS, bits)), **DECODE_COMBOS[(i + i // 8) % 8])
+ALL_COMBOS = [Flags(**dict(zip(REFTABLE_FLAGS, bits)), **DECODE_COMBOS[(i + i // 16) % 16])
               for i, bits in enumerate(itertools.product((False, True),
                                                          repeat=len(REFTABLE_FLAGS)))]
 # the flags of the ref stores (refs/reftable_backend.py, the initial transaction of

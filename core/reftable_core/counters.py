@@ -9,13 +9,14 @@ record decoders stay untouched; the one exception, deletions_suppressed, is
 counted in the merge loops' deletion branch, which a live record never reaches,
 so a workload without tombstones runs the same bytecodes; likewise
 seek_iter_copies, counted beside each iterator copy of a block seek's scan, which
-only seek_in_place=off makes). An increment is one attribute add on a global
-(LOAD_GLOBAL, LOAD_ATTR, BINARY_OP, STORE_ATTR: four bytecodes), always on: a
-switch to turn counting off would cost as much as the increment it saves. Its
-cost, bounded by bytecodes: show-ref over 20k refs in one table makes about 600
-increments (a read, a set-up and a slice per 4 KiB block of some 100 records),
-2,400 bytecodes against the 2.9 million its hot loops alone execute: < 0.1 %,
-and the same fraction (one increment set per block) at 200k refs.
+only seek_in_place=off makes, and restart_keys_decoded, beside each restart key
+decoded into a buffer, which only restart_key_in_place=off does). An increment is
+one attribute add on a global (LOAD_GLOBAL, LOAD_ATTR, BINARY_OP, STORE_ATTR: four
+bytecodes), always on: a switch to turn counting off would cost as much as the
+increment it saves. Its cost, bounded by bytecodes: show-ref over 20k refs in one
+table makes about 600 increments (a read, a set-up and a slice per 4 KiB block of
+some 100 records), 2,400 bytecodes against the 2.9 million its hot loops alone
+execute: < 0.1 %, and the same fraction (one increment set per block) at 200k refs.
 
 The delta base cache keeps its own per-cache CacheStats (odb.delta_cache); a
 cache registers them with track_cache() when it is built, and snapshot() sums
@@ -34,6 +35,9 @@ COUNTER_NAMES (zeros included) plus the delta_cache_* sums. The names:
   seek_iter_copies     iterator copies (offset and last key) a block seek's linear scan
                        made: two per record it passed, one for the record it stopped at
                        (seek_in_place=off; on: none)
+  restart_keys_decoded restart keys a block seek's binary search decoded into a new
+                       buffer, one per restart point it probed (restart_key_in_place=off;
+                       on: none, each compared in place)
   source_preads        BlockSource reads served by os.pread into fresh bytes (mmap=off)
   source_pread_bytes   bytes those reads asked for
   source_mmap_slices   BlockSource reads served as slices of a map (mmap=on)
@@ -91,6 +95,7 @@ COUNTER_NAMES = (
     "blocks_inflated",
     "block_iters_built",
     "seek_iter_copies",
+    "restart_keys_decoded",
     "source_preads",
     "source_pread_bytes",
     "source_mmap_slices",

@@ -154,6 +154,26 @@ class Flags:
         "last_key is cut to the prefix length and the suffix appended to it (strbuf_setlen,"
         " strbuf_add): one buffer, one copy, no key buffer to swap",
         "upstream (no seed)", "block", upstream="daf4f43d0d 2024-03-04")
+    # git d51d8cc368 (2024-04-03, "reftable/block: avoid decoding keys when searching
+    # restart points"), restart_needle_less in reftable/block.c:
+    #   -	struct strbuf kth_restart_key = STRBUF_INIT;
+    #   -	n = reftable_decode_key(&kth_restart_key, &unused_extra, in);
+    #   -	result = strbuf_cmp(&args->needle, &kth_restart_key);
+    #   -	strbuf_release(&kth_restart_key);
+    #   +	n = reftable_decode_keylen(in, &prefix_len, &suffix_len, &extra);
+    #   +	if (n < 0 || prefix_len) {
+    #   +	n = memcmp(args->needle.buf, in.buf,
+    #   +		   args->needle.len < suffix_len ? args->needle.len : suffix_len);
+    # (before, a nonzero prefix length failed too: reftable_decode_key rejects a prefix
+    # longer than the key it extends, here the empty kth_restart_key)
+    restart_key_in_place: bool = _switch(
+        "each restart record the binary search probes has its key decoded into a new"
+        " buffer (reftable_decode_key into an empty strbuf: both lengths through the"
+        " general varint path, then a new bytearray with the suffix added), which is"
+        " compared with the wanted key",
+        "the probed restart key's bytes are compared where they are (its suffix length"
+        " read, the prefix length checked to be 0, no key buffer)",
+        "upstream (no seed)", "block", upstream="d51d8cc368 2024-04-03")
     # git b00bcb7c49 (2024-04-08, "reftable/reader: iterate to next block in place"):
     #   -	err = table_iter_next_block(&next, ti);
     #   -	table_iter_close(ti);
