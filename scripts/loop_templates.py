@@ -320,21 +320,24 @@ def FUNC(block: Any, want: bytes) -> int:
 #         -	n = reftable_decode_key(&kth_restart_key, &unused_extra, in);
 #         -	result = strbuf_cmp(&args->needle, &kth_restart_key);
 #         -	strbuf_release(&kth_restart_key);
-#         reftable_decode_key reads both lengths with get_var_int (get_varint here, no
-#         inline short path), fails when "prefix_len > last_key->len" (the key it extends
-#         is the empty kth_restart_key: any nonzero prefix) or the suffix runs past the
-#         input, then strbuf_add()s the suffix to the empty buffer: a new bytearray per
-#         probe (counted in WORK.restart_keys_decoded), compared with want
+#         reftable_decode_key reads both lengths (reftable_decode_keylen: get_var_int,
+#         read here as every loop reads a varint, record.VARINT), fails when
+#         "prefix_len > last_key->len" (the key it extends is the empty kth_restart_key:
+#         any nonzero prefix) or the suffix runs past the input, then strbuf_add()s the
+#         suffix to the empty buffer: a new bytearray per probe (counted in
+#         WORK.restart_keys_decoded), compared with want
 #   on:   +	n = reftable_decode_keylen(in, &prefix_len, &suffix_len, &extra);
 #         +	if (n < 0 || prefix_len) {
 #         +	n = memcmp(args->needle.buf, in.buf,
 #         +		   args->needle.len < suffix_len ? args->needle.len : suffix_len);
-#         the prefix length checked to be 0 (one byte: a varint 0), the suffix length read,
-#         the suffix compared where it lies (the slice is how Python reads bytes as a unit)
+#         the same two lengths (reftable_decode_keylen, called by both versions), the
+#         prefix length checked to be 0 (its one byte: a varint 0), the suffix compared
+#         where it lies (the slice is how Python reads bytes as a unit)
 RESTART_KEY = {
     False: """\
-p, o = get_varint(data, r)
-s, o = get_varint(data, o)
+o = r
+RESTART_PREFIX
+RESTART_SUFFIX
 n = s >> 3
 if p:
     raise block.error("restart point is not an uncompressed record", q - base)
@@ -404,6 +407,7 @@ def walk_ref_records(data: Any, off: int, end: int, hash_size: int) -> int:
 '''
 SCAN_LINES = {
     **LAYOUT,
+    "RESTART_PREFIX": record.VARINT.format(v="p", at="o"),
     "RESTART_SUFFIX": record.SUFFIX_VARINT.format(v="s", at="o"),
     "EXTENT_VALUE_SKIP": _ref_value_skip(
         "2 * hash_size", 'raise block.error(f"unknown ref value type {vt}", start - block.base)'),

@@ -168,10 +168,10 @@ class Flags:
     # longer than the key it extends, here the empty kth_restart_key)
     restart_key_in_place: bool = _switch(
         "each restart record the binary search probes has its key decoded into a new"
-        " buffer (reftable_decode_key into an empty strbuf: both lengths through the"
-        " general varint path, then a new bytearray with the suffix added), which is"
+        " buffer (reftable_decode_key into an empty strbuf: both lengths read, a nonzero"
+        " prefix length refused, a new bytearray with the suffix added), which is"
         " compared with the wanted key",
-        "the probed restart key's bytes are compared where they are (its suffix length"
+        "the probed restart key's bytes are compared where they are (the same lengths"
         " read, the prefix length checked to be 0, no key buffer)",
         "upstream (no seed)", "block", upstream="d51d8cc368 2024-04-03")
     # git b00bcb7c49 (2024-04-08, "reftable/reader: iterate to next block in place"):

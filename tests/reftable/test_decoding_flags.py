@@ -318,17 +318,16 @@ def test_restart_key_in_place_off_decodes_a_new_buffer_per_probe_on_none(
 def test_restart_key_in_place_pair_differs_in_the_key_lines_only() -> None:
     off, on = _changed_lines(restart_scan_start_decoding, restart_scan_start)
     prefix_error = 'raise block.error("restart point is not an uncompressed record", q - base)'
-    # off: both lengths through get_varint (the suffix one shared with on's slow path), a
-    # prefix length rejected after both are read, the key built in a new buffer
+    # both read the suffix length alike (reftable_decode_keylen in both versions); off
+    # reads the prefix length as a varint and refuses it when nonzero after both are
+    # read (reftable_decode_key), then builds the key in a new buffer
     assert [x.split("#")[0].strip() for x in off] == [
-        "p, o = get_varint(data, r)", "if p:", prefix_error, "key = bytearray()",
-        "key += data[o:o + n]", "WORK.restart_keys_decoded += 1", "if key > want:"]
-    # on: the prefix length's one byte checked first, the suffix length read inline
-    # (record.SUFFIX_VARINT), the suffix compared where it lies
+        "o = r", "p = buf[o]", "if p < 0x80:", "o += 1", "else:", "p, o = get_varint(data, o)",
+        "if p:", prefix_error, "key = bytearray()", "key += data[o:o + n]",
+        "WORK.restart_keys_decoded += 1", "if key > want:"]
+    # on: the prefix length's one byte checked to be 0, the suffix compared where it lies
     assert [x.split("#")[0].strip() for x in on] == [
-        "if buf[r] != 0:", prefix_error, "o = r + 1", "s = buf[o]", "if s < 0x80:", "o += 1",
-        "elif buf[o + 1] < 0x80:", "s = (((s & 0x7F) + 1) << 7) | buf[o + 1]", "o += 2",
-        "else:", "if data[o:o + n] > want:"]
+        "if buf[r] != 0:", prefix_error, "o = r + 1", "if data[o:o + n] > want:"]
 
 
 def _corrupt(block, i: int, pos: int, byte: int):

@@ -7512,8 +7512,20 @@ def restart_scan_start_decoding(block: Any, want: bytes) -> int:
             if r >= end:
                 raise block.error(f"restart offset {r - base} outside the block's records",
                                   q - base)
-            p, o = get_varint(data, r)
-            s, o = get_varint(data, o)
+            o = r
+            p = buf[o]
+            if p < 0x80:
+                o += 1
+            else:
+                p, o = get_varint(data, o)
+            s = buf[o]
+            if s < 0x80:
+                o += 1
+            elif buf[o + 1] < 0x80:       # two-byte varint (restart points), inline
+                s = (((s & 0x7F) + 1) << 7) | buf[o + 1]
+                o += 2
+            else:
+                s, o = get_varint(data, o)
             n = s >> 3
             if p:
                 raise block.error("restart point is not an uncompressed record", q - base)
