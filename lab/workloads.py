@@ -412,15 +412,21 @@ def git_reflog_list(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeF
     return lambda loops: _time_subprocess(argv, loops, env=env)
 
 
-def read_refs_inprocess(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
-    """The ref reads of `rev-list --no-walk <refs>`: open the repository and read every
-    params["every"]-th ref by name (the names listed once, untimed), one seek each."""
+def _every_nth_ref(gitdir: Path, params: dict[str, Any]) -> list[bytes]:
+    """The names read_refs reads: every params["every"]-th ref under refs/ (listed with
+    the default flags, untimed)."""
     every = int(params.get("every", 10))
     repo = open_repo(gitdir, Flags())
     try:
-        names = [r.name for r in repo.refs.iter_refs(b"refs/")][::every]
+        return [r.name for r in repo.refs.iter_refs(b"refs/")][::every]
     finally:
         repo.close()
+
+
+def read_refs_inprocess(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
+    """The ref reads of `rev-list --no-walk <refs>`: open the repository and read every
+    params["every"]-th ref by name (the names listed once, untimed), one seek each."""
+    names = _every_nth_ref(gitdir, params)
 
     def run() -> None:
         repo = open_repo(gitdir, flags)
@@ -431,6 +437,16 @@ def read_refs_inprocess(gitdir: Path, params: dict[str, Any], flags: Flags) -> T
         if missing:
             raise RuntimeError(f"{gitdir}: {len(missing)} refs not found, e.g. {missing[0]!r}")
     return _in_process(run)
+
+
+def git_read_refs(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
+    """git reading read_refs' names by name: `git show-ref --verify -q <names>` reads
+    each one (refs_read_ref: one seek of the ref store each) and checks that its object
+    exists; no output."""
+    argv = [find_git(), "--git-dir", str(gitdir), "show-ref", "--verify", "-q",
+            *(os.fsdecode(n) for n in _every_nth_ref(gitdir, params))]
+    env = _git_env()
+    return lambda loops: _time_subprocess(argv, loops, env=env)
 
 
 def packed_load(gitdir: Path, params: dict[str, Any], flags: Flags) -> TimeFunc:
@@ -574,6 +590,7 @@ WORKLOADS: dict[str, Factory] = {
     "log_iterate": log_iterate_inprocess,
     "git_reflog_list": git_reflog_list,
     "read_refs": read_refs_inprocess,
+    "git_read_refs": git_read_refs,
     "migrate_refs": migrate_refs,
     "git_migrate_refs": git_migrate_refs,
     "packed_load": packed_load,
