@@ -262,13 +262,32 @@ _MIGRATE = {
 }
 
 
-# git just before e4929cdf79 predates iterator_reuse (7cf65e2660, 2024-11-26),
-# block_type_early_exit (1970333644, 2025-05) and tombstone_suppression (146a946321);
-# git just before 00bd6c3e46 (the same day, its parent series) predates e4929cdf79 too
-_BEFORE_E4929CDF79 = "iterator_reuse=off,block_type_early_exit=off,tombstone_suppression=off"
-_BEFORE_4AF31DC84A = ("next_block_in_place=off,seek_in_place=off,iterator_reuse=off,"
-                      "block_type_early_exit=off,tombstone_suppression=off")
+# git just before d94ac23d3b (2024-11-20) predates iterator_reuse (7cf65e2660,
+# 2024-11-26, another branch), block_type_early_exit (1970333644, 2025-05) and
+# tombstone_suppression (146a946321); git just before 66ed011bf7 (its parent series,
+# the same day) predates d94ac23d3b too, and so on back: e4929cdf79, then 00bd6c3e46
+_BEFORE_D94AC23D3B = "iterator_reuse=off,block_type_early_exit=off,tombstone_suppression=off"
+_BEFORE_66ED011BF7 = f"{_BEFORE_D94AC23D3B},block_writer_scratch=off"
+_BEFORE_E4929CDF79 = f"{_BEFORE_66ED011BF7},writer_scratch=off"
 _BEFORE_00BD6C3E46 = f"{_BEFORE_E4929CDF79},initial_transaction_check=off"
+_BEFORE_4AF31DC84A = ("restart_key_in_place=off,next_block_in_place=off,seek_in_place=off,"
+                      f"{_BEFORE_E4929CDF79}")
+
+# upstream 66ed011bf7 and d94ac23d3b (2024-11-20, the same series, after e4929cdf79): the
+# table writer's and the block writer's scratch buffers; their messages give valgrind's
+# heap summary of `git refs migrate` of 1M refs, files -> reftable (and, 66ed011bf7,
+# hyperfine): (flag, commit, base, figure, recipe note)
+_MIGRATE_WRITER = (
+    ("writer_scratch", "66ed011bf7", _BEFORE_66ED011BF7,
+     "827.2 ms -> 813.6 ms (1.02x); heap 5,032,171 -> 3,025,864 allocs (418.8 MB -> "
+     "372.7 MB allocated); 1M refs, files -> reftable",
+     "upstream 66ed011bf7 (2024-11-20) and its parent a7004abd0b (e4929cdf79 in)"),
+    ("block_writer_scratch", "d94ac23d3b", _BEFORE_D94AC23D3B,
+     "heap 3,025,864 -> 2,013,250 allocs (372.7 MB -> 347.5 MB allocated; no time "
+     "figure); 1M refs, files -> reftable",
+     "upstream d94ac23d3b (2024-11-20) and its parent aa248b8ab2 (a rename of "
+     "block_writer::buf; 66ed011bf7 in)"),
+)
 
 # upstream 00bd6c3e46 (2024-11-20): refs migrate commits an initial transaction; the
 # commit message's hyperfine, reftable -> files only (the reftable backend did not yet
@@ -295,17 +314,28 @@ def _migrate(to_format: str) -> Scenario:
         c[f"migrate_initial alone, others on ({_BEFORE_00BD6C3E46})"] = commit_and_parent(
             "00bd6c3e46", "upstream 00bd6c3e46 (2024-11-20) and its parent (git refs "
             "migrate, 2.46, is in both)")
+    published, writes = figure, ""
+    if to_format == "reftable":                 # the new store's table is written
+        for flag, commit, before, text, note in _MIGRATE_WRITER:
+            studied += (flag,)
+            base[flag] = before
+            rows[f"{flag} alone, others on ({before})"] = text
+            c[f"{flag} alone, others on ({before})"] = commit_and_parent(commit, note)
+        published += ("; heap 5,032,171 -> 3,025,864 (66ed011bf7) -> 2,013,250 allocs "
+                      "(d94ac23d3b), 1M refs")
+        writes = (", written with a key buffer per record or the writers' kept ones "
+                  "(66ed011bf7, d94ac23d3b)")
     return Scenario(
         name=f"migrate-to-{to_format}", seed="e4929cdf79",
         description=f"refs migrate {way}: every ref copied into an empty store in one "
                     "transaction, an initial one (00bd6c3e46) or not, whose refname check "
-                    "reads that store or not (e4929cdf79)",
+                    f"reads that store or not (e4929cdf79){writes}",
         preset=preset,
         scale_params={"small": {"refs": 2000, "seed": 0, "to_format": to_format, **extra},
                       "full": {"refs": 100_000, "seed": 0, "to_format": to_format, **extra}},
         workload="migrate_refs", studied=studied,
         flag_base=base,
-        published=figure,
+        published=published,
         row_published=rows,
         c_recipes=c,
         # all off includes migrate_initial=off (git before 00bd6c3e46): refs migrate's
@@ -659,20 +689,22 @@ SCENARIOS: dict[str, Scenario] = registry([
            "create N tags old-<i>, delete them all, create new-<i> (other names)",
            {"old_format": "refs/tags/old-%d", "new_format": "refs/tags/new-%d"}),
     # git just before 7cf65e2660 (2024-11-26) predates block_type_early_exit
-    # (1970333644, 2025-05) and tombstone_suppression (146a946321, 2026-07)
+    # (1970333644, 2025-05), tombstone_suppression (146a946321, 2026-07) and, on another
+    # branch, the writers' scratch buffers (66ed011bf7, d94ac23d3b)
     _create_100k("update-ref-create-100k-reuse", "7cf65e2660",
                  "; every queued update reads its ref (a random read), through one kept "
                  "iterator or a new one per read",
-                 "iterator_reuse", "block_type_early_exit=off,tombstone_suppression=off",
+                 "iterator_reuse", "block_type_early_exit=off,tombstone_suppression=off,"
+                 "writer_scratch=off,block_writer_scratch=off",
                  "1.793 s -> 1.680 s (1.07x); 8,400,426 -> 7,929,872 allocs "
                  "(454.4 MB -> 281.5 MB)",
                  "1.793 s -> 1.680 s (1.07x); heap: 8,400,426 -> 7,929,872 allocs "
                  "(454.4 MB -> 281.5 MB), 100k refs",
                  commit_and_parent("7cf65e2660", "upstream 7cf65e2660 (2024-11-26) and its "
                                    "parent")),
-    # git just before 4af31dc84a (2024-04-08) predates the decoding series' last two
-    # (b00bcb7c49, 9da5c992dd), iterator_reuse, block_type_early_exit and
-    # tombstone_suppression
+    # git just before 4af31dc84a (2024-04-08) predates the decoding series' last three
+    # (d51d8cc368 and b00bcb7c49, 9da5c992dd: another branch), the writers' scratch
+    # buffers, iterator_reuse, block_type_early_exit and tombstone_suppression
     _create_100k("update-ref-create-100k-namecheck", "4af31dc84a",
                  " in one transaction; the reftable library checks the new table's refs "
                  "against the stack again, or not",
@@ -697,7 +729,7 @@ SETS: dict[str, tuple[str, ...]] = {
     "first": ("show-ref-3tables", "update-ref-create-100", "update-ref-create-100k",
               "packed-prefix-list", "odb-log-raw", "show-ref-decoding",
               "rev-list-many-refs", "p1401-recreate", "update-ref-create-100k-reuse",
-              "update-ref-create-100k-namecheck", "migrate-to-files"),
+              "update-ref-create-100k-namecheck", "migrate-to-files", "migrate-to-reftable"),
 }
 
 
