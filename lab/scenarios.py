@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .c_recipes import OLD_BUILD, SEED_004_C, CRecipe, Recipe, commit_and_parent, picks
+from .c_recipes import SEED_004_C, CRecipe, Recipe, commit_and_parent, picks
 from .scenario import WORK_OF_FLAG, DatasetRef, Scenario, Variant, grid, registry, studied_counters
+from .seed_001 import (SEED_001_C, SEED_001_NO_C, SEED_001_QUICK_LIST_NO_C, SEED_001_READERS,
+                       SEED_001_REFNAMES, SEED_001_STEPS, SEED_001_UNREPRODUCED)
 from .seed_002 import (SEED_002_C, SEED_002_HASHMAP, SEED_002_LIMITS_NO_C, SEED_002_LRU_16384,
                        SEED_002_PERF, SEED_002_SLOTS, SEED_002_SLOTS_NO_C,
                        SEED_002_UNREPRODUCED)
@@ -260,13 +262,32 @@ _MIGRATE = {
 }
 
 
-# git just before e4929cdf79 predates iterator_reuse (7cf65e2660, 2024-11-26),
-# block_type_early_exit (1970333644, 2025-05) and tombstone_suppression (146a946321);
-# git just before 00bd6c3e46 (the same day, its parent series) predates e4929cdf79 too
-_BEFORE_E4929CDF79 = "iterator_reuse=off,block_type_early_exit=off,tombstone_suppression=off"
-_BEFORE_4AF31DC84A = ("next_block_in_place=off,seek_in_place=off,iterator_reuse=off,"
-                      "block_type_early_exit=off,tombstone_suppression=off")
+# git just before d94ac23d3b (2024-11-20) predates iterator_reuse (7cf65e2660,
+# 2024-11-26, another branch), block_type_early_exit (1970333644, 2025-05) and
+# tombstone_suppression (146a946321); git just before 66ed011bf7 (its parent series,
+# the same day) predates d94ac23d3b too, and so on back: e4929cdf79, then 00bd6c3e46
+_BEFORE_D94AC23D3B = "iterator_reuse=off,block_type_early_exit=off,tombstone_suppression=off"
+_BEFORE_66ED011BF7 = f"{_BEFORE_D94AC23D3B},block_writer_scratch=off"
+_BEFORE_E4929CDF79 = f"{_BEFORE_66ED011BF7},writer_scratch=off"
 _BEFORE_00BD6C3E46 = f"{_BEFORE_E4929CDF79},initial_transaction_check=off"
+_BEFORE_4AF31DC84A = ("restart_key_in_place=off,next_block_in_place=off,seek_in_place=off,"
+                      f"{_BEFORE_E4929CDF79}")
+
+# upstream 66ed011bf7 and d94ac23d3b (2024-11-20, the same series, after e4929cdf79): the
+# table writer's and the block writer's scratch buffers; their messages give valgrind's
+# heap summary of `git refs migrate` of 1M refs, files -> reftable (and, 66ed011bf7,
+# hyperfine): (flag, commit, base, figure, recipe note)
+_MIGRATE_WRITER = (
+    ("writer_scratch", "66ed011bf7", _BEFORE_66ED011BF7,
+     "827.2 ms -> 813.6 ms (1.02x); heap 5,032,171 -> 3,025,864 allocs (418.8 MB -> "
+     "372.7 MB allocated); 1M refs, files -> reftable",
+     "upstream 66ed011bf7 (2024-11-20) and its parent a7004abd0b (e4929cdf79 in)"),
+    ("block_writer_scratch", "d94ac23d3b", _BEFORE_D94AC23D3B,
+     "heap 3,025,864 -> 2,013,250 allocs (372.7 MB -> 347.5 MB allocated; no time "
+     "figure); 1M refs, files -> reftable",
+     "upstream d94ac23d3b (2024-11-20) and its parent aa248b8ab2 (a rename of "
+     "block_writer::buf; 66ed011bf7 in)"),
+)
 
 # upstream 00bd6c3e46 (2024-11-20): refs migrate commits an initial transaction; the
 # commit message's hyperfine, reftable -> files only (the reftable backend did not yet
@@ -293,17 +314,28 @@ def _migrate(to_format: str) -> Scenario:
         c[f"migrate_initial alone, others on ({_BEFORE_00BD6C3E46})"] = commit_and_parent(
             "00bd6c3e46", "upstream 00bd6c3e46 (2024-11-20) and its parent (git refs "
             "migrate, 2.46, is in both)")
+    published, writes = figure, ""
+    if to_format == "reftable":                 # the new store's table is written
+        for flag, commit, before, text, note in _MIGRATE_WRITER:
+            studied += (flag,)
+            base[flag] = before
+            rows[f"{flag} alone, others on ({before})"] = text
+            c[f"{flag} alone, others on ({before})"] = commit_and_parent(commit, note)
+        published += ("; heap 5,032,171 -> 3,025,864 (66ed011bf7) -> 2,013,250 allocs "
+                      "(d94ac23d3b), 1M refs")
+        writes = (", written with a key buffer per record or the writers' kept ones "
+                  "(66ed011bf7, d94ac23d3b)")
     return Scenario(
         name=f"migrate-to-{to_format}", seed="e4929cdf79",
         description=f"refs migrate {way}: every ref copied into an empty store in one "
                     "transaction, an initial one (00bd6c3e46) or not, whose refname check "
-                    "reads that store or not (e4929cdf79)",
+                    f"reads that store or not (e4929cdf79){writes}",
         preset=preset,
         scale_params={"small": {"refs": 2000, "seed": 0, "to_format": to_format, **extra},
                       "full": {"refs": 100_000, "seed": 0, "to_format": to_format, **extra}},
         workload="migrate_refs", studied=studied,
         flag_base=base,
-        published=figure,
+        published=published,
         row_published=rows,
         c_recipes=c,
         # all off includes migrate_initial=off (git before 00bd6c3e46): refs migrate's
@@ -417,89 +449,17 @@ def _odb_cache_size(kind: str, workload: str) -> Scenario:
         dataset_keys=_ODB_KEYS, hot=_ODB_HOT)
 
 
-# Seed 001's steps ("git rev-parse refs/heads/does-not-exist" with a 1.6 GB packed-refs of
-# ~13M refs: it loads every line, as show-ref --verify does under packed_lookup=parse_all;
-# v2 9/9 unless said). The lab's getc_unlocked reader takes no strbuf_grow per
-# character, so its row spans 1/9 (getc), 3/9 (getc_unlocked) and 6/9 (grow).
-_SEED_001_STEPS = (
-    ("packed_reader: fgetc -> getc_unlocked (packed_lookup=parse_all)",
-     "packed_reader=fgetc", "packed_reader=getc_unlocked"),
-    ("packed_reader: getc_unlocked -> getdelim (packed_lookup=parse_all)",
-     "packed_reader=getc_unlocked", "packed_reader=getdelim"),
-    ("the v2 series (all-off -> packed_reader=getdelim, packed_lookup=parse_all)",
-     "all-off", "packed_reader=getdelim"),
-)
-_SEED_001_READERS = {
-    "packed_reader: fgetc -> getc_unlocked (packed_lookup=parse_all)":
-        "19.383 s -> 8.601 s (2.25x: 1/9 getc 2.5%, 3/9 getc_unlocked 42%, 6/9 no "
-        "strbuf_grow per character 21%)",
-    "packed_reader: getc_unlocked -> getdelim (packed_lookup=parse_all)":
-        "8.601 s -> 6.768 s (1.27x; 7/9 getdelim)",
-    "the v2 series (all-off -> packed_reader=getdelim, packed_lookup=parse_all)":
-        "19.432 s -> 5.703 s (3.41x; the v2 cover letter: readers and 8/9 skip_sane)",
-}
-_SEED_001_REFNAMES = {
-    "refname_safety: normalize -> escape_scan": "8.910 s -> 8.529 s (1.04x; v1 6/6)",
-    "refname_safety: normalize -> skip_sane":
-        "6.768 s -> 5.703 s (1.19x: v2 8/9, from 7/9's figure and the cover letter's final)",
-}
-# Seed 001 in git.git (v2, 2015-04-16, v2.5.0-rc0): 1/9 3446a59b39 (getc) on 2dfb2e07cb,
-# f43cce23ad (unlocked fallbacks), 3/9 82912d1de8 (getc_unlocked), 260d408e32 (config),
-# fec501dae8 (strbuf_addch), 6/9 f80c153bea (no strbuf_grow), 7/9 0cc30e0e84 (getdelim),
-# 8/9 03afcbee9b (skip sane refs), 9/9 a337292675 (a test): the files backend, so each
-# row's trees are the series' own commits.
-# 0cc30e0e84's getdelim reader tests `errno == ENOMEM` after getdelim returns -1, but
-# getdelim sets errno only on an error, not at the end of the file: a stale ENOMEM from an
-# earlier call made the 2015 trees die "fatal: Out of memory, getdelim failed". git's fix,
-# 642956cf45 (2017: errno = 0 before getdelim), is picked on every tree that has getdelim
-# (the trees before 7/9 have no getdelim call: nothing to fix, and the pick does not apply).
-_GETDELIM_ERRNO_FIX = "cherry-pick 642956cf45"
-_GETDELIM_ERRNO_NOTE = ("the getdelim tree with 642956cf45 (2017, errno cleared before "
-                        "getdelim) picked: without it a stale errno killed it")
-_SEED_001_C = {
-    "packed_reader: fgetc -> getc_unlocked (packed_lookup=parse_all)": CRecipe(
-        Recipe("3446a59b39~1"), Recipe("f80c153bea"),
-        "seed 001 v2 1/9..6/9 (3446a59b39..f80c153bea; 4/9 260d408e32 is config reading, "
-        f"5/9 fec501dae8 strbuf_addch): the lab's getc_unlocked row spans them; {OLD_BUILD}"),
-    "packed_reader: getc_unlocked -> getdelim (packed_lookup=parse_all)": CRecipe(
-        Recipe("0cc30e0e84~1"), Recipe("0cc30e0e84", (_GETDELIM_ERRNO_FIX,)),
-        f"seed 001 v2 7/9 (getdelim) and its parent 6/9; {_GETDELIM_ERRNO_NOTE}; "
-        f"{OLD_BUILD}"),
-    "the v2 series (all-off -> packed_reader=getdelim, packed_lookup=parse_all)": CRecipe(
-        Recipe("3446a59b39~1"), Recipe("a337292675", (_GETDELIM_ERRNO_FIX,)),
-        f"seed 001 v2 1/9's parent and 9/9 (the whole series, 8/9 skip_sane in); "
-        f"{_GETDELIM_ERRNO_NOTE}; {OLD_BUILD}"),
-}
-_SEED_001_NO_GIT_PEER = "packed-load has no git peer (the lab's and dulwich's parse only)"
-_SEED_001_NO_C = {
-    "refname_safety: normalize -> escape_scan":
-        f"{_SEED_001_NO_GIT_PEER}; and v1 6/6 (refname_is_safe without "
-        "normalize_path_copy) never landed in git.git: v2 replaced it by 8/9",
-    "refname_safety: normalize -> skip_sane":
-        f"{_SEED_001_NO_GIT_PEER}; 8/9 03afcbee9b's C is in packed-verify-missing's "
-        "v2-series row",
-}
-_SEED_001_QUICK_LIST_NO_C = (
-    "the figure is git-quick-list, the thread's out-of-tree tool (mmap + binary search), "
-    "over linux's 218M packed-refs: no git.git commit is it; git's own mmap + bsearch of "
-    "packed-refs (mh/mmap-packed-refs, merged by 1a2e1a76ec, 2017) is a later design")
-_SEED_001_UNREPRODUCED = {
-    "1/9 fgetc -> getc alone (2.5%)": "a C macro against a function call: Python has one "
-                                      "call; the lab's fgetc -> getc_unlocked row spans it",
-    "6/9 strbuf_grow per character alone (21%)": "the lab's getc_unlocked reader builds no "
-                                                 "strbuf; its row spans 3/9 and 6/9",
-    "4/9 config reading with getc_unlocked (47%)": "config reading is not a lab workload",
-}
-
-
 # The 2024-03/04 decoding series (upstream, Patrick Steinhardt; issue 14 item 4). git just
 # before it had the seeds' patches but neither iterator_reuse (2024-11),
 # block_type_early_exit (2025-05) nor tombstone_suppression (2026-07): each flag's
 # "others on" base has those off, and the series' later flags too (daf4f43d0d 2024-03-04,
-# then b00bcb7c49 and 9da5c992dd on 2024-04-08, in that order).
+# d51d8cc368 2024-04-03, then b00bcb7c49 and 9da5c992dd on 2024-04-08, in that order;
+# the writers' 2024-11 flags act on no read).
 _BEFORE_LATER = "block_type_early_exit=off,iterator_reuse=off,tombstone_suppression=off"
 _DECODING_BASE = {
-    "decode_key_in_place": f"{_BEFORE_LATER},next_block_in_place=off,seek_in_place=off",
+    "decode_key_in_place": f"{_BEFORE_LATER},restart_key_in_place=off,next_block_in_place=off,"
+                           "seek_in_place=off",
+    "restart_key_in_place": f"{_BEFORE_LATER},next_block_in_place=off,seek_in_place=off",
     "next_block_in_place": f"{_BEFORE_LATER},seek_in_place=off",
     "seek_in_place": _BEFORE_LATER,
 }
@@ -623,20 +583,31 @@ SCENARIOS: dict[str, Scenario] = registry([
     Scenario(
         name="rev-list-many-refs", seed="9da5c992dd",
         description="the ref reads of rev-list --no-walk <refs>: `show-ref --verify -q` of "
-                    "every 10th of N refs in 1 table, each read by name, one seek each",
+                    "every 10th of N refs in 1 table, each read by name, one seek each "
+                    "(each seek a binary search over the restart points of the index and "
+                    "ref blocks it reads, then a scan), the same command on both sides",
         preset="refs-1m-1table",
         scale_params={"small": {"refs": 20_000, "seed": 0, "every": 10},
                       "full": {"refs": 100_000, "seed": 0, "every": 10}},
-        workload="show_ref_verify_many", studied=("seek_in_place",),
-        flag_base={"seek_in_place": _DECODING_BASE["seek_in_place"]},
+        workload="show_ref_verify_many", studied=("seek_in_place", "restart_key_in_place"),
+        flag_base={f: _DECODING_BASE[f] for f in ("seek_in_place", "restart_key_in_place")},
         published="170.2 ms -> 161.6 ms (1.05x, 9da5c992dd; rev-list --no-walk printing "
-                  "10k of 100k refs)",
-        row_published={_decoding_row("seek_in_place"):
-                       "170.2 ms -> 161.6 ms (1.05x; rev-list: print 10k of 100k refs)"},
-        c_recipes={_decoding_row("seek_in_place"): commit_and_parent(
-            "9da5c992dd", "upstream 9da5c992dd (2024-04-08) and its parent; git's side "
-            "runs show-ref --verify over the same names (the seeks of rev-list --no-walk "
-            "without its commit parsing)")},
+                  "10k of 100k refs); d51d8cc368 (restart keys compared in place): no "
+                  "figure published",
+        row_published={
+            _decoding_row("seek_in_place"):
+                "170.2 ms -> 161.6 ms (1.05x; rev-list: print 10k of 100k refs)",
+            _decoding_row("restart_key_in_place"):
+                "(no figure published: d51d8cc368 'saves us some allocations', one per "
+                "restart point a seek probes, and gives no measurement)"},
+        c_recipes={
+            _decoding_row("seek_in_place"): commit_and_parent(
+                "9da5c992dd", "upstream 9da5c992dd (2024-04-08) and its parent; both sides "
+                "run show-ref --verify over the same names (the seeks of rev-list --no-walk "
+                "without its commit parsing)"),
+            _decoding_row("restart_key_in_place"): commit_and_parent(
+                "d51d8cc368", "upstream d51d8cc368 (2024-04-03) and its parent, which has "
+                "the reftable backend and daf4f43d0d")},
         peer_workloads=(("git", "git_show_ref_verify_many"),)),
     *(_update_ref_create(n) for n in (1, 100, 10_000)),
     _create_100k("update-ref-create-100k", "003",
@@ -661,10 +632,10 @@ SCENARIOS: dict[str, Scenario] = registry([
         # the readers only run on a full parse (bsearch maps the file): seed 001's
         # reader steps are each measured under packed_lookup=parse_all
         flag_base={"packed_reader": "packed_lookup=parse_all"},
-        extra_comparisons=_SEED_001_STEPS,
-        row_published=_SEED_001_READERS,
-        c_recipes=_SEED_001_C,
-        unreproduced=_SEED_001_UNREPRODUCED,
+        extra_comparisons=SEED_001_STEPS,
+        row_published=SEED_001_READERS,
+        c_recipes=SEED_001_C,
+        unreproduced=SEED_001_UNREPRODUCED,
         published="19.4 s -> 5.7 s (readers, 13M refs)",
         peer_workloads=(("git", "git_show_ref"), ("reftable-lab-cli", "cli_show_ref"),
                         ("dulwich", "dulwich_show_ref")),
@@ -687,7 +658,7 @@ SCENARIOS: dict[str, Scenario] = registry([
                        "git for-each-ref --format='%(objectname) %(refname)' "
                        "refs/remotes/2325298/ 1.649 s -> git-quick-list 0.012 s "
                        "(218M packed-refs, torvalds/linux)"},
-        no_c={"packed_lookup: parse_all -> bsearch": _SEED_001_QUICK_LIST_NO_C},
+        no_c={"packed_lookup: parse_all -> bsearch": SEED_001_QUICK_LIST_NO_C},
         published="for-each-ref refs/remotes/2325298/: 1.649 s -> 0.012 s (quick-list: mmap + "
                   "binary search)",
         peer_workloads=(("git", "git_for_each_ref"), ("reftable-lab-cli", "cli_for_each_ref")),
@@ -704,8 +675,8 @@ SCENARIOS: dict[str, Scenario] = registry([
                      "refname_safety": ("normalize", "escape_scan", "skip_sane")},
         extra_comparisons=(("refname_safety: normalize -> escape_scan",
                             "refname_safety=normalize", "refname_safety=escape_scan"),),
-        row_published=_SEED_001_REFNAMES,
-        no_c=_SEED_001_NO_C,
+        row_published=SEED_001_REFNAMES,
+        no_c=SEED_001_NO_C,
         published="getc 2.5%, unlocked 42%, grow 21%, getdelim 21% (per step)",
         peer_workloads=(("dulwich", "dulwich_packed_load"),),
         hot=("reftable_core.refs.packed_readers:lines_fgetc", "reftable_core.refs.packed:load_lines")),
@@ -719,20 +690,22 @@ SCENARIOS: dict[str, Scenario] = registry([
            "create N tags old-<i>, delete them all, create new-<i> (other names)",
            {"old_format": "refs/tags/old-%d", "new_format": "refs/tags/new-%d"}),
     # git just before 7cf65e2660 (2024-11-26) predates block_type_early_exit
-    # (1970333644, 2025-05) and tombstone_suppression (146a946321, 2026-07)
+    # (1970333644, 2025-05), tombstone_suppression (146a946321, 2026-07) and, on another
+    # branch, the writers' scratch buffers (66ed011bf7, d94ac23d3b)
     _create_100k("update-ref-create-100k-reuse", "7cf65e2660",
                  "; every queued update reads its ref (a random read), through one kept "
                  "iterator or a new one per read",
-                 "iterator_reuse", "block_type_early_exit=off,tombstone_suppression=off",
+                 "iterator_reuse", "block_type_early_exit=off,tombstone_suppression=off,"
+                 "writer_scratch=off,block_writer_scratch=off",
                  "1.793 s -> 1.680 s (1.07x); 8,400,426 -> 7,929,872 allocs "
                  "(454.4 MB -> 281.5 MB)",
                  "1.793 s -> 1.680 s (1.07x); heap: 8,400,426 -> 7,929,872 allocs "
                  "(454.4 MB -> 281.5 MB), 100k refs",
                  commit_and_parent("7cf65e2660", "upstream 7cf65e2660 (2024-11-26) and its "
                                    "parent")),
-    # git just before 4af31dc84a (2024-04-08) predates the decoding series' last two
-    # (b00bcb7c49, 9da5c992dd), iterator_reuse, block_type_early_exit and
-    # tombstone_suppression
+    # git just before 4af31dc84a (2024-04-08) predates the decoding series' last three
+    # (d51d8cc368 and b00bcb7c49, 9da5c992dd: another branch), the writers' scratch
+    # buffers, iterator_reuse, block_type_early_exit and tombstone_suppression
     _create_100k("update-ref-create-100k-namecheck", "4af31dc84a",
                  " in one transaction; the reftable library checks the new table's refs "
                  "against the stack again, or not",
@@ -757,7 +730,7 @@ SETS: dict[str, tuple[str, ...]] = {
     "first": ("show-ref-3tables", "update-ref-create-100", "update-ref-create-100k",
               "packed-prefix-list", "odb-log-raw", "show-ref-decoding",
               "rev-list-many-refs", "p1401-recreate", "update-ref-create-100k-reuse",
-              "update-ref-create-100k-namecheck", "migrate-to-files"),
+              "update-ref-create-100k-namecheck", "migrate-to-files", "migrate-to-reftable"),
 }
 
 

@@ -55,8 +55,14 @@ from reftable_core.reftable.record cimport LogRecord, RefRecord
 from reftable_core.reftable.cbytes cimport extend, frozen, head, setlen, take
 
 @cython.locals(base=Py_ssize_t, end=Py_ssize_t, rs=Py_ssize_t, lo=Py_ssize_t,
-               hi=Py_ssize_t, mid=Py_ssize_t, q=Py_ssize_t, r=Py_ssize_t, o=Py_ssize_t)
+               hi=Py_ssize_t, mid=Py_ssize_t, q=Py_ssize_t, r=Py_ssize_t, o=Py_ssize_t,
+               n=Py_ssize_t)
 cpdef Py_ssize_t restart_scan_start(block, want) except? -1
+
+@cython.locals(base=Py_ssize_t, end=Py_ssize_t, rs=Py_ssize_t, lo=Py_ssize_t,
+               hi=Py_ssize_t, mid=Py_ssize_t, q=Py_ssize_t, r=Py_ssize_t, o=Py_ssize_t,
+               n=Py_ssize_t, key=bytearray)
+cpdef Py_ssize_t restart_scan_start_decoding(block, want) except? -1
 
 @cython.locals(start=Py_ssize_t, lo=Py_ssize_t, hi=Py_ssize_t, vt=Py_ssize_t)
 cpdef tuple record_extent(block, data, Py_ssize_t off, Py_ssize_t end, Py_ssize_t last_len,
@@ -96,9 +102,13 @@ pq_cmp and suppress (the merged table's suppress_deletions: on, the loop consume
 deletion records itself, counting each in WORK.deletions_suppressed, the one
 per-record count in this file, reached by deletions only; off, it returns them;
 see merged.py). RECORD_LOOPS and MERGE_LOOPS map flag values to the functions.
-Scans (SCANS; no flag variants): restart_scan_start and record_extent, the seek's
-binary search over the restart points and its step over one record
-(block.seek_in_block), and walk_ref_records, lab.stages' walk over a ref block.
+Scans (SCANS): restart_scan_start and record_extent, the seek's binary search over the
+restart points and its step over one record (block.seek_in_block), and
+walk_ref_records, lab.stages' walk over a ref block; the binary search has a variant
+for restart_key_in_place (upstream d51d8cc368; on: restart_scan_start, each probed
+restart key compared where it lies; off: restart_scan_start_decoding, each decoded
+into a new bytearray, counted in WORK.restart_keys_decoded), RESTART_SCANS maps the
+flag's value to it (block.restart_scan picks one).
 Every loop and scan reads the record layout with the same statements, rendered from
 reftable_core.reftable.record's VARINT, SUFFIX_VARINT, SKIP_VARINT and REF_VALUE_IDS.
 The @cython.locals line above each ref, log and merge loop gives the Cython build its
@@ -152,13 +162,15 @@ MergeLoop = Callable[[list[Any], list[Iterator[Any]]], Iterator[Any]]
 if __package__:                 # imported (tests: scripts.gen_loops)
     from .loop_templates import (
         ADD, BYPASS, CYTHON_LOCALS, GENERIC_LOOP, GENERIC_TYPES, HEAP, KEY, KEY_DECODE, LAYOUT,
-        LESS, LOG_LOOP, MERGE_LOOP, NAME, REF_LOOP, REMOVE_TOP, SAME_SUBITER, SCANS, SCAN_LINES,
-        SCAN_NAMES, SHADOW, SUPPRESS, indented)
+        LESS, LOG_LOOP, MERGE_LOOP, NAME, REF_LOOP, REMOVE_TOP, RESTART_KEY, RESTART_SCAN,
+        RESTART_SCAN_NAMES, SAME_SUBITER, SCANS, SCAN_LINES, SCAN_NAMES, SHADOW, SUPPRESS,
+        indented)
 else:                           # run: python scripts/gen_loops.py
     from loop_templates import (
         ADD, BYPASS, CYTHON_LOCALS, GENERIC_LOOP, GENERIC_TYPES, HEAP, KEY, KEY_DECODE, LAYOUT,
-        LESS, LOG_LOOP, MERGE_LOOP, NAME, REF_LOOP, REMOVE_TOP, SAME_SUBITER, SCANS, SCAN_LINES,
-        SCAN_NAMES, SHADOW, SUPPRESS, indented)
+        LESS, LOG_LOOP, MERGE_LOOP, NAME, REF_LOOP, REMOVE_TOP, RESTART_KEY, RESTART_SCAN,
+        RESTART_SCAN_NAMES, SAME_SUBITER, SCANS, SCAN_LINES, SCAN_NAMES, SHADOW, SUPPRESS,
+        indented)
 
 
 # ================================================================ expansion
@@ -271,6 +283,20 @@ def merge_loops() -> tuple[list[str], list[tuple[str, str]]]:
     return funcs, rows
 
 
+def restart_scans() -> list[str]:
+    """The function sources of the restart table's binary search, one per value of
+    restart_key_in_place (RESTART_SCAN_NAMES)."""
+    funcs = []
+    for in_place, name in RESTART_SCAN_NAMES.items():
+        key = expand(RESTART_KEY[in_place], SCAN_LINES, {}).rstrip("\n")
+        variant = ("restart_key_in_place=on: each probed key compared where it lies"
+                   if in_place else
+                   "restart_key_in_place=off: each probed key decoded into a new buffer")
+        funcs.append(expand(RESTART_SCAN, {"RESTART_KEY": key},
+                            {"FUNC": name, "VARIANT": variant}))
+    return funcs
+
+
 def _registry(name: str, typ: str, comment: str, rows: list[tuple[str, str]]) -> str:
     body = "".join(f"    {key}: {func},\n" for key, func in rows)
     return f"\n\n{comment}{name}: {typ} = {{\n{body}}}\n"
@@ -283,6 +309,7 @@ def render() -> str:
     parts = [HEADER]
     parts += ["\n" + f for f in rfuncs + mfuncs]
     parts.append(expand(HEAP, {}, {}, "less(A, B)"))
+    parts += restart_scans()
     parts.append(expand(SCANS, SCAN_LINES, {}))
     parts.append(_registry(
         "RECORD_LOOPS", "dict[tuple[int, bool, bool, bool, bool], RecordLoop]",
@@ -300,6 +327,10 @@ def render() -> str:
         "SCANS", "dict[str, Callable[..., Any]]",
         "# the scans over a block's records that are no record loop (see their docstrings)\n",
         [(repr(name), name) for name in SCAN_NAMES]))
+    parts.append(_registry(
+        "RESTART_SCANS", "dict[bool, Callable[[Any, bytes], int]]",
+        "# restart_key_in_place -> the restart table's binary search\n",
+        [(repr(in_place), name) for in_place, name in RESTART_SCAN_NAMES.items()]))
     return "".join(parts)
 
 

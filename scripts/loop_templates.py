@@ -278,13 +278,15 @@ LAYOUT = {
 # binary search and the linear scan's step over one record, keys read, values skipped)
 # and lab.stages' walk (the floor of a record loop: every record stepped over, nothing
 # decoded). Called once a block (a seek, a walk) or once a record of a seek's scan,
-# never from a record loop.
-SCANS = '''
+# never from a record loop. RESTART_SCAN is the binary search, one function per value of
+# restart_key_in_place (RESTART_KEY: how a probed restart record's key is compared).
+RESTART_SCAN = '''
 
-def restart_scan_start(block: Any, want: bytes) -> int:
+def FUNC(block: Any, want: bytes) -> int:
     """Binary search for the first restart point whose key is > want (restart records
     store their whole key); the index in block.data of the restart point before it
-    (or of the first record), where the linear scan starts."""
+    (or of the first record), where the linear scan starts
+    (VARIANT)."""
     data = block.data
     buf = data                  # its bytes one at a time (see record.VARINT)
     base = block.base           # positions below are indexes into data (base + rel)
@@ -296,18 +298,67 @@ def restart_scan_start(block: Any, want: bytes) -> int:
             mid = (lo + hi) >> 1
             q = rs + 3 * mid
             r = base + ((buf[q] << 16) | (buf[q + 1] << 8) | buf[q + 2])
-            if buf[r] != 0 or r >= end:
-                raise block.error("restart point is not an uncompressed record", q - base)
-            o = r + 1
-            RESTART_SUFFIX
-            if data[o:o + (s >> 3)] > want:    # type: ignore[operator]  # bytes or a map
+            if r >= end:
+                raise block.error(f"restart offset {r - base} outside the block's records",
+                                  q - base)
+            RESTART_KEY
                 hi = mid
             else:
                 lo = mid + 1
-    except IndexError:
+    except (IndexError, FormatError) as e:
+        if isinstance(e, FormatError) and e.path is not None:
+            raise
         raise block.error("restart table points outside the block", rs - base) from None
     return base + (block.restart_offset(lo - 1) if lo > 0 else block.header_off + 4)
-
+'''
+# restart_key_in_place (upstream d51d8cc368, 2024-04-03, "reftable/block: avoid decoding
+# keys when searching restart points"; restart_needle_less in reftable/block.c), keyed by
+# the flag: the lines from a probed restart record's start r to the comparison with want.
+# Both reject a restart record whose prefix length is not 0 (the same error), and one
+# whose key runs past the block's records.
+#   off:  -	struct strbuf kth_restart_key = STRBUF_INIT;
+#         -	n = reftable_decode_key(&kth_restart_key, &unused_extra, in);
+#         -	result = strbuf_cmp(&args->needle, &kth_restart_key);
+#         -	strbuf_release(&kth_restart_key);
+#         reftable_decode_key reads both lengths (reftable_decode_keylen: get_var_int,
+#         read here as every loop reads a varint, record.VARINT), fails when
+#         "prefix_len > last_key->len" (the key it extends is the empty kth_restart_key:
+#         any nonzero prefix) or the suffix runs past the input, then strbuf_add()s the
+#         suffix to the empty buffer: a new bytearray per probe (counted in
+#         WORK.restart_keys_decoded), compared with want
+#   on:   +	n = reftable_decode_keylen(in, &prefix_len, &suffix_len, &extra);
+#         +	if (n < 0 || prefix_len) {
+#         +	n = memcmp(args->needle.buf, in.buf,
+#         +		   args->needle.len < suffix_len ? args->needle.len : suffix_len);
+#         the same two lengths (reftable_decode_keylen, called by both versions), the
+#         prefix length checked to be 0 (its one byte: a varint 0), the suffix compared
+#         where it lies (the slice is how Python reads bytes as a unit)
+RESTART_KEY = {
+    False: """\
+o = r
+RESTART_PREFIX
+RESTART_SUFFIX
+n = s >> 3
+if p:
+    raise block.error("restart point is not an uncompressed record", q - base)
+if o + n > end:
+    raise block.error("restart key runs past the block's records", q - base)
+key = bytearray()               # struct strbuf kth_restart_key = STRBUF_INIT
+key += data[o:o + n]            # strbuf_add(&kth_restart_key, in.buf, suffix_len)
+WORK.restart_keys_decoded += 1
+if key > want:""",
+    True: """\
+if buf[r] != 0:
+    raise block.error("restart point is not an uncompressed record", q - base)
+o = r + 1
+RESTART_SUFFIX
+n = s >> 3
+if o + n > end:
+    raise block.error("restart key runs past the block's records", q - base)
+if data[o:o + n] > want:    # type: ignore[operator]  # bytes or a map""",
+}
+RESTART_SCAN_NAMES = {True: "restart_scan_start", False: "restart_scan_start_decoding"}
+SCANS = '''
 
 def record_extent(block: Any, data: Any, off: int, end: int, last_len: int,
                   hash_size: int) -> tuple[int, int, int, int]:
@@ -356,12 +407,13 @@ def walk_ref_records(data: Any, off: int, end: int, hash_size: int) -> int:
 '''
 SCAN_LINES = {
     **LAYOUT,
+    "RESTART_PREFIX": record.VARINT.format(v="p", at="o"),
     "RESTART_SUFFIX": record.SUFFIX_VARINT.format(v="s", at="o"),
     "EXTENT_VALUE_SKIP": _ref_value_skip(
         "2 * hash_size", 'raise block.error(f"unknown ref value type {vt}", start - block.base)'),
     "WALK_VALUE_SKIP": _ref_value_skip("h2", 'raise FormatError(f"unknown ref value type {vt}")'),
 }
-SCAN_NAMES = ("restart_scan_start", "record_extent", "walk_ref_records")
+SCAN_NAMES = (*RESTART_SCAN_NAMES.values(), "record_extent", "walk_ref_records")
 
 # The key buffers. git's block_iter decodes each key into the scratch strbuf
 # it->key (reftable_decode_key: strbuf_reset, then strbuf_add of the prefix of

@@ -1,8 +1,10 @@
 """Every combination of the 9 reftable flags (2^9) gives identical results, each with
-one of the 8 combinations of the 3 decoding flags (decode_key_in_place,
-next_block_in_place, seek_in_place) in turn, and so does every value of the 4 ref
-store flags (tombstone_suppression, iterator_reuse, initial_transaction_check,
-skip_name_check: the library's check of an added table, which writes reach).
+one of the 16 combinations of the 4 decoding flags (decode_key_in_place,
+restart_key_in_place, next_block_in_place, seek_in_place) in turn, and so does every
+value of the 4 ref store flags (tombstone_suppression, iterator_reuse,
+initial_transaction_check, skip_name_check: the library's check of an added table,
+which writes reach) and of the 2 writer flags (writer_scratch, block_writer_scratch:
+the tables they write are byte for byte the same).
 
 On the same stacks (several tables, shadowing updates and deletions, small blocks
 so tables have indexes): ref and log iteration, seeks, exact reads, show-ref
@@ -34,12 +36,13 @@ REFTABLE_FLAGS = ("merged_cmp", "same_subiter_skip", "pq_cmp", "single_subiter_b
                   "block_key_swap",
                   "ref_name_alloc", "block_type_early_exit", "stat_cache", "mmap")
 # the decoding series' flags (upstream 2024-03/04): combination i of the 9 above runs
-# with decoding combination (i + i // 8) % 8, so each of the 8 meets 64 combinations of
-# the others, every value of each of them among those
-DECODE_FLAGS = ("decode_key_in_place", "next_block_in_place", "seek_in_place")
+# with decoding combination (i + i // 16) % 16, so each of the 16 meets 32 combinations
+# of the others, every value of each of them among those
+DECODE_FLAGS = ("decode_key_in_place", "restart_key_in_place", "next_block_in_place",
+                "seek_in_place")
 DECODE_COMBOS = [dict(zip(DECODE_FLAGS, bits))
                  for bits in itertools.product((False, True), repeat=len(DECODE_FLAGS))]
-ALL_COMBOS = [Flags(**dict(zip(REFTABLE_FLAGS, bits)), **DECODE_COMBOS[(i + i // 8) % 8])
+ALL_COMBOS = [Flags(**dict(zip(REFTABLE_FLAGS, bits)), **DECODE_COMBOS[(i + i // 16) % 16])
               for i, bits in enumerate(itertools.product((False, True),
                                                          repeat=len(REFTABLE_FLAGS)))]
 # the flags of the ref stores (refs/reftable_backend.py, the initial transaction of
@@ -49,6 +52,11 @@ STORE_FLAGS = ("tombstone_suppression", "iterator_reuse", "initial_transaction_c
                "skip_name_check")
 STORE_COMBOS = [dict(zip(STORE_FLAGS, bits))
                 for bits in itertools.product((False, True), repeat=len(STORE_FLAGS))]
+# the table writer's flags (upstream 2024-11): every write below (the stack's tables,
+# transactions, migrations) runs under each of their combinations
+WRITER_FLAGS = ("writer_scratch", "block_writer_scratch")
+WRITER_COMBOS = [dict(zip(WRITER_FLAGS, bits))
+                 for bits in itertools.product((False, True), repeat=len(WRITER_FLAGS))]
 SEEKS = [b"", b"refs/heads/b05", b"refs/heads/b050", b"refs/tags/", b"refs/zzz", b"HEAD"]
 
 
@@ -56,19 +64,20 @@ def _oid(i: int) -> bytes:
     return i.to_bytes(4, "big") * 5
 
 
-@pytest.fixture(scope="module")
-def stack_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("flags") / "reftable"
-    stk = Stack(d, Flags(), StackOptions(auto_compact=False, block_size=256))
-    layers = [
-        [(b"refs/heads/b%03d" % i, _oid(i)) for i in range(200)],
-        [(b"refs/heads/b%03d" % i, _oid(i + 1000)) for i in range(0, 200, 7)],
-        [(b"refs/heads/b%03d" % i, None) for i in range(3, 200, 11)],
-        [(b"refs/tags/t%02d" % i, _oid(i + 2000)) for i in range(30)],
-        [(b"refs/heads/b%03d" % i, _oid(i + 3000)) for i in range(5, 200, 13)],
-        [(b"HEAD", b"refs/heads/b001")],
-    ]
-    for layer in layers:
+LAYERS = [
+    [(b"refs/heads/b%03d" % i, _oid(i)) for i in range(200)],
+    [(b"refs/heads/b%03d" % i, _oid(i + 1000)) for i in range(0, 200, 7)],
+    [(b"refs/heads/b%03d" % i, None) for i in range(3, 200, 11)],
+    [(b"refs/tags/t%02d" % i, _oid(i + 2000)) for i in range(30)],
+    [(b"refs/heads/b%03d" % i, _oid(i + 3000)) for i in range(5, 200, 13)],
+    [(b"HEAD", b"refs/heads/b001")],
+]
+
+
+def _write_stack(d: Path, flags: Flags) -> list[bytes]:
+    """LAYERS written as six tables of a new stack at d under flags; their bytes."""
+    stk = Stack(d, flags, StackOptions(auto_compact=False, block_size=256))
+    for layer in LAYERS:
         ui = stk.next_update_index()
 
         def write(wr, layer=layer, ui=ui) -> None:
@@ -85,8 +94,27 @@ def stack_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                          1700000000 + ui, 60, b"layer %d" % ui))
         stk.add(write)
     assert len(stk.names) == 6
+    tables = [(d / name).read_bytes() for name in stk.names]
     stk.close()
+    return tables
+
+
+@pytest.fixture(scope="module")
+def stack_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("flags") / "reftable"
+    _write_stack(d, Flags())
     return d
+
+
+def test_every_writer_combination_writes_the_same_tables(stack_dir: Path,
+                                                         tmp_path: Path) -> None:
+    stk = Stack(stack_dir, Flags(), StackOptions(auto_compact=False, block_size=256))
+    want = [(stack_dir / name).read_bytes() for name in stk.names]
+    stk.close()
+    for i, (base, combo) in enumerate(itertools.product(
+            (Flags(), baseline(), *ALL_COMBOS[::97]), WRITER_COMBOS)):
+        assert _write_stack(tmp_path / f"s{i}", base.replace(**combo)) == want, \
+            base.replace(**combo).to_spec(Flags())
 
 
 def _observe(d: Path, flags: Flags) -> tuple:
@@ -142,8 +170,9 @@ SHOW_REF_ARGS = [["--head", "-d"], ["br100"], ["--verify", "refs/heads/br009"], 
 # The read path above is checked for all 512 combinations; the whole commands
 # (process set-up, odb, output) are a property over the combinations (the store
 # flags included): default, baseline and a hypothesis sample of the rest.
-combo = st.builds(lambda f, store: f.replace(**store), st.sampled_from(ALL_COMBOS),
-                  st.sampled_from(STORE_COMBOS))
+combo = st.builds(lambda f, store, writer: f.replace(**store, **writer),
+                  st.sampled_from(ALL_COMBOS), st.sampled_from(STORE_COMBOS),
+                  st.sampled_from(WRITER_COMBOS))
 
 
 def _store_reads(git_repo: Path, flags: Flags) -> tuple:

@@ -9,7 +9,11 @@ record decoders stay untouched; the one exception, deletions_suppressed, is
 counted in the merge loops' deletion branch, which a live record never reaches,
 so a workload without tombstones runs the same bytecodes; likewise
 seek_iter_copies, counted beside each iterator copy of a block seek's scan, which
-only seek_in_place=off makes). An increment is one attribute add on a global
+only seek_in_place=off makes, and restart_keys_decoded, beside each restart key
+decoded into a buffer, which only restart_key_in_place=off does). The writers'
+key buffers are not counted per record at all: a writer hands them out through a
+C-level callable that keeps its own count (reftable.buffers.KeyBuffers), added
+here when the table writer closes. An increment is one attribute add on a global
 (LOAD_GLOBAL, LOAD_ATTR, BINARY_OP, STORE_ATTR: four bytecodes), always on: a
 switch to turn counting off would cost as much as the increment it saves. Its
 cost, bounded by bytecodes: show-ref over 20k refs in one table makes about 600
@@ -34,6 +38,9 @@ COUNTER_NAMES (zeros included) plus the delta_cache_* sums. The names:
   seek_iter_copies     iterator copies (offset and last key) a block seek's linear scan
                        made: two per record it passed, one for the record it stopped at
                        (seek_in_place=off; on: none)
+  restart_keys_decoded restart keys a block seek's binary search decoded into a new
+                       buffer, one per restart point it probed (restart_key_in_place=off;
+                       on: none, each compared in place)
   source_preads        BlockSource reads served by os.pread into fresh bytes (mmap=off)
   source_pread_bytes   bytes those reads asked for
   source_mmap_slices   BlockSource reads served as slices of a map (mmap=on)
@@ -74,6 +81,16 @@ COUNTER_NAMES (zeros included) plus the delta_cache_* sums. The names:
   loose_refs_written   loose ref files a files-backend transaction wrote and renamed
                        into place (one lock each; migrate_initial=on: only the symrefs
                        and root refs of refs migrate)
+  writer_buffers_built   buffers the table writer built: one per record it took (its
+                       key) and one per ref it indexed by object id (writer_scratch=off;
+                       on: none)
+  writer_buffers_reused  the same fills, into the writer's one scratch buffer
+                       (writer_scratch=on; off: none)
+  block_writer_buffers_built   buffers the block writers of a table built for record
+                       keys: one per record added or refused (block_writer_scratch=off;
+                       on: none)
+  block_writer_buffers_reused  the same fills, into the one scratch buffer the table
+                       writer keeps for its block writers (block_writer_scratch=on)
   delta_cache_*        lookups, hits, misses, adds, evictions, collisions, lru_steps,
                        deltas (applied), peak_bytes, of the tracked caches
 
@@ -91,6 +108,7 @@ COUNTER_NAMES = (
     "blocks_inflated",
     "block_iters_built",
     "seek_iter_copies",
+    "restart_keys_decoded",
     "source_preads",
     "source_pread_bytes",
     "source_mmap_slices",
@@ -117,6 +135,10 @@ COUNTER_NAMES = (
     "refname_store_checks",
     "library_name_checks",
     "loose_refs_written",
+    "writer_buffers_built",
+    "writer_buffers_reused",
+    "block_writer_buffers_built",
+    "block_writer_buffers_reused",
 )
 
 # the CacheStats fields summed over the tracked caches (delta_cache_<field>)

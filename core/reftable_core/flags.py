@@ -154,6 +154,26 @@ class Flags:
         "last_key is cut to the prefix length and the suffix appended to it (strbuf_setlen,"
         " strbuf_add): one buffer, one copy, no key buffer to swap",
         "upstream (no seed)", "block", upstream="daf4f43d0d 2024-03-04")
+    # git d51d8cc368 (2024-04-03, "reftable/block: avoid decoding keys when searching
+    # restart points"), restart_needle_less in reftable/block.c:
+    #   -	struct strbuf kth_restart_key = STRBUF_INIT;
+    #   -	n = reftable_decode_key(&kth_restart_key, &unused_extra, in);
+    #   -	result = strbuf_cmp(&args->needle, &kth_restart_key);
+    #   -	strbuf_release(&kth_restart_key);
+    #   +	n = reftable_decode_keylen(in, &prefix_len, &suffix_len, &extra);
+    #   +	if (n < 0 || prefix_len) {
+    #   +	n = memcmp(args->needle.buf, in.buf,
+    #   +		   args->needle.len < suffix_len ? args->needle.len : suffix_len);
+    # (before, a nonzero prefix length failed too: reftable_decode_key rejects a prefix
+    # longer than the key it extends, here the empty kth_restart_key)
+    restart_key_in_place: bool = _switch(
+        "each restart record the binary search probes has its key decoded into a new"
+        " buffer (reftable_decode_key into an empty strbuf: both lengths read, a nonzero"
+        " prefix length refused, a new bytearray with the suffix added), which is"
+        " compared with the wanted key",
+        "the probed restart key's bytes are compared where they are (the same lengths"
+        " read, the prefix length checked to be 0, no key buffer)",
+        "upstream (no seed)", "block", upstream="d51d8cc368 2024-04-03")
     # git b00bcb7c49 (2024-04-08, "reftable/reader: iterate to next block in place"):
     #   -	err = table_iter_next_block(&next, ti);
     #   -	table_iter_close(ti);
@@ -248,6 +268,36 @@ class Flags:
         "the initial transaction skips the checks against existing refs (the store is"
         " empty); the checks against its own names stay", "upstream (no seed)", "refs",
         upstream="e4929cdf79 2024-11-20")
+    # git 66ed011bf7 (2024-11-20, "reftable/writer: optimize allocations by using a
+    # scratch buffer"), writer_add_record and reftable_writer_add_ref in reftable/writer.c:
+    #   -	struct reftable_buf key = REFTABLE_BUF_INIT;
+    #   -	err = reftable_record_key(rec, &key);
+    #   +	err = reftable_record_key(rec, &w->buf);
+    #   -	struct reftable_buf buf = REFTABLE_BUF_INIT;
+    #   -		err = reftable_buf_add(&buf, (char *)reftable_ref_record_val1(ref),
+    #   +		reftable_buf_reset(&w->buf);
+    #   +		err = reftable_buf_add(&w->buf, (char *)reftable_ref_record_val1(ref),
+    #   -		err = writer_index_hash(w, &buf);
+    #   +		err = writer_index_hash(w, &w->buf);
+    writer_scratch: bool = _switch(
+        "the table writer builds a new buffer per record for its key (writer_add_record:"
+        " the order check against last_key) and one per ref with an object id for that id"
+        " (reftable_writer_add_ref: writer_index_hash)",
+        "both are the writer's one scratch buffer (w->buf), reset and refilled per record",
+        "upstream (no seed)", "writer", upstream="66ed011bf7 2024-11-20")
+    # git d94ac23d3b (2024-11-20, "reftable/block: optimize allocations by using scratch
+    # buffer"), block_writer_add in reftable/block.c:
+    #   -	struct reftable_buf key = REFTABLE_BUF_INIT;
+    #   -	err = reftable_record_key(rec, &key);
+    #   +	err = reftable_record_key(rec, &w->buf);
+    #   -	n = reftable_encode_key(&is_restart, out, last, key,
+    #   +	n = reftable_encode_key(&is_restart, out, last, w->buf,
+    block_writer_scratch: bool = _switch(
+        "the block writer builds a new buffer per record it adds (or tries to add) for the"
+        " record's key, which it checks, prefix-compresses and appends",
+        "the key goes into the block writer's one scratch buffer (bw->buf, kept for the"
+        " whole table), reset and refilled per record",
+        "upstream (no seed)", "block_writer", upstream="d94ac23d3b 2024-11-20")
     mmap: bool = _switch(
         "every block read is a pread into a fresh buffer",
         "views into one mmap per table, no copy per block", "004 4/4", "blocksource")

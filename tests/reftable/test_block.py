@@ -14,6 +14,7 @@ from reftable_core.reftable.block import (
     load_block_full_setup,
     seek_in_block,
 )
+from reftable_core.reftable.loops import RESTART_SCANS
 from reftable_core.reftable.block_writer import MAX_RESTARTS, BlockWriter
 from reftable_core.reftable.blocksource import BytesSource
 from reftable_core.errors import FormatError
@@ -210,9 +211,14 @@ def test_corrupt_blocks_raise_format_error(flags) -> None:
                 block = _load(bytes(bad), flags=flags)
                 if block is not None:
                     list(iter_block(block, 20, flags))
-                    seek_in_block(block, b"refs/heads/branch-00017", 20)
             except FormatError:
-                pass
+                continue
+            for scan in RESTART_SCANS.values():         # restart_key_in_place off, on
+                try:
+                    if block is not None:
+                        seek_in_block(block, b"refs/heads/branch-00017", 20, scan)
+                except FormatError:
+                    pass
     for cut in range(len(data)):
         try:
             block = _load(data[:cut], flags=flags)

@@ -5,8 +5,8 @@ import cython
 
 @cython.locals(base=Py_ssize_t, end=Py_ssize_t, off=Py_ssize_t, start=Py_ssize_t,
                lo=Py_ssize_t, hi=Py_ssize_t)
-cpdef tuple seek_in_block(block, want, Py_ssize_t hash_size)
+cpdef tuple seek_in_block(block, want, Py_ssize_t hash_size, scan=*)
 
 @cython.locals(base=Py_ssize_t, end=Py_ssize_t, off=Py_ssize_t, start=Py_ssize_t,
                lo=Py_ssize_t, hi=Py_ssize_t)
-cpdef tuple seek_in_block_copying(block, want, Py_ssize_t hash_size)
+cpdef tuple seek_in_block_copying(block, want, Py_ssize_t hash_size, scan=*)

@@ -5,9 +5,11 @@ Reader: a BlockLoader (chosen from flags.block_type_early_exit and flags.mmap)
 turns (source, offset) into a parsed Block -- header, inflated log data, restart
 table -- or None when past the end / of an unwanted type. seek_in_block()
 binary-searches the restart points and scans linearly (seek_in_block_copying:
-the same, flag seek_in_place=off), with loops.py's restart_scan_start and
-record_extent (generated, as the record loops are, from record.py's layout
-statements: no function here reads a record's bytes itself); record_loop(typ, flags)
+the same, flag seek_in_place=off), with the binary search restart_scan(flags) picks
+(flag restart_key_in_place: loops.py's restart_scan_start or
+restart_scan_start_decoding) and loops.py's record_extent (generated, as the record
+loops are, from record.py's layout statements: no function here reads a record's
+bytes itself); record_loop(typ, flags)
 returns the generator function that decodes a block's records sequentially
 (loops.py's variant for flags.block_key_swap, flags.ref_name_alloc and
 flags.decode_key_in_place).
@@ -32,7 +34,7 @@ from .basics import Buf, get_varint
 from ..counters import WORK
 from ..errors import FormatError, ZlibError
 from ..flags import Flags
-from .loops import RECORD_LOOPS, RecordLoop, record_extent, restart_scan_start
+from .loops import RECORD_LOOPS, RESTART_SCANS, RecordLoop, record_extent, restart_scan_start
 from .record import BLOCK_TYPE_LOG, BLOCK_TYPES
 
 DEFAULT_BLOCK_SIZE = 4096
@@ -293,6 +295,18 @@ def block_loader(flags: Flags) -> BlockLoader:
 
 
 # -------------------------------------------------------------- seek
+RestartScan = Callable[[Block, bytes], int]
+
+
+def restart_scan(flags: Flags) -> RestartScan:
+    """The binary search over a block's restart points for flags.restart_key_in_place
+    (upstream d51d8cc368, restart_needle_less in reftable/block.c): on, each probed
+    restart key is compared where it lies (its prefix length checked to be 0); off, it is
+    decoded into a new buffer first (reftable_decode_key into an empty strbuf). A table
+    reader picks it once and hands it to every seek_in_block / seek_in_block_copying."""
+    return RESTART_SCANS[flags.restart_key_in_place]
+
+
 def _truncated(block: Block, e: Exception, start: int) -> FormatError:
     """A scan's error: a FormatError that names its table as it is, else "truncated"."""
     if isinstance(e, FormatError) and e.path is not None:
@@ -300,11 +314,13 @@ def _truncated(block: Block, e: Exception, start: int) -> FormatError:
     return block.error("truncated record", start - block.base)
 
 
-def seek_in_block(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes]:
+def seek_in_block(block: Block, want: bytes, hash_size: int,
+                  scan: RestartScan = restart_scan_start) -> tuple[int, bytes]:
     """Position before the first record with key >= want.
 
-    Binary search over the restart points, then a linear scan from the restart
-    point before the first one greater than want: keys decoded, values skipped.
+    Binary search over the restart points (scan: restart_scan(flags)), then a linear
+    scan from the restart point before the first one greater than want: keys decoded,
+    values skipped.
     Returns (offset of that record or block.end, key of the record before it),
     ready to start a record loop there.
 
@@ -319,7 +335,7 @@ def seek_in_block(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes
     data = block.data
     base = block.base
     end = base + block.end
-    off = start = restart_scan_start(block, want)
+    off = start = scan(block, want)
     last = b""
     try:
         while off < end:
@@ -334,7 +350,8 @@ def seek_in_block(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes
     return block.end, last
 
 
-def seek_in_block_copying(block: Block, want: bytes, hash_size: int) -> tuple[int, bytes]:
+def seek_in_block_copying(block: Block, want: bytes, hash_size: int,
+                          scan: RestartScan = restart_scan_start) -> tuple[int, bytes]:
     """seek_in_block, flag seek_in_place=off (git before 9da5c992dd): the scan steps a
     copy of the iterator and copies it back after each record below want
 
@@ -351,7 +368,7 @@ def seek_in_block_copying(block: Block, want: bytes, hash_size: int) -> tuple[in
     data = block.data
     base = block.base
     end = base + block.end
-    off = start = restart_scan_start(block, want)
+    off = start = scan(block, want)
     it_last = bytearray()           # it->last_key
     next_last = bytearray()         # next.last_key
     try:

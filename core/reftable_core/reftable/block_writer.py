@@ -1,8 +1,11 @@
 """BlockWriter: pack prefix-compressed records into one reftable block.
 
 Contract: BlockWriter(typ, block_size, header_off, restart_interval, hash_size,
-compression_level) collects records. add(key, extra, value, prefix) is the one
-append step: it appends key (value type extra, encoded value) and returns True,
+compression_level, keys) collects records. add(key, extra, value, prefix) is the one
+append step: it puts key into a key buffer from keys (a buffers.KeyBuffers: a new
+one per record under block_writer_scratch=off, else the scratch buffer the table
+writer keeps for all its block writers; default: a scratch of its own), then appends
+it (value type extra, encoded value) and returns True,
 or returns False when the record does not fit, like git's block_writer_add
 refusing it; the caller flushes the block and retries in a fresh one (the table
 writer raises EntryTooBigError when a record does not fit an empty block).
@@ -21,12 +24,13 @@ from __future__ import annotations
 import zlib
 
 from .basics import put_varint
+from .buffers import KeyBuffers
 from .record import BLOCK_TYPE_LOG
 
 MAX_RESTARTS = 65535
 
 
-def common_prefix_len(a: bytes, b: bytes) -> int:
+def common_prefix_len(a: bytes | bytearray, b: bytes | bytearray) -> int:
     """Length of the common prefix, in a constant number of big-int operations."""
     n = len(a)
     m = len(b)
@@ -53,6 +57,7 @@ class BlockWriter:
         "entries",
         "hash_size",
         "header_off",
+        "key_buffer",
         "last_key",
         "restart_interval",
         "restarts",
@@ -62,7 +67,7 @@ class BlockWriter:
 
     def __init__(self, typ: int, block_size: int, header_off: int = 0,
                  restart_interval: int = 16, hash_size: int = 20,
-                 compression_level: int = 9) -> None:
+                 compression_level: int = 9, keys: KeyBuffers | None = None) -> None:
         if restart_interval < 1:
             raise ValueError("restart_interval must be >= 1")
         self.typ = typ
@@ -80,20 +85,39 @@ class BlockWriter:
         self.room = block_size - len(self.buf) - 2
         self.entries = 0
         self.last_key = b""
+        self.key_buffer = (keys if keys is not None else KeyBuffers(True)).take
 
     def add(self, key: bytes, extra: int, value: bytes, prefix: int | None = None) -> bool:
         """Append one record (key, value type, encoded value); False when it does not
-        fit. prefix, if given, is key's common prefix length with the block's last key."""
-        if not key:
+        fit. prefix, if given, is key's common prefix length with the block's last key.
+
+        Flag block_writer_scratch (upstream d94ac23d3b, block_writer_add in
+        reftable/block.c) is where key_buffer comes from: off, a new buffer per record
+
+            - struct reftable_buf key = REFTABLE_BUF_INIT;
+            - err = reftable_record_key(rec, &key);
+
+        on, the block writer's one buffer, kept across its blocks
+
+            + err = reftable_record_key(rec, &w->buf);
+
+        either way filled with the key (reset, add), checked, prefix-compressed against
+        last_key and appended from (reftable_encode_key). git then copies the key into
+        last_key (block_writer_register_restart); last_key here is the caller's
+        immutable key itself, in both.
+        """
+        k = self.key_buffer()
+        k[:] = key
+        if not k:
             raise ValueError("empty record key")
         entries = self.entries
         if not entries % self.restart_interval:
             p = 0
         elif prefix is None:
-            p = common_prefix_len(self.last_key, key)
+            p = common_prefix_len(self.last_key, k)
         else:
             p = prefix
-        s = len(key) - p
+        s = len(k) - p
         t = (s << 3) | extra
         need = s + len(value)
         if p < 0x80 and t < 0x80:
@@ -117,7 +141,7 @@ class BlockWriter:
             buf.append(t)
         else:
             buf += head
-        buf += key[p:] if p else key
+        buf += k[p:] if p else k
         buf += value
         self.last_key = key
         self.entries = entries + 1

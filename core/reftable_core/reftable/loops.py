@@ -26,9 +26,13 @@ pq_cmp and suppress (the merged table's suppress_deletions: on, the loop consume
 deletion records itself, counting each in WORK.deletions_suppressed, the one
 per-record count in this file, reached by deletions only; off, it returns them;
 see merged.py). RECORD_LOOPS and MERGE_LOOPS map flag values to the functions.
-Scans (SCANS; no flag variants): restart_scan_start and record_extent, the seek's
-binary search over the restart points and its step over one record
-(block.seek_in_block), and walk_ref_records, lab.stages' walk over a ref block.
+Scans (SCANS): restart_scan_start and record_extent, the seek's binary search over the
+restart points and its step over one record (block.seek_in_block), and
+walk_ref_records, lab.stages' walk over a ref block; the binary search has a variant
+for restart_key_in_place (upstream d51d8cc368; on: restart_scan_start, each probed
+restart key compared where it lies; off: restart_scan_start_decoding, each decoded
+into a new bytearray, counted in WORK.restart_keys_decoded), RESTART_SCANS maps the
+flag's value to it (block.restart_scan picks one).
 Every loop and scan reads the record layout with the same statements, rendered from
 reftable_core.reftable.record's VARINT, SUFFIX_VARINT, SKIP_VARINT and REF_VALUE_IDS.
 The @cython.locals line above each ref, log and merge loop gives the Cython build its
@@ -7448,7 +7452,8 @@ def pq_remove(pq: Any) -> Any:
 def restart_scan_start(block: Any, want: bytes) -> int:
     """Binary search for the first restart point whose key is > want (restart records
     store their whole key); the index in block.data of the restart point before it
-    (or of the first record), where the linear scan starts."""
+    (or of the first record), where the linear scan starts
+    (restart_key_in_place=on: each probed key compared where it lies)."""
     data = block.data
     buf = data                  # its bytes one at a time (see record.VARINT)
     base = block.base           # positions below are indexes into data (base + rel)
@@ -7460,7 +7465,10 @@ def restart_scan_start(block: Any, want: bytes) -> int:
             mid = (lo + hi) >> 1
             q = rs + 3 * mid
             r = base + ((buf[q] << 16) | (buf[q + 1] << 8) | buf[q + 2])
-            if buf[r] != 0 or r >= end:
+            if r >= end:
+                raise block.error(f"restart offset {r - base} outside the block's records",
+                                  q - base)
+            if buf[r] != 0:
                 raise block.error("restart point is not an uncompressed record", q - base)
             o = r + 1
             s = buf[o]
@@ -7471,11 +7479,68 @@ def restart_scan_start(block: Any, want: bytes) -> int:
                 o += 2
             else:
                 s, o = get_varint(data, o)
-            if data[o:o + (s >> 3)] > want:    # type: ignore[operator]  # bytes or a map
+            n = s >> 3
+            if o + n > end:
+                raise block.error("restart key runs past the block's records", q - base)
+            if data[o:o + n] > want:    # type: ignore[operator]  # bytes or a map
                 hi = mid
             else:
                 lo = mid + 1
-    except IndexError:
+    except (IndexError, FormatError) as e:
+        if isinstance(e, FormatError) and e.path is not None:
+            raise
+        raise block.error("restart table points outside the block", rs - base) from None
+    return base + (block.restart_offset(lo - 1) if lo > 0 else block.header_off + 4)
+
+
+def restart_scan_start_decoding(block: Any, want: bytes) -> int:
+    """Binary search for the first restart point whose key is > want (restart records
+    store their whole key); the index in block.data of the restart point before it
+    (or of the first record), where the linear scan starts
+    (restart_key_in_place=off: each probed key decoded into a new buffer)."""
+    data = block.data
+    buf = data                  # its bytes one at a time (see record.VARINT)
+    base = block.base           # positions below are indexes into data (base + rel)
+    end = base + block.end
+    rs = base + block.restart_start
+    lo, hi = 0, block.restart_count
+    try:
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            q = rs + 3 * mid
+            r = base + ((buf[q] << 16) | (buf[q + 1] << 8) | buf[q + 2])
+            if r >= end:
+                raise block.error(f"restart offset {r - base} outside the block's records",
+                                  q - base)
+            o = r
+            p = buf[o]
+            if p < 0x80:
+                o += 1
+            else:
+                p, o = get_varint(data, o)
+            s = buf[o]
+            if s < 0x80:
+                o += 1
+            elif buf[o + 1] < 0x80:       # two-byte varint (restart points), inline
+                s = (((s & 0x7F) + 1) << 7) | buf[o + 1]
+                o += 2
+            else:
+                s, o = get_varint(data, o)
+            n = s >> 3
+            if p:
+                raise block.error("restart point is not an uncompressed record", q - base)
+            if o + n > end:
+                raise block.error("restart key runs past the block's records", q - base)
+            key = bytearray()               # struct strbuf kth_restart_key = STRBUF_INIT
+            key += data[o:o + n]            # strbuf_add(&kth_restart_key, in.buf, suffix_len)
+            WORK.restart_keys_decoded += 1
+            if key > want:
+                hi = mid
+            else:
+                lo = mid + 1
+    except (IndexError, FormatError) as e:
+        if isinstance(e, FormatError) and e.path is not None:
+            raise
         raise block.error("restart table points outside the block", rs - base) from None
     return base + (block.restart_offset(lo - 1) if lo > 0 else block.header_off + 4)
 
@@ -7713,6 +7778,14 @@ MERGE_LOOPS: dict[tuple[str, bool, bool, bool, bool, bool], MergeLoop] = {
 # the scans over a block's records that are no record loop (see their docstrings)
 SCANS: dict[str, Callable[..., Any]] = {
     'restart_scan_start': restart_scan_start,
+    'restart_scan_start_decoding': restart_scan_start_decoding,
     'record_extent': record_extent,
     'walk_ref_records': walk_ref_records,
+}
+
+
+# restart_key_in_place -> the restart table's binary search
+RESTART_SCANS: dict[bool, Callable[[Any, bytes], int]] = {
+    True: restart_scan_start,
+    False: restart_scan_start_decoding,
 }

@@ -21,7 +21,8 @@ cannot be recycled) and re-read only when they differ.
 Writing: new_addition() takes tables.list.lock (lockfile.LockFile, retried until
 options.lock_timeout_ms, else LockError naming the lock file), checks the stack
 is up to date (else OutdatedError, or reloads when asked), writes each table to a
-temp file in the directory (with flags.skip_name_check off, opens it again and checks
+temp file in the directory through a writer.TableWriter built with the stack's flags
+(writer_scratch, block_writer_scratch) (with flags.skip_name_check off, opens it again and checks
 its refs against the stack: namecheck.check_addition, NameConflictError), renames it to git's name
 0x<min:012x>-0x<max:012x>-<random:08x>.ref, then commit() writes the new list into
 the lock file, fsyncs when options.fsync, and renames it over tables.list.
@@ -412,7 +413,7 @@ class Stack:
         return TableWriter(out, WriterOptions(
             block_size=self.opts.block_size, restart_interval=self.opts.restart_interval,
             index_objects=self.opts.index_objects, hash_id=self.opts.hash_id,
-            min_update_index=min_ui, max_update_index=max_ui))
+            min_update_index=min_ui, max_update_index=max_ui), flags=self.flags)
 
     def _create_temp(self, base: str) -> tuple[int, str]:
         """A new <base>.temp.<random> in the stack dir, mode 0666 less the umask."""

@@ -17,9 +17,10 @@ min_update_index, max_update_index and the footer's section offsets.
 Seeks use the (multi-level) index when the section has one, else a linear scan
 over blocks. Flags picked here: block_type_early_exit (block loader),
 block_key_swap / ref_name_alloc / decode_key_in_place (record loops),
-next_block_in_place (one record loop through a section, or a new one per block)
-and seek_in_place (the seek within a block: block.seek_in_block or
-seek_in_block_copying). Corrupt input raises
+next_block_in_place (one record loop through a section, or a new one per block),
+seek_in_place (the seek within a block: block.seek_in_block or
+seek_in_block_copying) and restart_key_in_place (that seek's binary search over
+the restart points: block.restart_scan). Corrupt input raises
 FormatError naming the table and the absolute offset.
 """
 from __future__ import annotations
@@ -30,7 +31,8 @@ from collections.abc import Callable, Iterator
 from itertools import chain
 
 from .basics import get_be24, get_be32, get_be64
-from .block import Block, block_loader, record_loop, seek_in_block, seek_in_block_copying
+from .block import (Block, block_loader, record_loop, restart_scan, seek_in_block,
+                    seek_in_block_copying)
 from .blocksource import BlockSource, open_file_source
 from ..counters import WORK
 from ..errors import FormatError, ReftableError
@@ -103,6 +105,7 @@ class TableReader(Reftable):
         self._records_from = (self._records_in_place if flags.next_block_in_place
                               else self._records_block_by_block)
         self._seek_in_block = seek_in_block if flags.seek_in_place else seek_in_block_copying
+        self._restart_scan = restart_scan(flags)
         self._loops = {t: record_loop(t, flags)
                        for t in (BLOCK_TYPE_REF, BLOCK_TYPE_LOG, BLOCK_TYPE_OBJ, BLOCK_TYPE_INDEX)}
         try:
@@ -293,7 +296,7 @@ class TableReader(Reftable):
                               index_off)
         hs = self.hash_size
         while True:
-            off, last = self._seek_in_block(block, key, hs)
+            off, last = self._seek_in_block(block, key, hs, self._restart_scan)
             if off >= block.end:
                 # beyond this block's last key: on to the next index block, if any
                 block = self.load_block(block.off + block.full_size, BLOCK_TYPE_INDEX)
@@ -331,7 +334,8 @@ class TableReader(Reftable):
         block = self._find_block(typ, key)
         if block is None:
             return iter(())
-        off, last = self._seek_in_block(block, key, self.hash_size)
+        off, last = self._seek_in_block(block, key, self.hash_size,
+                                         self._restart_scan)
         return self._records_from(block, off, last)
 
     # ------------------------------------------------------------ public API
@@ -350,7 +354,8 @@ class TableReader(Reftable):
         block = self._find_block(BLOCK_TYPE_REF, name)
         if block is None:
             return None
-        off, last = self._seek_in_block(block, name, self.hash_size)
+        off, last = self._seek_in_block(block, name, self.hash_size,
+                                         self._restart_scan)
         if off >= block.end:
             return None     # every key of the block that may hold name is smaller
         rec = next(self._loops[BLOCK_TYPE_REF](block, off, last, self.hash_size,

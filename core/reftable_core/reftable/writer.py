@@ -1,6 +1,6 @@
 """TableWriter: write one reftable file, laid out the way git writes it.
 
-Contract: TableWriter(out, options) takes a binary file object or a path; call
+Contract: TableWriter(out, options, flags=flags) takes a binary file object or a path; call
 add_ref() for refs in strictly increasing refname order, then add_log() for logs
 in strictly increasing log-key order (refname, update_index descending), then
 close() -> WriterStats. Misuse (out of order, refs after logs, update_index
@@ -23,7 +23,14 @@ caller has them, the keys' common prefix lengths (trusted), and
 TableWriter(..., executor=pool) deflates log blocks in the executor's threads
 (zlib releases the GIL) while records are still being packed; the bytes are
 the same either way.
-write_table(path, refs, logs, options) sorts and writes in one call.
+write_table(path, refs, logs, options, flags) sorts and writes in one call.
+Flags picked here, when the writer is built: writer_scratch (upstream 66ed011bf7: the
+buffer each record's key, and each indexed ref's object id, is put into: a new one per
+record, or the writer's one scratch buffer) and block_writer_scratch (upstream
+d94ac23d3b: the same for the block writers' record keys, one scratch buffer for all the
+block writers of the table); both come from a buffers.KeyBuffers, whose counts the
+writer adds to counters.WORK when it closes. The bytes written are the same for every
+value.
 """
 from __future__ import annotations
 
@@ -36,7 +43,10 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from .basics import MAX_U64, put_varint
 from .block_writer import BlockWriter, common_prefix_len, deflate_block
+from .buffers import KeyBuffers
+from ..counters import WORK
 from ..errors import APIError, EntryTooBigError
+from ..flags import Flags
 from .record import (
     BLOCK_TYPE_INDEX,
     BLOCK_TYPE_LOG,
@@ -101,7 +111,7 @@ class TableWriter:
 
     def __init__(self, out: BinaryIO | str | os.PathLike[str],
                  options: WriterOptions | None = None, *,
-                 executor: Executor | None = None) -> None:
+                 executor: Executor | None = None, flags: Flags = Flags()) -> None:
         o = options or WriterOptions()
         if o.hash_id not in HASH_IDS:
             raise APIError(f"unknown hash id {o.hash_id!r}")
@@ -135,6 +145,11 @@ class TableWriter:
         self._index: list[tuple[bytes, int]] = []
         self._last_key = b""
         self._obj: dict[bytes, list[int]] | None = {} if o.index_objects else None
+        # the key buffers: the table writer's own (w->buf, writer_scratch) and its block
+        # writers' (bw->buf, block_writer_scratch; git's block writer struct is the
+        # table writer's block_writer_data, reused for every block)
+        self._keys = KeyBuffers(flags.writer_scratch)
+        self._block_keys = KeyBuffers(flags.block_writer_scratch)
         self.stats = WriterStats()
         self._section = BLOCK_TYPE_REF     # block type of the section being written
         self._phase = "ref"                # "ref" -> "log" -> "closed"
@@ -154,7 +169,8 @@ class TableWriter:
         o = self.options
         first = self._next == 0 and not self._deflating
         return BlockWriter(typ, o.block_size, len(self._header) if first else 0,
-                           o.restart_interval, self.hash_size, o.compression_level)
+                           o.restart_interval, self.hash_size, o.compression_level,
+                           self._block_keys)
 
     def _stats_for(self, typ: int) -> SectionStats:
         if typ == BLOCK_TYPE_REF:
@@ -299,7 +315,28 @@ class TableWriter:
 
         prefixes (optional, trusted): each refname's common prefix length with
         the refname before it (the last one added before this call for the
-        first), as BlockWriter.add takes them."""
+        first), as BlockWriter.add takes them.
+
+        Flag writer_scratch (upstream 66ed011bf7, writer_add_record and
+        reftable_writer_add_ref in reftable/writer.c) is where the two buffers per ref
+        come from (take): off, a new one each
+
+            - struct reftable_buf key = REFTABLE_BUF_INIT;
+            - err = reftable_record_key(rec, &key);
+            - struct reftable_buf buf = REFTABLE_BUF_INIT;
+            - err = reftable_buf_add(&buf, (char *)reftable_ref_record_val1(ref), ...
+
+        on, both the writer's one scratch buffer
+
+            + err = reftable_record_key(rec, &w->buf);
+            + reftable_buf_reset(&w->buf);
+            + err = reftable_buf_add(&w->buf, (char *)reftable_ref_record_val1(ref), ...
+
+        The key's buffer is what the order check compares (last_key is the caller's
+        immutable name itself, in both: git copies it); the id's is what
+        writer_index_hash looks up, the dict here by the equal bytes of the record's own
+        id (a bytearray cannot key a dict), which it keeps as its key (git copies it
+        into a new tree node)."""
         if self._phase != "ref":
             raise APIError("refs must be added before logs" if self._phase == "log"
                            else "writer is closed")
@@ -311,6 +348,7 @@ class TableWriter:
         if self._bw is None:
             self._bw = self._new_block(self._section)
         add = self._bw.add
+        take = self._keys.take
         block_off = self._next
         ui_seen = -1
         ui_enc = b""
@@ -319,7 +357,9 @@ class TableWriter:
                 name = rec.refname
                 if type(name) is not bytes:
                     name = bytes(name)
-                if not name > last:
+                k = take()              # writer_add_record: the record's key
+                k[:] = name
+                if not k > last:
                     raise APIError(f"ref {name!r} added out of order (after {last!r})")
                 ui = rec.update_index
                 if ui != ui_seen:
@@ -357,13 +397,16 @@ class TableWriter:
                     block_off = self._next
                 last = name
                 # the ref blocks that refer to each object id, by file offset
-                while oid is not None and objs is not None:
-                    lst = objs.get(oid)
-                    if lst is None:
-                        objs[oid] = [block_off]
-                    elif lst[-1] != block_off:
-                        lst.append(block_off)
-                    oid, peeled = peeled, None      # then the peeled id, if any
+                if oid is not None and objs is not None:
+                    h = take()          # reftable_writer_add_ref: the object id's buffer
+                    while oid is not None:
+                        h[:] = oid      # reset, add: the value, then the peeled id, if any
+                        lst = objs.get(oid)             # writer_index_hash(w, &buf)
+                        if lst is None:
+                            objs[oid] = [block_off]
+                        elif lst[-1] != block_off:
+                            lst.append(block_off)
+                        oid, peeled = peeled, None
         finally:
             self._last_key = last
 
@@ -388,13 +431,15 @@ class TableWriter:
         record is read when it comes and not kept (as for add_refs()).
 
         prefixes (optional, trusted): each log key's common prefix length with
-        the key before it, as for add_refs()."""
+        the key before it, as for add_refs(). Each key goes into a buffer from the
+        writer's KeyBuffers for the order check, as a ref's does (writer_scratch)."""
         if self._phase != "log":
             self._start_logs()
         ps = iter(prefixes) if prefixes is not None else None
         if self._bw is None:
             self._bw = self._new_block(self._section)
         add = self._bw.add
+        take = self._keys.take
         hs = self.hash_size
         zero = bytes(hs)
         exact = self.options.exact_log_message
@@ -423,7 +468,9 @@ class TableWriter:
                 if not name or b"\0" in name:
                     raise APIError(f"bad log refname {name!r}")
                 key = name + suffix
-                if not key > last:
+                k = take()              # writer_add_record: the record's key
+                k[:] = key
+                if not k > last:
                     raise APIError(f"log {name!r}@{ui} added out of order")
                 vt = rec.value_type
                 if vt == LOG_UPDATE:
@@ -495,7 +542,23 @@ class TableWriter:
             self._closed = True
             if self._own:
                 self._out.close()
+            self._count_buffers()
         return self.stats
+
+    def _count_buffers(self) -> None:
+        """The key buffers this writer and its block writers took, into counters.WORK:
+        built (a new one each: the flag off) or reused (the scratch buffer: on)."""
+        w = WORK
+        n = self._keys.taken()
+        if self._keys.scratch:
+            w.writer_buffers_reused += n
+        else:
+            w.writer_buffers_built += n
+        n = self._block_keys.taken()
+        if self._block_keys.scratch:
+            w.block_writer_buffers_reused += n
+        else:
+            w.block_writer_buffers_built += n
 
     def __enter__(self) -> TableWriter:
         return self
@@ -522,7 +585,7 @@ def _ident_bytes(name: bytes, email: bytes, time: int, tz: int) -> bytes:
 
 def write_table(path: str | os.PathLike[str] | BinaryIO, refs: Iterable[RefRecord] = (),
                 logs: Iterable[LogRecord] = (),
-                options: WriterOptions | None = None) -> WriterStats:
+                options: WriterOptions | None = None, flags: Flags = Flags()) -> WriterStats:
     """Sort refs and logs, fill in update-index limits when options is None, write."""
     refs = sorted(refs, key=lambda r: r.refname)
     logs = sorted(logs, key=lambda r: (r.refname, -r.update_index))
@@ -530,7 +593,7 @@ def write_table(path: str | os.PathLike[str] | BinaryIO, refs: Iterable[RefRecor
         uis = [r.update_index for r in refs] + [r.update_index for r in logs]
         options = WriterOptions(min_update_index=min(uis, default=0),
                                 max_update_index=max(uis, default=0))
-    w = TableWriter(path, options)
+    w = TableWriter(path, options, flags=flags)
     try:
         for r in refs:
             w.add_ref(r)
