@@ -24,6 +24,11 @@ and line profilers read).
   memcpy too). The merge loops read a queued entry's record as the record type of their
   kind (a checked cast), so its fields are read from the C struct, and call the builtin
   next() by its name (a local alias of it is a generic call in C).
+- packed.py: a walk's usual rows decode each hex id with cline.pxd's C, from the line where
+  it lies (git's hex_to_bytes); the interpreter first slices the digits into a new bytes
+  for binascii. The decoded id is a new bytes in both; a bad digit takes the Python
+  spelling, and its binascii.Error. The row's name is a new bytes copied from the line
+  (PyBytes_FromStringAndSize, where Python's slice goes through a slice object).
 """
 from __future__ import annotations
 
@@ -34,6 +39,7 @@ from pathlib import Path
 
 RECORD = "reftable_core/reftable/record.py"
 LOOPS = "reftable_core/reftable/loops.py"
+PACKED = "reftable_core/refs/packed.py"
 FIELD = r"(off(?: \+ hash_size)?)"              # a record loop's field start
 # a merge loop's queue entry [record, index]: its record read through the entry's type
 # (a checked cast: a TypeError, never a wrong read, should another type get there)
@@ -67,6 +73,11 @@ REWRITES: list[tuple[str, ...]] = [
     (LOOPS, r"\bnxt\((its\[t?idx\]), None\)", r"next(\1, None)", 128, "merge_"),
     (LOOPS, QUEUED, r"cython.cast(RefRecord, \1[0], typecheck=True).\2", COUNT_REF, "merge_ref__"),
     (LOOPS, QUEUED, r"cython.cast(LogRecord, \1[0], typecheck=True).\2", COUNT_LOG, "merge_log__"),
+    # get_oid_hex over the line: the usual row's id, and the "^" line's peeled id
+    (PACKED, r"\bunhex\(line\[:hexsz\]\)", "unhex_c(unhex, line, 0, hexsz)", 1),
+    (PACKED, r"\bunhex\(line\[1:\]\)", "unhex_c(unhex, line, 1, len(line))", 1),
+    # the row's name: the rest of the line
+    (PACKED, r"\(line\[name_off:\], ", "(tail(line, name_off), ", 1),
 ]
 
 

@@ -273,7 +273,7 @@ def test_the_cython_rewrites_keep_every_line_and_check_their_counts(tmp_path: Pa
     tree = tmp_path / "tree"
     shutil.copytree(core, tree / "reftable_core", ignore=shutil.ignore_patterns("__pycache__"))
     touched = cython_rewrites.apply(tree)
-    assert touched == [cython_rewrites.RECORD, cython_rewrites.LOOPS]
+    assert touched == [cython_rewrites.RECORD, cython_rewrites.LOOPS, cython_rewrites.PACKED]
     for name in touched:
         new = (tree / name).read_text().split("\n")
         old = (core.parent / name).read_text().split("\n")
@@ -285,6 +285,12 @@ def test_the_cython_rewrites_keep_every_line_and_check_their_counts(tmp_path: Pa
     assert "= data[off" not in loops_text and "bytes(key)" not in loops_text
     # a record loop's field slices all became take(); nothing else was touched
     assert loops_text.count("take(data, buf, ") == 39
+    # the packed walk's usual rows: the ids decoded and the name taken by cline.pxd's C,
+    # the interpreted spelling of each gone from the build's copy
+    packed_text = (tree / cython_rewrites.PACKED).read_text()
+    assert "unhex(line[" not in packed_text and "line[name_off:]" not in packed_text
+    assert packed_text.count("unhex_c(unhex, line, ") == 2
+    assert packed_text.count("tail(line, name_off)") == 1
     # a source edit that moves a rewritten line: an error naming the rewrite
     shutil.copytree(core, tmp_path / "edited" / "reftable_core",
                     ignore=shutil.ignore_patterns("__pycache__"))

@@ -298,6 +298,8 @@ def _show_patterns(store: RefStore, objs: Objects, o: dict[str, Any], patterns: 
     return PATTERN_LOOPS[store.scan](store, objs, o, match, prefixes, found, out)
 
 
+@cython.locals(name="bytes", found="Py_ssize_t", exact="frozenset", tails="tuple",
+               lasts="frozenset")    # the Cython build: the name's tests in C
 def _show_rows(store: RefStore, objs: Objects, o: dict[str, Any], match: _Tails | None,
                prefixes: list[bytes], found: int, out: Any) -> int:
     """show-ref's loop over the store's refs as rows (name, oid, peeled, target;

@@ -60,6 +60,7 @@ from operator import itemgetter
 from typing import Callable, Iterable, Iterator, NamedTuple
 
 from ..counters import WORK
+from ..cython_shim import cython     # the Cython build compiles this as `import cython`
 from ..errors import RefnameError
 from ..flags import Flags
 from .packed_format import (
@@ -567,6 +568,9 @@ class _BsearchLookup:
                 if not more:
                     return
 
+    @cython.locals(pos="Py_ssize_t", end="Py_ssize_t", lines="list", line="bytes", rows="list",
+                   hexsz="Py_ssize_t", name_off="Py_ssize_t", peeled_len="Py_ssize_t",
+                   odd="bint")
     def _usual_rows(self, pos: int, end: int, prefix: bytes) -> tuple[list[RefRow], int]:
         """The rows of the records of buf[pos:end] (whole records) that leave git's
         next_record nothing to decide, up to the first other one: hex id, SP, a
