@@ -28,7 +28,9 @@ delta chains and over each --history DIR (a real repository); every object read
 (FOR_EACH_REF_FORMAT) over the refs-real-shaped preset (commits with bodies and trailers,
 annotated tags, branches with upstreams), and, when named, the walk, clock and signature
 atoms over the same (FOR_EACH_REF_WALKS_FORMAT: timed, not counted, no ratio: git's side
-starts a child per ref); and the start-up (show-ref --exists of a missing ref; python -c
+starts a child per ref); update-ref --stdin creating N refs in one transaction (the
+empty-repo preset's script; a writing command, so each run, timed or counted, starts on a
+new copy of the repository made before the process starts: fresh_argv); and the start-up (show-ref --exists of a missing ref; python -c
 pass beside it).
 """
 from __future__ import annotations
@@ -36,6 +38,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -101,10 +104,12 @@ OPT_IN = frozenset({"for-each-ref-walks"})
 SCALES: dict[str, dict[str, dict[str, Any]]] = {
     "small": {"refs-1m-3tables": {"refs": 20000, "tables": 3},
               "packed-1m": {"refs": 100000}, "history-depth50": {"commits": 300},
-              "refs-real-shaped": {"refs": 2000, "commits": 300}},
+              "refs-real-shaped": {"refs": 2000, "commits": 300},
+              "empty-repo": {"refs": 10000}},
     "full": {"refs-1m-3tables": {"refs": 1000000, "tables": 3},
              "packed-1m": {"refs": 1000000}, "history-depth50": {"commits": 3000},
-             "refs-real-shaped": {"refs": 100000, "commits": 5000}},
+             "refs-real-shaped": {"refs": 100000, "commits": 5000},
+             "empty-repo": {"refs": 100000}},
 }
 
 
@@ -159,6 +164,8 @@ class Workload:
     env: tuple[tuple[str, str], ...] = ()     # on top of the hermetic environment, both sides
     count: bool = True                        # counted under callgrind (else timed only)
     same_work: bool = True                    # else no lab/git ratio: the sides do other work
+    fresh: bool = False                       # the command writes: each run gets a new copy
+                                              # of gitdir (fresh_argv), made before it starts
 
 
 @dataclass
@@ -262,6 +269,18 @@ def workloads(scale: str, datasets: Path, histories: Sequence[Path],
                         env=WALKS_ENV, count=False, same_work=False)
 
     add("for-each-ref-walks", for_each_ref_walks)
+
+    def update_ref_create() -> Workload:
+        d = ds("empty-repo")
+        n = SCALES[scale]["empty-repo"]["refs"]
+        script = (d.gitdir.parent / d.manifest["facts"]["update_ref_script"]).read_bytes()
+        return Workload(f"update-ref --stdin creating {n:,} refs in one transaction (reftable; "
+                        "each run on a new copy of the empty repository)", d.gitdir,
+                        ("update-ref", "--stdin"),
+                        ("--git-dir", str(d.gitdir), "update-ref", "--stdin"),
+                        stdin=script, fresh=True)
+    add("update-ref-create", update_ref_create)
+
     def startup() -> Workload:
         gitdir = ds("packed-1m").gitdir
         return Workload("start-up: show-ref --exists of a missing ref (a no-op)", gitdir,
@@ -275,6 +294,19 @@ def _count(gitdir: Path) -> str:
     out = subprocess.run([find_git(), "--git-dir", str(gitdir), "rev-list", "--first-parent",
                           "--count", "refs/heads/main"], capture_output=True, text=True)
     return f"{int(out.stdout):,}" if out.returncode == 0 else "?"
+
+
+def fresh_argv(w: Workload, argv: list[str], slot: int) -> list[str]:
+    """argv as is, or for a writing workload (w.fresh) with w.gitdir replaced by a new
+    copy of it, made now at a path of its own per slot (a cell: cells counted at once
+    never share one) and the same in every run, so a count repeats."""
+    if not w.fresh:
+        return argv
+    src = Path(w.gitdir)
+    dest = src.with_name(f"{src.name}.speed-{slot:03d}")
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(src, dest, symlinks=True)
+    return [str(dest) if a == str(src) else a for a in argv]
 
 
 def _run(argv: list[str], env: dict[str, str], stdin: bytes) -> tuple[int, bytes, float]:
@@ -303,13 +335,14 @@ def measure(rows: list[Row], lab: Builds, repeat: int, jobs: int,
     expected: dict[int, bytes] = {}
     for i, row in enumerate(rows):
         gcell = cells[i * (len(lab) + 1)]
-        status, out, _ = _run(gcell[1], gcell[2], row.workload.stdin)
+        status, out, _ = _run(fresh_argv(row.workload, gcell[1], 0), gcell[2],
+                              row.workload.stdin)
         expected[id(row)] = out
         row.git.status = status
     for r in range(repeat):
         for k, (cell, argv, env, stdin) in enumerate(cells):
-            status, out, cpu = _run(argv, env, stdin)
             row = rows[k // (len(lab) + 1)]
+            status, out, cpu = _run(fresh_argv(row.workload, argv, k), env, stdin)
             cell.status = status
             cell.same_output = out == expected[id(row)] and status == row.git.status
             cell.cpu = cpu if cell.cpu is None else min(cell.cpu, cpu)
@@ -318,14 +351,15 @@ def measure(rows: list[Row], lab: Builds, repeat: int, jobs: int,
     if not count:
         return
 
-    def one(item: tuple[Cell, list[str], dict[str, str], bytes]) -> None:
-        cell, argv, env, stdin = item
+    def one(item: tuple[int, tuple[Cell, list[str], dict[str, str], bytes]]) -> None:
+        k, (cell, argv, env, stdin) = item
         try:
+            argv = fresh_argv(rows[k // (len(lab) + 1)].workload, argv, k)
             cell.instructions = count_process(argv, env, stdin)
         except BenchError as e:
             cell.error = str(e)
         log(f"speed: counted {argv[-3:]}: {cell.instructions}")
-    counted = [c for k, c in enumerate(cells) if rows[k // (len(lab) + 1)].workload.count]
+    counted = [(k, c) for k, c in enumerate(cells) if rows[k // (len(lab) + 1)].workload.count]
     with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
         list(pool.map(one, counted))
 

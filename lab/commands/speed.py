@@ -16,7 +16,7 @@ from lab.builds import CORE_BUILDS
 from reftable_core.flags import Flags
 
 WORKLOAD_NAMES = ("show-ref-reftable", "show-ref-packed", "log-raw", "read-objects",
-                  "for-each-ref-atoms", "for-each-ref-walks", "startup")
+                  "for-each-ref-atoms", "for-each-ref-walks", "update-ref-create", "startup")
 
 
 def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> None:
@@ -29,8 +29,8 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
                     "of --repeat, stdout compared with git's. Prints a markdown table.")
     add_flag_options(p)
     p.add_argument("--scale", default="small", choices=("small", "full"),
-                   help="small: 20k refs in 3 tables, 100k packed, 300 commits; full: 1M "
-                        "refs, 1M packed, 3000 commits")
+                   help="small: 20k refs in 3 tables, 100k packed, 300 commits, 10k "
+                        "creates; full: 1M refs, 1M packed, 3000 commits, 100k creates")
     p.add_argument("--core", default="interpreted", metavar="BUILD[,BUILD]",
                    help="interpreted, compiled (mypyc), cython, or several (each lab variant "
                         "under each)")

@@ -50,6 +50,39 @@ def test_counts_repeat_to_the_instruction(git: GitRunner, make_repo) -> None:
     assert "x**)" in text
 
 
+def test_a_writing_workload_runs_each_time_on_a_new_copy(git: GitRunner, make_repo) -> None:
+    """update-ref --stdin creates refs: every run (git's, the lab's, each repeat) starts
+    on a new copy of the repository, the template is never written, and both sides
+    create every ref (git reads the lab's copy and the lab git's)."""
+    gitdir = _repo(git, make_repo)
+    tip = git.run(["rev-parse", "HEAD"], cwd=gitdir).stdout.strip().decode()
+    script = "".join(f"create refs/heads/new-{i} {tip}\n" for i in range(40)).encode()
+    w = speed.Workload("update-ref", gitdir, ("update-ref", "--stdin"),
+                       ("--git-dir", gitdir, "update-ref", "--stdin"), stdin=script, fresh=True)
+    here = speed.build("this checkout", (str(REPO_ROOT / "core"), str(REPO_ROOT)))
+    rows = [speed.Row(w)]
+    speed.measure(rows, here, repeat=2, jobs=1, count=False, log=lambda s: None)
+    assert rows[0].git.status == 0 and rows[0].lab["this checkout"].same_output is True
+    refs = git.run(["for-each-ref", "--format=%(refname)"], cwd=gitdir).stdout.split()
+    assert not [r for r in refs if b"new-" in r]                    # the template untouched
+    for slot in (0, 1):                                 # git's copy (cell 0), the lab's (1)
+        ran = f"{gitdir}.speed-{slot:03d}"
+        made = git.run(["for-each-ref", "--format=%(refname)", "refs/heads/new-*"],
+                       cwd=ran).stdout.split()
+        assert len(made) == 40, slot
+    for slot in (0, 1):                                             # git's run, the lab's
+        copy = speed.fresh_argv(w, [gitdir], slot)[0]
+        assert copy != gitdir
+        # fresh_argv made it anew: the template's refs, none of the script's yet
+        assert not git.run(["for-each-ref", "refs/heads/new-*"], cwd=copy).stdout
+        git.run(["update-ref", "--stdin"], cwd=copy, input=script)
+        made = git.run(["for-each-ref", "--format=%(refname)", "refs/heads/new-*"],
+                       cwd=copy).stdout.split()
+        assert len(made) == 40
+    assert speed.fresh_argv(speed.Workload("x", gitdir, (), ()), ["a", gitdir], 3) == \
+        ["a", gitdir]                                               # not fresh: as it is
+
+
 def test_stages_go_through_the_stack(git: GitRunner, make_repo) -> None:
     from lab import stages
     gitdir = _repo(git, make_repo)
