@@ -6,9 +6,15 @@ never wall time, memory or anything else a machine's load moves) is stored under
 REFTABLE_LAB_CACHE), where key = count_key(inputs) is the sha256 of the inputs
 (count_inputs()): every thing the count depends on, each one entry of INPUTS:
 
-- sources: the contents of every source file of the core, the lab, data_gen and
-  gitbin (sources_hash(): the files' bytes, so a dirty tree is covered, and a
-  commit that changes no source is the same key);
+- sources: the contents of the source files a count's processes can run
+  (counted_sources(): the whole core, gitbin and data_gen, and of the lab only the
+  static import closure of lab.worker, with lab.cli for the CLI peers, and its C
+  preload sources; sources_hash(): the files' bytes, so a dirty tree is covered,
+  and a commit that changes no such file is the same key). A change to a
+  scenario's definition (lab.scenarios) reaches the key through scenario, scale,
+  dataset and variant, so it recounts that scenario's rows only; a change to the
+  code a counted process runs (the core, the workloads, the measures) recounts
+  every row, as it can move every count;
 - git: the content hash of the git binary the variant's worker runs (its own
   REFTABLE_LAB_GIT, a git build's, or the provisioned one);
 - python: the interpreter's content hash and version; valgrind: its version;
@@ -31,15 +37,17 @@ with it, the origin of each (None: counted now; else {"run", "time"}).
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
 import hashlib
+import itertools
 import json
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,8 +67,11 @@ INPUTS = ("sources", "git", "python", "valgrind", "dataset", "scenario", "scale"
           "variant", "build")
 # the measures whose counts are cached, and the type of each one's count
 COUNTED: dict[str, type] = {"instructions": Count, "allocations": Allocs}
-SOURCE_DIRS = ("core/reftable_core", "lab", "data_gen", "gitbin", "scripts")
+# the source files: their suffixes; the folders hashed whole (the core, gitbin, data_gen)
 SOURCE_SUFFIXES = (".py", ".c", ".pxd", ".pyx", ".sh", ".toml")
+WHOLE_DIRS = ("core/reftable_core", "gitbin", "data_gen")
+# the lab modules a counted process starts from (`python -m lab.worker --count ...`)
+COUNTED_ENTRIES = ("lab.worker",)
 
 
 def _files(root: Path, dirs: Iterable[str]) -> list[Path]:
@@ -72,10 +83,86 @@ def _files(root: Path, dirs: Iterable[str]) -> list[Path]:
     return sorted(out)
 
 
-def sources_hash(root: Path = REPO_ROOT, dirs: Iterable[str] = SOURCE_DIRS) -> str:
-    """sha256 over (relative path, bytes) of every source file under root's dirs."""
+def _module_file(root: Path, name: str) -> Path | None:
+    """The file of module name (dotted) under root, or None (not a module: a name)."""
+    p = root.joinpath(*name.split("."))
+    for f in (p / "__init__.py", p.with_name(p.name + ".py")):
+        if f.is_file():
+            return f
+    return None
+
+
+def _imported(tree: ast.AST, module: str, is_package: bool) -> Iterator[str]:
+    """Every module name tree may import (or run by `-m NAME`), anywhere in the file:
+    function-level and TYPE_CHECKING imports too, relative ones made absolute, each
+    name's packages first; `from M import x` gives M and M.x (x may be a module)."""
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parts = parts[:len(parts) - node.level + 1] + ([node.module] if node.module else [])
+                base = ".".join(parts)
+            names = [base, *(f"{base}.{a.name}" for a in node.names)]
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            items = [e.value if isinstance(e, ast.Constant) else None for e in node.elts]
+            names = [b for a, b in itertools.pairwise(items) if a == "-m" and isinstance(b, str)]
+        for name in names:
+            parts = name.split(".")
+            yield from (".".join(parts[:i]) for i in range(1, len(parts) + 1))
+
+
+def lab_closure(root: Path = REPO_ROOT, entries: Iterable[str] = COUNTED_ENTRIES
+                ) -> list[Path]:
+    """The lab's modules the entries can import, statically: each file parsed, every
+    import in it (see _imported) that names a lab module resolved to its file under
+    root, and so on; a module the files run with `python -m lab.X` (a CLI peer's
+    lab.cli) is followed the same way."""
+    seen: dict[str, Path] = {}
+    todo = list(entries)
+    while todo:
+        name = todo.pop()
+        if name in seen or name.split(".")[0] != "lab":
+            continue
+        path = _module_file(root, name)
+        if path is None:
+            continue
+        seen[name] = path
+        tree = ast.parse(path.read_bytes(), str(path))
+        todo += _imported(tree, name, path.name == "__init__.py")
+    return sorted(seen.values())
+
+
+def counted_sources(root: Path = REPO_ROOT) -> list[Path]:
+    """The source files a count can depend on: the code its processes can run.
+
+    A count is made in a process of its own (`python -m lab.worker --count ...`, under
+    callgrind or the alloccount preload); its heap and the code it runs are all the
+    count depends on beyond the other INPUTS (git, Python, valgrind, dataset, the
+    variant's workload, flags and parameters, its build), so a file it never imports
+    cannot move a count. Those files: the whole core (its .py files, the Cython .pxd
+    beside them), gitbin and data_gen (the datasets: kept whole, conservatively), and of
+    the lab only lab_closure(): the static import closure of lab.worker, which holds
+    the workloads, the measures (the code that builds the counted command and its
+    environment, lab.measure.context and .instructions, among them) and lab.cli (a CLI
+    peer's process), with the lab's non-Python sources (lab/measure/c: the preload
+    libraries). lab.scenarios, the report, the harness and the commands are not in it:
+    a scenario's definition reaches a count through the variant, scenario, scale and
+    dataset inputs, so a change to one scenario recounts its rows only. scripts/ is
+    not either: no counted process runs it (a compiled core is named by its build key
+    in the build input, a git build by its binary's hash)."""
+    lab = [p for p in _files(root, ["lab"]) if p.suffix != ".py"]
+    return sorted({*_files(root, WHOLE_DIRS), *lab, *lab_closure(root)})
+
+
+def sources_hash(root: Path = REPO_ROOT, files: Iterable[Path] | None = None) -> str:
+    """sha256 over (path relative to root, bytes) of files (default: counted_sources)."""
     h = hashlib.sha256()
-    for p in _files(root, dirs):
+    for p in counted_sources(root) if files is None else files:
         rel = p.relative_to(root).as_posix().encode()
         data = p.read_bytes()
         h.update(b"%d:%s:%d\n" % (len(rel), rel, len(data)))

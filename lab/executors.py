@@ -10,10 +10,11 @@ instructions, allocations) go to a DaskExecutor; wall time, memory and system
 calls stay on this machine, each scenario's time on one machine, never split.
 
 Before a worker is given a task it reports its environment (environment():
-the project commit, the hash of the sources' contents, which covers a dirty
-tree, Python, valgrind, the git binary, and REFTABLE_LAB_WORKER_TAG, a tag an
-operator may set); a worker whose report differs from ours is refused, with one
-line naming the first difference, and gets no task (none left: BenchError).
+the project commit, the hash of the contents of the sources a count runs
+(countcache.sources_hash), which covers a dirty tree, Python, valgrind, the git
+binary, and REFTABLE_LAB_WORKER_TAG, a tag an operator may set); a worker whose
+report differs from ours is refused, with one line naming the first difference,
+and gets no task (none left: BenchError).
 A task (CountTask) names the scenario's dataset by its preset, parameters and
 manifest hash: the worker builds it (data_gen; deterministic, a cache hit when
 it is there) and refuses it if its content hash differs, then counts the

@@ -1,19 +1,27 @@
 """lab.countcache: a count is reused only for exactly its inputs; lab.executors."""
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from reftable_core.flags import Flags
 
+from gitbin import REPO_ROOT
 from lab import countcache
-from lab.countcache import INPUTS, Counter, CountStore, count_key, sources_hash
+from lab.countcache import INPUTS, Counter, CountStore, count_key, counted_sources, sources_hash
 from lab.executors import difference, environment, parse_executor
 from lab.measure.context import RunContext
 from lab.measure.instructions import Count
 from lab.scenario import Variant
-from reftable_core.flags import Flags
+from lab.scenarios import SCENARIOS
 
 HAS_DASK = importlib.util.find_spec("distributed") is not None
 
@@ -79,9 +87,148 @@ def test_the_counter_recounts_what_changed(tmp_path: Path, monkeypatch: pytest.M
 def test_sources_hash_covers_file_contents(tmp_path: Path) -> None:
     (tmp_path / "lab").mkdir()
     (tmp_path / "lab" / "m.py").write_text("x = 1\n")
-    a = sources_hash(tmp_path, ["lab"])
+    a = sources_hash(tmp_path, [tmp_path / "lab" / "m.py"])
     (tmp_path / "lab" / "m.py").write_text("x = 2\n")
-    assert sources_hash(tmp_path, ["lab"]) != a
+    assert sources_hash(tmp_path, [tmp_path / "lab" / "m.py"]) != a
+
+
+_TREE = ("core/reftable_core", "lab", "data_gen", "gitbin", "scripts")
+
+
+def _copy_tree(dest: Path) -> Path:
+    """The source folders of the repository, copied to dest (the root of the copy)."""
+    for d in _TREE:
+        shutil.copytree(REPO_ROOT / d, dest / d,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    return dest
+
+
+def _append(path: Path, text: str = "\n# an edit\n") -> None:
+    path.write_text(path.read_text() + text)
+
+
+def _rel(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in counted_sources(root)}
+
+
+def test_an_edit_outside_what_a_count_runs_keeps_the_sources_hash(tmp_path: Path) -> None:
+    root = _copy_tree(tmp_path / "tree")
+    before = sources_hash(root)
+    for rel in ("lab/report.py", "lab/scenarios.py", "lab/commands/bench.py",
+                "lab/harness.py", "scripts/gen_loops.py"):
+        _append(root / rel)
+        assert sources_hash(root) == before, rel
+
+
+def test_an_edit_to_what_a_count_runs_changes_the_sources_hash(tmp_path: Path) -> None:
+    root = _copy_tree(tmp_path / "tree")
+    for rel in ("lab/workloads.py", "lab/worker.py", "lab/measure/instructions.py",
+                "lab/measure/clock.py", "lab/measure/context.py", "lab/measure/c/detrand.c",
+                "lab/cli.py", "core/reftable_core/reftable/block.py",
+                "core/reftable_core/reftable/record.pxd", "gitbin/__init__.py",
+                "data_gen/builders.py"):
+        before = sources_hash(root)
+        _append(root / rel, "\n/* an edit */\n" if rel.endswith(".c") else "\n# an edit\n")
+        assert sources_hash(root) != before, rel
+
+
+def test_the_counted_sources_are_the_closure_of_the_counted_processes() -> None:
+    rel = _rel(REPO_ROOT)
+    for name in ("lab/__init__.py", "lab/worker.py", "lab/workloads.py",
+                 "lab/measure/__init__.py", "lab/measure/instructions.py",
+                 "lab/measure/allocations.py", "lab/measure/clock.py",
+                 "lab/measure/context.py", "lab/measure/c/detrand.c",
+                 "lab/measure/c/alloccount.c",
+                 # a CLI peer (workloads.cli_show_ref, ...) runs `python -m lab.cli`
+                 "lab/cli.py",
+                 "core/reftable_core/__init__.py", "core/reftable_core/reftable/loops.py",
+                 "core/reftable_core/reftable/record.pxd", "gitbin/__init__.py",
+                 "data_gen/__init__.py"):
+        assert name in rel, name
+    for name in ("lab/scenarios.py", "lab/report.py", "lab/harness.py", "lab/countcache.py",
+                 "lab/commands/bench.py", "lab/executors.py"):
+        assert name not in rel, name
+    assert not any(r.startswith("scripts/") for r in rel)
+
+
+def test_the_static_closure_holds_every_lab_module_a_counted_process_imports() -> None:
+    """What the counted processes import, really: the worker, and a CLI peer's
+    `python -m lab.cli` with each git-like command it may run (the COMMANDS whose
+    module is the core's); every module of lab/ among them is in the closure."""
+    code = ("import importlib, sys, lab.worker, lab.cli\n"
+            "for m in lab.cli.COMMANDS.values():\n"
+            "    if m.startswith('reftable_core.'): importlib.import_module(m)\n"
+            "print(json.dumps(sorted(getattr(m, '__file__', None) or '' "
+            "for m in list(sys.modules.values()))))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (os.environ.get("PYTHONPATH"), str(REPO_ROOT / "core"), str(REPO_ROOT)) if p)}
+    out = subprocess.run([sys.executable, "-c", "import json\n" + code], env=env, cwd=REPO_ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    lab = (REPO_ROOT / "lab").resolve()
+    imported = {Path(f).resolve() for f in json.loads(out) if f}
+    in_lab = {p for p in imported if p.is_relative_to(lab)}
+    assert REPO_ROOT.resolve() / "lab" / "worker.py" in in_lab
+    closure = {p.resolve() for p in counted_sources(REPO_ROOT)}
+    assert in_lab <= closure, sorted(str(p) for p in in_lab - closure)
+
+
+def test_a_cli_peer_runs_only_commands_of_the_core() -> None:
+    """lab.cli imports a command's module when it runs it: the commands the workloads
+    give `python -m lab.cli` must be the core's (else that module is not hashed)."""
+    from lab.cli import COMMANDS
+    tree = ast.parse((REPO_ROOT / "lab" / "workloads.py").read_text())
+    words = {n.value for n in ast.walk(tree)
+             if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    for command in words & set(COMMANDS):
+        assert COMMANDS[command].startswith("reftable_core."), command
+
+
+def test_a_changed_scenario_recounts_its_rows_only(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two scenarios counted; then one's definition changes (its parameters, with an
+    edit to lab/scenarios.py): the rerun counts that scenario's variants and takes
+    the other's from the store. An edit to the workloads recounts both."""
+    monkeypatch.setattr(countcache, "git_id", lambda extra=None: "git-A")
+    root = _copy_tree(tmp_path / "tree")
+    store = CountStore(tmp_path / "store")
+    counted: list[str] = []
+
+    def local(todo: dict) -> dict:
+        counted.extend(v.label for v in todo.values())
+        return {k: Count(len(v.label)) for k, v in todo.items()}
+
+    def run(scenarios: list, run_id: str) -> dict[str, dict]:
+        sources = sources_hash(root)
+        out = {}
+        for sc in scenarios:
+            ctx = RunContext(sc.name, tmp_path, sc.params("small"), tmp_path)
+            manifest = json.dumps(sc.dataset_params("small"), sort_keys=True)
+            c = dataclasses.replace(Counter(store, run=run_id), scale="small",
+                                    _sources=sources, _manifest=manifest)
+            out[sc.name] = c.count(ctx, "instructions",
+                                   {v.label: v for v in sc.variants("small")}, local)
+        return out
+    create, decoding = SCENARIOS["update-ref-create-100"], SCENARIOS["show-ref-decoding"]
+    run([create, decoding], "r1")
+    assert sorted(counted) == sorted(v.label for sc in (create, decoding)
+                                     for v in sc.variants("small"))
+    counted.clear()
+    again = run([create, decoding], "r2")
+    assert counted == [] and all(o == {"run": "r1", "time": o["time"]}
+                                 for r in again.values() for _, o in r.values())
+    small = decoding.params("small")
+    changed = dataclasses.replace(decoding, scale_params={
+        **decoding.scale_params, "small": {**small, "refs": small["refs"] - 1000}})
+    _append(root / "lab" / "scenarios.py", "\n# show-ref-decoding: 1000 refs fewer\n")
+    rerun = run([create, changed], "r3")
+    assert sorted(counted) == sorted(v.label for v in decoding.variants("small"))
+    assert all(o is not None and o["run"] == "r1" for _, o in rerun[create.name].values())
+    assert all(o is None for _, o in rerun[decoding.name].values())
+    counted.clear()
+    _append(root / "lab" / "workloads.py")
+    run([create, changed], "r4")
+    assert sorted(counted) == sorted(v.label for sc in (create, decoding)
+                                     for v in sc.variants("small"))
 
 
 def test_parse_executor() -> None:
