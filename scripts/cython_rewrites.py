@@ -24,11 +24,17 @@ and line profilers read).
   memcpy too). The merge loops read a queued entry's record as the record type of their
   kind (a checked cast), so its fields are read from the C struct, and call the builtin
   next() by its name (a local alias of it is a generic call in C).
-- packed.py: a walk's usual rows decode each hex id with cline.pxd's C, from the line where
+- packed.py: a walk's chunk is split into its lines by cline.pxd's C (memchr finds each LF,
+  where CPython's split tests byte by byte; the same list of new bytes); its usual rows
+  decode each hex id with cline.pxd's C, from the line where
   it lies (git's hex_to_bytes); the interpreter first slices the digits into a new bytes
   for binascii. The decoded id is a new bytes in both; a bad digit takes the Python
   spelling, and its binascii.Error. The row's name is a new bytes copied from the line
   (PyBytes_FromStringAndSize, where Python's slice goes through a slice object).
+- refname.py: names_well_formed, the batch check of a walk's names, first walks each name
+  through git's refname_disposition table in C (crefname.pxd: check_refname_format per
+  name, as git's next_record calls it); when every name passes it answers True there, else
+  the interpreted batch check runs as committed (and says False).
 """
 from __future__ import annotations
 
@@ -40,6 +46,7 @@ from pathlib import Path
 RECORD = "reftable_core/reftable/record.py"
 LOOPS = "reftable_core/reftable/loops.py"
 PACKED = "reftable_core/refs/packed.py"
+REFNAME = "reftable_core/refs/refname.py"
 FIELD = r"(off(?: \+ hash_size)?)"              # a record loop's field start
 # a merge loop's queue entry [record, index]: its record read through the entry's type
 # (a checked cast: a TypeError, never a wrong read, should another type get there)
@@ -73,11 +80,15 @@ REWRITES: list[tuple[str, ...]] = [
     (LOOPS, r"\bnxt\((its\[t?idx\]), None\)", r"next(\1, None)", 128, "merge_"),
     (LOOPS, QUEUED, r"cython.cast(RefRecord, \1[0], typecheck=True).\2", COUNT_REF, "merge_ref__"),
     (LOOPS, QUEUED, r"cython.cast(LogRecord, \1[0], typecheck=True).\2", COUNT_LOG, "merge_log__"),
+    # the chunk's lines, each LF found by memchr
+    (PACKED, r"\blines = self\.buf\[pos:end\]\.split\(b\"\\n\"\)$", "lines = split_lf(self.buf[pos:end])", 1),
     # get_oid_hex over the line: the usual row's id, and the "^" line's peeled id
     (PACKED, r"\bunhex\(line\[:hexsz\]\)", "unhex_c(unhex, line, 0, hexsz)", 1),
     (PACKED, r"\bunhex\(line\[1:\]\)", "unhex_c(unhex, line, 1, len(line))", 1),
     # the row's name: the rest of the line
     (PACKED, r"\(line\[name_off:\], ", "(tail(line, name_off), ", 1),
+    # check_refname_format of every name, in C; the joined check only when one fails
+    (REFNAME, r"^    if not names:$", "    if names_ok_c(names):", 1, "names_well_formed$"),
 ]
 
 

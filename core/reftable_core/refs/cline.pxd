@@ -1,12 +1,15 @@
-# A packed-refs line's fields as C, for the Cython build only: no module imports this file's
-# names; scripts/cython_rewrites.py spells packed.py's `unhex(line[a:b])` and `line[a:]`
-# with them in the build's copy (line for line), and packed.pxd cimports them. Each makes
-# the one object git's spelling makes: the decoded id, the name (a new bytes each). Where
+# A packed-refs chunk's lines and a line's fields as C, for the Cython build only: no module
+# imports this file's names; scripts/cython_rewrites.py spells packed.py's
+# `chunk.split(b"\n")`, `unhex(line[a:b])` and `line[a:]` with them in the build's copy
+# (line for line), and packed.pxd cimports them. Each makes the objects Python's spelling
+# makes: the list of lines (a new bytes each), the decoded id, the name (a new bytes). Where
 # Python first copies the hex digits into a slice, unhex_c reads them where they lie, as
 # git's hex_to_bytes does; anything that is not an even run of hex digits goes to the
 # Python spelling, unhex(line[a:b]), which raises binascii.Error as the interpreted model
 # does.
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.bytes cimport (PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize,
+                           PyBytes_GET_SIZE)
+from libc.string cimport memchr
 
 
 cdef extern from *:
@@ -65,3 +68,24 @@ cdef inline bytes tail(bytes line, Py_ssize_t a):
     if 0 <= a <= n:
         return PyBytes_FromStringAndSize(PyBytes_AS_STRING(line) + a, n - a)
     return line[a:]
+
+
+cdef inline list split_lf(object chunk):
+    """chunk.split(b"\\n"): the lines, each a new bytes, the LFs found by memchr (git's
+    next_record finds each line's end so) where CPython's split steps byte by byte. A
+    chunk of another type than bytes is split by its own split."""
+    cdef const char *s
+    cdef const char *end
+    cdef const char *nl
+    cdef list out = []
+    if not PyBytes_CheckExact(chunk):
+        return chunk.split(b"\n")
+    s = PyBytes_AS_STRING(chunk)
+    end = s + PyBytes_GET_SIZE(chunk)
+    while True:
+        nl = <const char *>memchr(s, 10, end - s)
+        if nl == NULL:
+            out.append(PyBytes_FromStringAndSize(s, end - s))
+            return out
+        out.append(PyBytes_FromStringAndSize(s, nl - s))
+        s = nl + 1
