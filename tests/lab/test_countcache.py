@@ -84,6 +84,37 @@ def test_the_counter_recounts_what_changed(tmp_path: Path, monkeypatch: pytest.M
     assert counted == ["all-on", "x"]
 
 
+def test_bench_makes_a_relative_datasets_folder_absolute(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """bench --datasets ds, relative (as the default ./datasets is): result.json's
+    dataset and the counted command's --gitdir name the absolute folder, as a Dask
+    task's (which is given the absolute one) do. (The counts are stubbed: what is
+    checked is what reaches the counted command.)"""
+    from lab.cli import main
+    from lab.measure import instructions
+    seen: list[list[str]] = []
+
+    def count_worker(cmd: list[str], env: dict | None = None, keep: Path | None = None
+                     ) -> Count:
+        seen.append(list(cmd))
+        return Count(1000, {"lab_worker": 1000})
+    monkeypatch.setattr(instructions, "count_worker", count_worker)
+    monkeypatch.setattr(instructions, "prepare", lambda ctx, variants: None)
+    monkeypatch.setattr(instructions, "available", lambda: True)
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    assert main(["bench", "update-ref-create-1", "--datasets", "ds", "--measure",
+                 "instructions", "--only", "all-on", "--no-peers", "--no-cache", "--out",
+                 "out"]) == 0
+    [result] = (tmp_path / "work" / "out").glob("*/update-ref-create-1.result.json")
+    dataset = Path(json.loads(result.read_text())["dataset"])
+    assert dataset.is_absolute() and dataset.parent == (tmp_path / "work" / "ds").resolve()
+    [cmd] = seen
+    gitdir = Path(cmd[cmd.index("--gitdir") + 1])
+    assert gitdir.is_absolute() and gitdir.is_relative_to(dataset)
+
+
 def test_sources_hash_covers_file_contents(tmp_path: Path) -> None:
     (tmp_path / "lab").mkdir()
     (tmp_path / "lab" / "m.py").write_text("x = 1\n")
@@ -265,17 +296,23 @@ def test_the_dask_executor_refuses_a_worker_of_another_environment() -> None:
 
 
 @pytest.mark.skipif(not HAS_DASK, reason="needs distributed (pip install 'reftable-lab[dask]')")
-def test_local_twice_and_a_two_worker_cluster_give_identical_counts(tmp_path: Path) -> None:
+def test_local_twice_and_a_two_worker_cluster_give_identical_counts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """update-ref-create-1 at the small scale (the cheapest scenario with an
     instruction count), two variants: two local runs and one through a 2-worker
-    LocalCluster (datasets built on the workers, checked by manifest hash)."""
+    LocalCluster (datasets built on the workers, checked by manifest hash). The
+    datasets folder is given relative, as bench's default ./datasets is: a Dask
+    task is given it absolute, so the local runs must count it absolute too. (The
+    current directory is a count's input: one folder holding only the datasets.)"""
     from lab.executors import DaskExecutor, ExecutorSpec
     from lab.harness import run_scenario
     from lab.measure import instructions
     if not instructions.available():
         pytest.skip("needs valgrind")
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
     kw = dict(only=["all-on", "all-off"], peers=False, progress=False,
-              measures="instructions", work=False, datasets_dir=tmp_path / "datasets")
+              measures="instructions", work=False, datasets_dir=Path("datasets"))
     runs = [run_scenario("update-ref-create-1", "small", tmp_path / f"local{i}", **kw)
             for i in (1, 2)]
     executor = DaskExecutor(ExecutorSpec("dask-local", 2))
@@ -286,4 +323,6 @@ def test_local_twice_and_a_two_worker_cluster_give_identical_counts(tmp_path: Pa
         executor.close()
     counts = [{v.label: v.instructions for v in r.variants} for r in runs]
     assert counts[0] == counts[1] == counts[2] and all(counts[0].values())
+    assert all(Path(r.dataset).parent == (tmp_path / "work" / "datasets").resolve()
+               for r in runs)
     assert (tmp_path / "dask" / "update-ref-create-1.all-on.instructions.json").exists()
