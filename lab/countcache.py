@@ -19,6 +19,15 @@ REFTABLE_LAB_CACHE), where key = count_key(inputs) is the sha256 of the inputs
   REFTABLE_LAB_GIT, a git build's, or the provisioned one);
 - python: the interpreter's content hash and version; valgrind: its version;
 - dataset: the dataset manifest's content hash (data_gen's manifest);
+- paths: the paths a count depends on, besides the contents (count_paths()): they
+  are in the counted process's argv and environment, and a checkout, datasets folder
+  or current directory elsewhere counts some 10^-4 differently: the dataset's git
+  directory as the counted process is given it (--gitdir; absolute: the harness
+  resolves the datasets folder, lab.harness.datasets_root), the checkout
+  (gitbin.REPO_ROOT), the interpreter's path (sys.executable), the current directory
+  (`python -m` puts it first on sys.path), the scratch folder of the counted
+  processes' TMPDIRs and the environment they start from (count_env: PYTHONPATH,
+  HOME, PATH, the cache's paths, ...);
 - scenario, scale, measure;
 - variant: its workload, flags (the full spec), peer or not, the parameters;
 - build: the variant's own environment (a core revision's worktree, a compiled
@@ -56,15 +65,15 @@ from data_gen import read_manifest
 from gitbin import REPO_ROOT, GitNotAvailable, cache_root, find_git
 
 from .measure.allocations import Allocs
-from .measure.instructions import VALGRIND, Count
+from .measure.instructions import SCRATCH_ROOT, VALGRIND, Count, count_env
 
 if TYPE_CHECKING:
     from .executors import Executor
     from .measure.context import RunContext
     from .scenario import Scenario, Variant
 
-INPUTS = ("sources", "git", "python", "valgrind", "dataset", "scenario", "scale", "measure",
-          "variant", "build")
+INPUTS = ("sources", "git", "python", "valgrind", "dataset", "paths", "scenario", "scale",
+          "measure", "variant", "build")
 # the measures whose counts are cached, and the type of each one's count
 COUNTED: dict[str, type] = {"instructions": Count, "allocations": Allocs}
 # the source files: their suffixes; the folders hashed whole (the core, gitbin, data_gen)
@@ -220,6 +229,23 @@ def manifest_hash(dataset_dir: Path | str) -> str:
     return str(m.get("content_hash", ""))
 
 
+def machine_paths(env: Mapping[str, str]) -> dict[str, Any]:
+    """The paths of this machine a counted process gets, whatever it counts: the
+    checkout, the interpreter's path, the current directory, the TMPDIRs' scratch
+    folder, and count_env(env) (env: the variant's worker environment,
+    RunContext.env), the environment every counted process starts from. A Dask
+    worker must have the same ones (lab.executors.environment)."""
+    return {"checkout": str(REPO_ROOT), "executable": sys.executable, "cwd": os.getcwd(),
+            "tmp": str(SCRATCH_ROOT), "env": count_env(env)}
+
+
+def count_paths(gitdir: Path | str, env: Mapping[str, str]) -> str:
+    """The paths input (see the module doc): the dataset's git directory as the counted
+    process is given it (not made absolute here: a relative one is another argv) and
+    machine_paths(env)."""
+    return json.dumps({"gitdir": str(gitdir), **machine_paths(env)}, sort_keys=True)
+
+
 def variant_spec(v: Variant, params: Mapping[str, Any]) -> str:
     return json.dumps({"label": v.label, "workload": v.workload, "flags": v.flags.to_spec(),
                        "peer": v.peer, "params": dict(params)}, sort_keys=True)
@@ -231,7 +257,8 @@ def count_inputs(ctx: RunContext, v: Variant, measure: str, scale: str, dataset:
     dataset: the manifest's content hash, sources: sources_hash()."""
     extra = dict(ctx.extra_env(v) or {})
     return {"sources": sources, "git": git_id(extra), "python": python_id(),
-            "valgrind": valgrind_version(), "dataset": dataset, "scenario": ctx.scenario,
+            "valgrind": valgrind_version(), "dataset": dataset,
+            "paths": count_paths(ctx.gitdir, ctx.env(v)), "scenario": ctx.scenario,
             "scale": scale, "measure": measure, "variant": variant_spec(v, ctx.params),
             "build": json.dumps(extra, sort_keys=True)}
 

@@ -12,12 +12,18 @@ calls stay on this machine, each scenario's time on one machine, never split.
 Before a worker is given a task it reports its environment (environment():
 the project commit, the hash of the contents of the sources a count runs
 (countcache.sources_hash), which covers a dirty tree, Python, valgrind, the git
-binary, and REFTABLE_LAB_WORKER_TAG, a tag an operator may set); a worker whose
-report differs from ours is refused, with one line naming the first difference,
-and gets no task (none left: BenchError).
+binary, REFTABLE_LAB_WORKER_TAG, a tag an operator may set, and the paths a
+count depends on, countcache.machine_paths: the checkout's, the interpreter's,
+the current directory, the TMPDIRs' scratch folder and each variable of the
+environment a counted process starts from, so the cluster needs the same checkout
+at the same path, started from the same directory); a worker whose report differs
+from ours is refused, with one line naming the first difference, and gets no task
+(none left: BenchError).
 A task (CountTask) names the scenario's dataset by its preset, parameters and
-manifest hash: the worker builds it (data_gen; deterministic, a cache hit when
-it is there) and refuses it if its content hash differs, then counts the
+manifest hash, under the caller's (absolute) datasets folder, and its git
+directory: the worker builds it (data_gen; deterministic, a cache hit when
+it is there) and refuses it if its content hash or its git directory's path (which
+the counted process is given) differs, then counts the
 variant's command exactly as a local count does (lab.measure.instructions /
 allocations count_one, the same argv and count_env), so the counts, the pyperf
 files and result.json are a local run's. Progress: one step per finished task
@@ -41,9 +47,9 @@ from typing import TYPE_CHECKING, Any
 from reftable_core.flags import Flags
 
 import data_gen
-from gitbin import REPO_ROOT
+from gitbin import REPO_ROOT, hermetic_env
 
-from .countcache import git_id, python_id, sources_hash, valgrind_version
+from .countcache import git_id, machine_paths, python_id, sources_hash, valgrind_version
 from .measure import BenchError
 from .measure import allocations as allocs_measure
 from .measure import instructions as instr_measure
@@ -91,16 +97,21 @@ def environment() -> dict[str, str]:
     """What a worker must share with the caller for its counts to be the caller's."""
     head = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"],
                           capture_output=True, text=True, check=False).stdout.strip()
+    git = git_id()          # first: finding git sets REFTABLE_LAB_GIT, which workers inherit
+    paths = machine_paths(hermetic_env(os.environ.get("HOME")))
+    env = paths.pop("env")
     return {"commit": head or "none", "sources": sources_hash(), "python": python_id(),
-            "valgrind": valgrind_version(), "git": git_id(),
-            "tag": os.environ.get(TAG_ENV, "")}
+            "valgrind": valgrind_version(), "git": git,
+            "tag": os.environ.get(TAG_ENV, ""), **paths,
+            **{f"env {k}": v for k, v in sorted(env.items())}}
 
 
 def difference(ours: Mapping[str, str], theirs: Mapping[str, str]) -> str | None:
-    """The first entry in which two environments differ, in words, or None."""
-    for k in ours:
-        if ours[k] != theirs.get(k):
-            return f"{k} {str(theirs.get(k))[:40]!r}, not {str(ours[k])[:40]!r}"
+    """The first entry in which two environments differ (ours in order, then one only
+    theirs has), in words, or None."""
+    for k in [*ours, *(k for k in theirs if k not in ours)]:
+        if ours.get(k) != theirs.get(k):
+            return f"{k} {str(theirs.get(k))[:40]!r}, not {str(ours.get(k))[:40]!r}"
     return None
 
 
@@ -120,6 +131,7 @@ class CountTask:
     flags: str
     peer: bool
     extra_env: dict[str, str] = field(default_factory=dict)
+    gitdir: str = ""            # the caller's git directory of the dataset ("": unchecked)
 
 
 @functools.lru_cache(maxsize=32)
@@ -138,6 +150,9 @@ def run_task(task: CountTask) -> Any:
     if task.manifest and got != task.manifest:
         raise BenchError(f"dataset {ds.path}: content hash {got}, not the caller's "
                          f"{task.manifest}")
+    if task.gitdir and str(ds.gitdir) != task.gitdir:
+        raise BenchError(f"dataset {ds.path}: git directory {ds.gitdir}, not the caller's "
+                         f"{task.gitdir} (a count depends on its path)")
     v = Variant(task.label, Flags().with_spec(task.flags), task.workload, peer=task.peer)
     ctx = RunContext(task.scenario, Path(ds.gitdir), dict(task.params), Path(ds.path),
                      envs={task.label: dict(task.extra_env)})
@@ -191,7 +206,7 @@ class DaskExecutor:
                               {p: ctx.params.get(p, x) for p, x in params.items()},
                               str(Path(dataset).parent.resolve()), manifest, dict(ctx.params),
                               v.label, v.workload, v.flags.to_spec(), v.peer,
-                              dict(ctx.extra_env(v) or {}))
+                              dict(ctx.extra_env(v) or {}), str(ctx.gitdir))
                  for k, v in todo.items()}
         keys = list(tasks)
         futures = self.client.map(run_task, [tasks[k] for k in keys], pure=False,

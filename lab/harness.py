@@ -82,8 +82,10 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, TypeVar
 
-from gitbin import GitNotAvailable, find_git
 from reftable_core.flags import Flags
+
+import data_gen
+from gitbin import GitNotAvailable, find_git
 
 from .builds import CoreBuild
 from .countcache import Counter
@@ -182,7 +184,8 @@ class RunOptions:
 
     measures: any of lab.measure.registry.MEASURES (a comma-separated string too).
     peers: measure the peers; only: the labels to measure (picked_labels);
-    datasets_dir: where data_gen builds; progress: the progress bar (stderr).
+    datasets_dir: where data_gen builds (default ./datasets; run_scenario makes it
+    absolute: datasets_root()); progress: the progress bar (stderr).
     rounds: time in R interleaved rounds (None: sequential), their order from
     round_orders(labels, R, seed=f"{scenario name}/{order_seed}"); within_process:
     all rounds in one lab.interleave process. jobs: counted workers at once
@@ -214,6 +217,15 @@ class RunOptions:
         if self.within_process and (self.revisions.git or self.revisions.core):
             raise BenchError("--within-process runs every variant in one interpreter with one "
                              "git: not with --git-rev or --core-rev")
+
+
+def datasets_root(datasets_dir: Path | str | None) -> Path:
+    """The datasets folder, absolute (default: data_gen's ./datasets), taken once here
+    from the options: the dataset's path reaches every counted process (the worker's
+    --gitdir, a peer's --git-dir, its copies' sources) and a count depends on it, so a
+    relative folder counted otherwise than a Dask worker, given the absolute one
+    (lab.executors), under the same count key."""
+    return Path(data_gen.DEFAULT_ROOT if datasets_dir is None else datasets_dir).resolve()
 
 
 def _empty_result(ctx: RunContext, variant: Variant) -> VariantResult:
@@ -268,7 +280,7 @@ def run_scenario(scenario: Scenario | str, scale: str = "small", out_dir: Path |
         scenario = SCENARIOS[scenario]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    dataset = scenario.dataset(scale, opts.datasets_dir)
+    dataset = scenario.dataset(scale, datasets_root(opts.datasets_dir))
     params = scenario.params(scale)
     try:        # git found (or provisioned) once, before anything is counted: every
         find_git()          # worker and peer inherits REFTABLE_LAB_GIT (find_git sets it)

@@ -149,7 +149,9 @@ def register(sub: argparse._SubParsersAction, add_flag_options: Callable) -> Non
                         "variant and round, so consecutive values are seconds apart (for a "
                         "machine whose speed changes over minutes)")
     p.add_argument("--out", default="results", help="results root directory")
-    p.add_argument("--datasets", default=None, help="datasets root (default ./datasets)")
+    p.add_argument("--datasets", default=None,
+                   help="datasets root (default ./datasets); made absolute before anything "
+                        "is counted (a count depends on the dataset's path)")
     p.add_argument("--no-peers", action="store_true", help="skip git/dulwich/CLI peers")
     p.add_argument("--only", default=None,
                    help="comma-separated variant labels to run (a label with commas in it "

@@ -31,6 +31,7 @@ def _inputs() -> dict[str, str]:
 
 
 def test_each_input_changed_in_turn_is_a_miss(tmp_path: Path) -> None:
+    assert "paths" in INPUTS            # the dataset's, the checkout's, Python's, ...
     store = CountStore(tmp_path)
     base = _inputs()
     store.put(base, Count(123, {"lab_worker": 123}), run="run-1")
@@ -82,6 +83,90 @@ def test_the_counter_recounts_what_changed(tmp_path: Path, monkeypatch: pytest.M
     counted.clear()
     Counter(None).count(ctx, "instructions", todo, local)          # --no-cache
     assert counted == ["all-on", "x"]
+
+
+def test_the_paths_a_count_depends_on_are_in_its_key(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same dataset (manifest) at another path, another checkout, interpreter
+    path, current directory or a variable of the counted environment (PYTHONPATH):
+    each is in the counted process's argv or environment and moves a count, so each
+    recounts; the same paths again do not."""
+    monkeypatch.setattr(countcache, "git_id", lambda extra=None: "git-A")
+    counted: list[str] = []
+
+    def local(todo: dict) -> dict:
+        counted.extend(v.label for v in todo.values())
+        return {k: Count(len(v.label)) for k, v in todo.items()}
+    (tmp_path / "a" / ".git").mkdir(parents=True)
+    (tmp_path / "b" / ".git").mkdir(parents=True)
+    ctx = RunContext("s", tmp_path / "a" / ".git", {"n": 1}, tmp_path)
+    todo = {"a": Variant("all-on", Flags(), "spin")}
+    c = dataclasses.replace(Counter(CountStore(tmp_path / "store"), run="r1"), scale="small",
+                            _sources="src-1", _manifest="ds-1")
+    inputs = countcache.count_inputs(ctx, todo["a"], "instructions", "small", "ds-1", "src-1")
+    paths = json.loads(inputs["paths"])
+    assert paths["gitdir"] == str(tmp_path / "a" / ".git")
+    assert paths["checkout"] == str(REPO_ROOT) and paths["executable"] == sys.executable
+    assert paths["cwd"] == os.getcwd() and paths["env"]["PYTHONHASHSEED"] == "0"
+    c.count(ctx, "instructions", todo, local)
+    assert counted == ["all-on"]
+
+    def recounts(**changes: object) -> bool:
+        counted.clear()
+        c.count(dataclasses.replace(ctx, **changes), "instructions", todo, local)
+        return counted == ["all-on"]
+    assert not recounts()
+    assert recounts(gitdir=tmp_path / "b" / ".git")
+    with monkeypatch.context() as m:
+        m.setattr(countcache, "REPO_ROOT", tmp_path / "elsewhere")
+        assert recounts()
+    (tmp_path / "python3").symlink_to(sys.executable)    # the same binary, another path
+    with monkeypatch.context() as m:
+        m.setattr(sys, "executable", str(tmp_path / "python3"))
+        assert recounts()
+    with monkeypatch.context() as m:
+        m.chdir(tmp_path)
+        assert recounts()
+    with monkeypatch.context() as m:
+        m.setenv("PYTHONPATH", f"{os.environ.get('PYTHONPATH', '')}:{tmp_path}")
+        assert recounts()
+    with monkeypatch.context() as m:
+        m.setenv("NOT_COUNTED_ANYWHERE", "x")              # not in a counted environment
+        assert not recounts()
+    assert not recounts()
+
+
+def test_bench_makes_a_relative_datasets_folder_absolute(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """bench --datasets ds, relative (as the default ./datasets is): result.json's
+    dataset, the counted command's --gitdir and the stored count's paths name the
+    absolute folder, as a Dask task's (which is given the absolute one) do. (The counts
+    are stubbed: what is checked is what reaches the counted command.)"""
+    from lab.cli import main
+    from lab.measure import instructions
+    seen: list[list[str]] = []
+
+    def count_worker(cmd: list[str], env: dict | None = None, keep: Path | None = None
+                     ) -> Count:
+        seen.append(list(cmd))
+        return Count(1000, {"lab_worker": 1000})
+    monkeypatch.setattr(instructions, "count_worker", count_worker)
+    monkeypatch.setattr(instructions, "prepare", lambda ctx, variants: None)
+    monkeypatch.setattr(instructions, "available", lambda: True)
+    monkeypatch.setenv("REFTABLE_LAB_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    assert main(["bench", "update-ref-create-1", "--datasets", "ds", "--measure",
+                 "instructions", "--only", "all-on", "--no-peers", "--out", "out"]) == 0
+    [result] = (tmp_path / "work" / "out").glob("*/update-ref-create-1.result.json")
+    dataset = Path(json.loads(result.read_text())["dataset"])
+    assert dataset.is_absolute() and dataset.parent == (tmp_path / "work" / "ds").resolve()
+    [cmd] = seen
+    gitdir = Path(cmd[cmd.index("--gitdir") + 1])
+    assert gitdir.is_absolute() and gitdir.is_relative_to(dataset)
+    [entry] = (tmp_path / "cache" / "counts").glob("*/*.json")
+    assert json.loads(json.loads(entry.read_text())["inputs"]["paths"])["gitdir"] == str(gitdir)
 
 
 def test_sources_hash_covers_file_contents(tmp_path: Path) -> None:
@@ -241,13 +326,42 @@ def test_parse_executor() -> None:
             parse_executor(bad)
 
 
-def test_a_worker_with_another_environment_is_refused(monkeypatch: pytest.MonkeyPatch
-                                                      ) -> None:
+def test_a_worker_with_another_environment_is_refused(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     ours = environment()
     assert difference(ours, dict(ours)) is None
-    monkeypatch.setenv("REFTABLE_LAB_WORKER_TAG", "other")
-    diff = difference(ours, environment())
-    assert diff is not None and diff.startswith("tag") and "\n" not in diff
+    with monkeypatch.context() as m:
+        m.setenv("REFTABLE_LAB_WORKER_TAG", "other")
+        diff = difference(ours, environment())
+        assert diff is not None and diff.startswith("tag") and "\n" not in diff
+    assert difference(ours, environment()) is None
+    # the paths a count depends on: the checkout's, the current directory, a variable of
+    # the counted environment (one the worker has and we have not, too)
+    with monkeypatch.context() as m:
+        m.setattr("lab.countcache.REPO_ROOT", tmp_path)
+        assert str(difference(ours, environment())).startswith("checkout")
+    with monkeypatch.context() as m:
+        m.chdir(tmp_path)
+        assert str(difference(ours, environment())).startswith("cwd")
+    with monkeypatch.context() as m:
+        m.setenv("PYTHONPATH", str(tmp_path))
+        assert str(difference(ours, environment())).startswith("env PYTHONPATH")
+    with monkeypatch.context() as m:
+        m.setenv("REFTABLE_LAB_SOMETHING", "1")
+        assert str(difference(ours, environment())).startswith("env REFTABLE_LAB_SOMETHING")
+
+
+def test_a_worker_refuses_a_dataset_at_another_path(tmp_path: Path) -> None:
+    """A task names the caller's git directory of its dataset (the counted process is
+    given it): a worker whose dataset is elsewhere refuses the task."""
+    from lab.executors import CountTask, run_task
+    from lab.measure import BenchError
+    sc = SCENARIOS["update-ref-create-1"]
+    task = CountTask("instructions", sc.name, "small", sc.preset, sc.dataset_params("small"),
+                     str(tmp_path / "datasets"), "", sc.params("small"), "all-on",
+                     sc.workload, "", False, gitdir=str(tmp_path / "elsewhere" / ".git"))
+    with pytest.raises(BenchError, match="not the caller's"):
+        run_task(task)
 
 
 @pytest.mark.skipif(not HAS_DASK, reason="needs distributed (pip install 'reftable-lab[dask]')")
@@ -265,17 +379,23 @@ def test_the_dask_executor_refuses_a_worker_of_another_environment() -> None:
 
 
 @pytest.mark.skipif(not HAS_DASK, reason="needs distributed (pip install 'reftable-lab[dask]')")
-def test_local_twice_and_a_two_worker_cluster_give_identical_counts(tmp_path: Path) -> None:
+def test_local_twice_and_a_two_worker_cluster_give_identical_counts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """update-ref-create-1 at the small scale (the cheapest scenario with an
     instruction count), two variants: two local runs and one through a 2-worker
-    LocalCluster (datasets built on the workers, checked by manifest hash)."""
+    LocalCluster (datasets built on the workers, checked by manifest hash). The
+    datasets folder is given relative, as bench's default ./datasets is: a Dask
+    task is given it absolute, so the local runs must count it absolute too. (The
+    current directory is a count's input: one folder holding only the datasets.)"""
     from lab.executors import DaskExecutor, ExecutorSpec
     from lab.harness import run_scenario
     from lab.measure import instructions
     if not instructions.available():
         pytest.skip("needs valgrind")
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
     kw = dict(only=["all-on", "all-off"], peers=False, progress=False,
-              measures="instructions", work=False, datasets_dir=tmp_path / "datasets")
+              measures="instructions", work=False, datasets_dir=Path("datasets"))
     runs = [run_scenario("update-ref-create-1", "small", tmp_path / f"local{i}", **kw)
             for i in (1, 2)]
     executor = DaskExecutor(ExecutorSpec("dask-local", 2))
@@ -286,4 +406,6 @@ def test_local_twice_and_a_two_worker_cluster_give_identical_counts(tmp_path: Pa
         executor.close()
     counts = [{v.label: v.instructions for v in r.variants} for r in runs]
     assert counts[0] == counts[1] == counts[2] and all(counts[0].values())
+    assert all(Path(r.dataset).parent == (tmp_path / "work" / "datasets").resolve()
+               for r in runs)
     assert (tmp_path / "dask" / "update-ref-create-1.all-on.instructions.json").exists()
