@@ -35,6 +35,9 @@ and line profilers read).
   through git's refname_disposition table in C (crefname.pxd: check_refname_format per
   name, as git's next_record calls it); when every name passes it answers True there, else
   the interpreted batch check runs as committed (and says False).
+- odb/idx.py: PackIndex.find's binary search compares each probed name where it lies in
+  the index (cidx.pxd: memcmp over a typed view, git's hashcmp in bsearch_hash), where the
+  interpreter slices it out into a new bytes first.
 """
 from __future__ import annotations
 
@@ -47,6 +50,7 @@ RECORD = "reftable_core/reftable/record.py"
 LOOPS = "reftable_core/reftable/loops.py"
 PACKED = "reftable_core/refs/packed.py"
 REFNAME = "reftable_core/refs/refname.py"
+IDX = "reftable_core/odb/idx.py"
 FIELD = r"(off(?: \+ hash_size)?)"              # a record loop's field start
 # a merge loop's queue entry [record, index]: its record read through the entry's type
 # (a checked cast: a TypeError, never a wrong read, should another type get there)
@@ -89,6 +93,10 @@ REWRITES: list[tuple[str, ...]] = [
     (PACKED, r"\(line\[name_off:\], ", "(tail(line, name_off), ", 1),
     # check_refname_format of every name, in C; the joined check only when one fails
     (REFNAME, r"^    if not names:$", "    if names_ok_c(names):", 1, "names_well_formed$"),
+    # a pack index's binary search: each probed name compared where it lies (hashcmp)
+    (IDX, r"^            name = buf\[o:o \+ hl\]$", "            c = hashcmp_at(buf, o, hl, oid)", 1),
+    (IDX, r"^            if name == oid:$", "            if c == 0:", 1),
+    (IDX, r"^            if name < oid:$", "            if c < 0:", 1),
 ]
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
+from ..cython_shim import cython     # the Cython build compiles this as `import cython`
 from ..errors import FormatError
 
 Buf = bytes    # (or an mmap: slicing must give bytes, comparable with <)
@@ -105,6 +106,9 @@ class PackIndex:
         o = self._off32 + i * self._entry
         return int.from_bytes(buf[o:o + 4], "big")
 
+    @cython.locals(buf="const unsigned char[:]", lo="Py_ssize_t", hi="Py_ssize_t",
+                   mid="Py_ssize_t", o="Py_ssize_t", base="Py_ssize_t", step="Py_ssize_t",
+                   hl="Py_ssize_t", c="int")   # the Cython build: the compare in C
     def find(self, oid: bytes) -> int:
         """Position of oid in the sorted names, or -1."""
         if len(oid) != self.hash_len:
