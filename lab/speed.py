@@ -30,7 +30,8 @@ annotated tags, branches with upstreams), and, when named, the walk, clock and s
 atoms over the same (FOR_EACH_REF_WALKS_FORMAT: timed, not counted, no ratio: git's side
 starts a child per ref); update-ref --stdin creating N refs in one transaction (the
 empty-repo preset's script; a writing command, so each run, timed or counted, starts on a
-new copy of the repository made before the process starts: fresh_argv); and the start-up (show-ref --exists of a missing ref; python -c
+new copy of the repository made before the process starts: fresh_argv; the copies are
+removed once measured); and the start-up (show-ref --exists of a missing ref; python -c
 pass beside it).
 """
 from __future__ import annotations
@@ -364,6 +365,15 @@ def measure(rows: list[Row], lab: Builds, repeat: int, jobs: int,
         list(pool.map(one, counted))
 
 
+def remove_copies(rows: Sequence[Row]) -> None:
+    """The copies fresh_argv made of the writing workloads' repositories, removed."""
+    for row in rows:
+        if row.workload.fresh:
+            src = Path(row.workload.gitdir)
+            for copy in src.parent.glob(f"{src.name}.speed-*"):
+                shutil.rmtree(copy, ignore_errors=True)
+
+
 @dataclass
 class Stages:
     """lab.stages' counts for one lab variant over the reftable workload's stack:
@@ -508,7 +518,10 @@ def run(options: SpeedOptions | None = None, **changes: Any) -> str:
     if o.stages and names is not None and "show-ref-reftable" not in names:
         names = [*names, "show-ref-reftable"]
     rows = [Row(w) for w in workloads(o.scale, Path(o.datasets), o.histories, names)]
-    measure(rows, lab, o.repeat, o.jobs, o.count, o.log)
+    try:
+        measure(rows, lab, o.repeat, o.jobs, o.count, o.log)
+    finally:
+        remove_copies(rows)
     python_pass = (count_process([sys.executable, "-c", "pass"], count_env(), b"")
                    if o.count else None)
     text = table(rows, lab, python_pass)

@@ -1,6 +1,8 @@
 """lab.speed: whole commands of the lab beside git's, counted, timed and compared."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gitbin import REPO_ROOT, GitRunner
@@ -81,6 +83,9 @@ def test_a_writing_workload_runs_each_time_on_a_new_copy(git: GitRunner, make_re
         assert len(made) == 40
     assert speed.fresh_argv(speed.Workload("x", gitdir, (), ()), ["a", gitdir], 3) == \
         ["a", gitdir]                                               # not fresh: as it is
+    speed.remove_copies(rows)                       # what speed.run does once measured
+    assert not list(Path(gitdir).parent.glob(Path(gitdir).name + ".speed-*"))
+    assert Path(gitdir, "HEAD").is_file()                           # the template stays
 
 
 def test_stages_go_through_the_stack(git: GitRunner, make_repo) -> None:
