@@ -1,7 +1,8 @@
 """Counts kept on disk, addressed by everything they depend on.
 
-Contract: a count (instructions, allocations: exact and repeatable, so reusable;
-never wall time, memory or anything else a machine's load moves) is stored under
+Contract: a count (instructions, allocations, and the work pass's counters,
+lab.measure.work: exact and repeatable, so reusable; never wall time, memory or
+anything else a machine's load moves) is stored under
 <cache>/counts/<key[:2]>/<key>.json (cache: gitbin.cache_root(), which honours
 REFTABLE_LAB_CACHE), where key = count_key(inputs) is the sha256 of the inputs
 (count_inputs()): every thing the count depends on, each one entry of INPUTS:
@@ -66,6 +67,7 @@ from gitbin import REPO_ROOT, GitNotAvailable, cache_root, find_git
 
 from .measure.allocations import Allocs
 from .measure.instructions import SCRATCH_ROOT, VALGRIND, Count, count_env
+from .measure.work import WorkCount
 
 if TYPE_CHECKING:
     from .executors import Executor
@@ -74,8 +76,10 @@ if TYPE_CHECKING:
 
 INPUTS = ("sources", "git", "python", "valgrind", "dataset", "paths", "scenario", "scale",
           "measure", "variant", "build")
-# the measures whose counts are cached, and the type of each one's count
-COUNTED: dict[str, type] = {"instructions": Count, "allocations": Allocs}
+# the measures whose counts are cached, and the type of each one's count (the work
+# pass's counters too: lab.measure.work, untraced and with the loops' bytecodes)
+COUNTED: dict[str, type] = {"instructions": Count, "allocations": Allocs, "work": WorkCount,
+                            "work-traced": WorkCount}
 # the source files: their suffixes; the folders hashed whole (the core, gitbin, data_gen)
 SOURCE_SUFFIXES = (".py", ".c", ".pxd", ".pyx", ".sh", ".toml")
 WHOLE_DIRS = ("core/reftable_core", "gitbin", "data_gen")

@@ -54,6 +54,7 @@ from .measure import BenchError
 from .measure import allocations as allocs_measure
 from .measure import instructions as instr_measure
 from .measure.context import RunContext
+from .measure.work import WorkCount, work_variant
 from .scenario import Variant
 
 if TYPE_CHECKING:
@@ -155,10 +156,13 @@ def run_task(task: CountTask) -> Any:
                          f"{task.gitdir} (a count depends on its path)")
     v = Variant(task.label, Flags().with_spec(task.flags), task.workload, peer=task.peer)
     ctx = RunContext(task.scenario, Path(ds.gitdir), dict(task.params), Path(ds.path),
-                     envs={task.label: dict(task.extra_env)})
+                     envs={task.label: dict(task.extra_env)},
+                     trace_loops=task.measure == "work-traced")
     if task.measure == "allocations":
         allocs_measure.library()
         return allocs_measure.count_one(ctx, v)
+    if task.measure in ("work", "work-traced"):               # the work pass's counters
+        return WorkCount(work_variant(ctx, v))
     _prepared(tuple(sorted(ctx.env(v).items())), tuple(ctx.worker_cmd(v, "--count")))
     return instr_measure.count_one(ctx, v)
 

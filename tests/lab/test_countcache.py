@@ -85,6 +85,49 @@ def test_the_counter_recounts_what_changed(tmp_path: Path, monkeypatch: pytest.M
     assert counted == ["all-on", "x"]
 
 
+def test_the_work_pass_is_cached_as_the_counts_are(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The work pass's counters go through the counter: a rerun runs no work pass and
+    says where its work came from; traced and untraced counters are kept apart; a
+    changed variant runs again; peers have none; --no-cache runs it all."""
+    from lab.measure import work as work_measure
+    monkeypatch.setattr(countcache, "git_id", lambda extra=None: "git-A")
+    ran: list[tuple[str, bool]] = []
+
+    def fake(ctx: RunContext, v: Variant) -> dict[str, int]:
+        ran.append((v.label, ctx.trace_loops))
+        return {"blocks_loaded": len(v.label), **({"loop_bytecodes": 7} if ctx.trace_loops
+                                                   else {})}
+    monkeypatch.setattr(work_measure, "work_variant", fake)
+    variants = [Variant("all-on", Flags(), "spin"), Variant("x", Flags(), "spin"),
+                Variant("git", Flags(), "git_spin", peer=True)]
+    store = CountStore(tmp_path / "store")
+
+    def run(run_id: str, trace: bool = True, store: CountStore | None = store,
+            vs: list[Variant] = variants) -> dict[str, dict]:
+        counter = dataclasses.replace(Counter(store, run=run_id), scale="small",
+                                      _sources="src-1", _manifest="ds-1")
+        ctx = RunContext("s", tmp_path, {"n": 1}, tmp_path, trace_loops=trace, counter=counter)
+        got: dict[str, dict] = {}
+        work_measure.MEASURE.run(ctx, vs, lambda label, f: got.setdefault(label, {}).update(f))
+        return got
+    first = run("r1")
+    assert ran == [("all-on", True), ("x", True)]                   # no peer
+    assert first["x"] == {"work": {"blocks_loaded": 1, "loop_bytecodes": 7}}
+    ran.clear()
+    again = run("r2")
+    assert ran == []
+    assert again["x"]["work"] == first["x"]["work"]
+    assert again["x"]["cached"]["work"]["run"] == "r1"
+    assert run("r3", trace=False) and ran == [("all-on", False), ("x", False)]
+    ran.clear()
+    run("r4", vs=[Variant("x", Flags().with_spec("mmap=off"), "spin")])
+    assert ran == [("x", True)]
+    ran.clear()
+    run("r5", store=None)                                           # --no-cache
+    assert ran == [("all-on", True), ("x", True)]
+
+
 def test_the_paths_a_count_depends_on_are_in_its_key(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """The same dataset (manifest) at another path, another checkout, interpreter
@@ -165,8 +208,10 @@ def test_bench_makes_a_relative_datasets_folder_absolute(tmp_path: Path,
     [cmd] = seen
     gitdir = Path(cmd[cmd.index("--gitdir") + 1])
     assert gitdir.is_absolute() and gitdir.is_relative_to(dataset)
-    [entry] = (tmp_path / "cache" / "counts").glob("*/*.json")
-    assert json.loads(json.loads(entry.read_text())["inputs"]["paths"])["gitdir"] == str(gitdir)
+    entries = [json.loads(e.read_text()) for e in (tmp_path / "cache" / "counts").glob("*/*.json")]
+    assert sorted(e["measure"] for e in entries) == ["instructions", "work-traced"]
+    for e in entries:                                   # the count's and the work pass's
+        assert json.loads(e["inputs"]["paths"])["gitdir"] == str(gitdir)
 
 
 def test_sources_hash_covers_file_contents(tmp_path: Path) -> None:
