@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from dataclasses import dataclass, field
 
 from . import run_command
 from .instructions import count_env
