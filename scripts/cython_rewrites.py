@@ -38,6 +38,18 @@ and line profilers read).
 - odb/idx.py: PackIndex.find's binary search compares each probed name where it lies in
   the index (cidx.pxd: memcmp over a typed view, git's hashcmp in bsearch_hash), where the
   interpreter slices it out into a new bytes first.
+- odb/delta.py: apply_delta reads the delta's bytes from a typed view (C integers, where the
+  interpreter makes an int object a byte), makes the result once at its declared size and
+  memcpys each copy and insert into it (cdelta.pxd; git's patch_delta), where the
+  interpreter appends a memoryview slice an instruction to a bytearray, regrown as it
+  fills, and copies it into a bytes at the end. A declared size beyond the base and the
+  delta together is not allocated at once (a size bomb): the result starts there and
+  doubles as it fills. The same checks in the same order, the same errors.
+- odb/tree.py: split_tree walks a tree's entries one by one in C (ctree.pxd: memchr finds
+  each space and NUL, the mode compared with the five git writes, as git's
+  decode_tree_entry reads an entry), where the interpreter has a regular expression's
+  findall match them and checks that the matches cover the tree. The same list of new
+  bytes; a tree with any other entry is split entry by entry as committed.
 """
 from __future__ import annotations
 
@@ -51,6 +63,8 @@ LOOPS = "reftable_core/reftable/loops.py"
 PACKED = "reftable_core/refs/packed.py"
 REFNAME = "reftable_core/refs/refname.py"
 IDX = "reftable_core/odb/idx.py"
+DELTA = "reftable_core/odb/delta.py"
+TREE = "reftable_core/odb/tree.py"
 FIELD = r"(off(?: \+ hash_size)?)"              # a record loop's field start
 # a merge loop's queue entry [record, index]: its record read through the entry's type
 # (a checked cast: a TypeError, never a wrong read, should another type get there)
@@ -97,6 +111,27 @@ REWRITES: list[tuple[str, ...]] = [
     (IDX, r"^            name = buf\[o:o \+ hl\]$", "            c = hashcmp_at(buf, o, hl, oid)", 1),
     (IDX, r"^            if name == oid:$", "            if c == 0:", 1),
     (IDX, r"^            if name < oid:$", "            if c < 0:", 1),
+    # patch_delta: the delta's bytes read from the typed view, the result made at once
+    # (at most the base and delta's size) and each copy and insert memcpy'd into it
+    (DELTA, r"^    ([bd]mv) = memoryview\((base|delta)\)$", r"    \1 = \2", 2, "apply_delta$"),
+    (DELTA, r"\bdelta\[off\]", "dmv[off]", 8, "apply_delta$"),
+    (DELTA, r"^    out = bytearray\(\)$", "    out = reserve(result_size, blen, len(delta))", 1,
+     "apply_delta$"),
+    # the top byte of a copy's offset shifted as a Py_ssize_t (a C int would overflow)
+    (DELTA, r"\bdmv\[off\] << 24", "cython.cast(cython.Py_ssize_t, dmv[off]) << 24", 1,
+     "apply_delta$"),
+    (DELTA, r"^            out \+= bmv\[cp_off:end\]$",
+     "            out = put(out, result_size, left + cp_size, bmv, cp_off, cp_size)", 1,
+     "apply_delta$"),
+    (DELTA, r"^            out \+= dmv\[end - cmd:end\]$",
+     "            out = put(out, result_size, left + cmd, dmv, end - cmd, cmd)", 1,
+     "apply_delta$"),
+    (DELTA, r"^    return bytes\(out\)$", "    return out", 1, "apply_delta$"),
+    # a tree's entries split one by one (decode_tree_entry), None when one is not plain
+    (TREE, r"^    entries: list\[bytes\] = _entry_pattern\(hash_len\)\.findall\(data\)$",
+     "    entries = split_known(data, hash_len, _entry_pattern)", 1, "split_tree$"),
+    (TREE, r"^    if sum\(map\(len, entries\)\) != len\(data\):$", "    if entries is None:", 1,
+     "split_tree$"),
 ]
 
 

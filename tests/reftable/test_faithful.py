@@ -274,7 +274,8 @@ def test_the_cython_rewrites_keep_every_line_and_check_their_counts(tmp_path: Pa
     shutil.copytree(core, tree / "reftable_core", ignore=shutil.ignore_patterns("__pycache__"))
     touched = cython_rewrites.apply(tree)
     assert touched == [cython_rewrites.RECORD, cython_rewrites.LOOPS, cython_rewrites.PACKED,
-                       cython_rewrites.REFNAME, cython_rewrites.IDX]
+                       cython_rewrites.REFNAME, cython_rewrites.IDX, cython_rewrites.DELTA,
+                       cython_rewrites.TREE]
     for name in touched:
         new = (tree / name).read_text().split("\n")
         old = (core.parent / name).read_text().split("\n")
@@ -292,6 +293,15 @@ def test_the_cython_rewrites_keep_every_line_and_check_their_counts(tmp_path: Pa
     assert "unhex(line[" not in packed_text and "line[name_off:]" not in packed_text
     assert packed_text.count("unhex_c(unhex, line, ") == 2
     assert packed_text.count("tail(line, name_off)") == 1
+    # apply_delta: every byte read from the view, every copy and insert put() into the
+    # result made at once; split_tree: the entries walked in C
+    delta_text = (tree / cython_rewrites.DELTA).read_text()
+    apply_text = delta_text[delta_text.index("def apply_delta"):delta_text.index("def make_delta")]
+    assert "delta[off]" not in apply_text and "out +=" not in apply_text
+    assert apply_text.count("out = put(out, result_size, left + ") == 2
+    assert "out = reserve(result_size, blen, len(delta))" in apply_text
+    tree_text = (tree / cython_rewrites.TREE).read_text()
+    assert "findall(data)" not in tree_text and "split_known(data, " in tree_text
     # a source edit that moves a rewritten line: an error naming the rewrite
     shutil.copytree(core, tmp_path / "edited" / "reftable_core",
                     ignore=shutil.ignore_patterns("__pycache__"))

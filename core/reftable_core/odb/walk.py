@@ -35,6 +35,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
+from ..cython_shim import cython     # the Cython build compiles this as `import cython`
 from ..errors import FormatError, NotExistError
 from .revision import RefResolver, commit_date, parse_commit, resolve_revision
 from .store import ObjectStore
@@ -89,6 +90,8 @@ class TreeDiff:
         self._parsed[oid] = entries
         return entries
 
+    @cython.locals(stack="list", frame="list", a="list", b="list", i="Py_ssize_t",
+                   j="Py_ssize_t", na="Py_ssize_t", nb="Py_ssize_t", side="int")
     def diff(self, old: bytes | None, new: bytes | None, prefix: bytes = b"",
              out: list[Change] | None = None) -> list[Change]:
         self._last, self._parsed = self._parsed, {}
