@@ -73,16 +73,13 @@ def test_bad_mode_anywhere_is_an_error(mode: bytes) -> None:
             parse_tree(data, 20)
 
 
-def test_any_buffer_splits_alike_and_an_empty_name_is_an_error() -> None:
-    """A tree as bytes, bytearray or memoryview: the same entries (the Cython build splits a
-    bytes in C, anything else as the interpreter does); an entry with an empty name, even
-    with a mode git writes, is git's error."""
+def test_an_empty_name_is_an_error_even_with_a_mode_git_writes() -> None:
+    """An entry with an empty name, first or after a good one, is git's error (the Cython
+    build's split in C hands such a tree to the entry-by-entry split, as the findall's
+    gap does in the interpreter)."""
     oid = b"\x01" * 20
     data = b"100644 a b\0" + oid + b"40000 d\0" + oid + b"160000 s\0" + oid
-    want = split_tree(data, 20)
-    assert len(want) == 3
-    for buf in (bytearray(data), memoryview(data)):
-        assert [bytes(e) for e in split_tree(buf, 20)] == want      # type: ignore[arg-type]
+    assert len(split_tree(data, 20)) == 3
     for bad in (b"100644 \0" + oid, b"100644 a\0" + oid + b"40000 \0" + oid):
         with pytest.raises(FormatError, match="empty filename"):
             split_tree(bad, 20)
