@@ -24,6 +24,20 @@ and line profilers read).
   memcpy too). The merge loops read a queued entry's record as the record type of their
   kind (a checked cast), so its fields are read from the C struct, and call the builtin
   next() by its name (a local alias of it is a generic call in C).
+  Their off values' keys (pq_cmp=off: a new bytearray of each name a comparison;
+  merged_cmp=off: two bytearrays refilled a record), git's strbufs, are made, refilled and
+  compared by cbytes.pxd's C (fresh, setkey, keycmp: PyByteArray_FromStringAndSize, a
+  resize and memcpy, memcmp then the lengths) where the interpreter reaches them through
+  a type call, a slice assignment and a rich comparison: the same allocations and copies.
+  Their on values compare two names by memcmp (bytescmp; git's strcmp), and pop and push
+  the queue by the list's own calls (the interpreter: bound methods hoisted into locals).
+  block_key_swap=off's copy of the key into the kept last key is copykey (a resize and a
+  memmove: strbuf_reset + strbuf_addbuf) where the interpreter assigns a slice.
+- block.py: a Block is a cdef class (block.pxd: its fields in its C struct, offsets C
+  integers); the loader's and the seek's locals are typed, and the seek calls loops.pxd's
+  record_extent in C (the build's copy imports it from Python no more: it is cimported).
+- stack.py: under stat_cache=on the stat of tables.list is one stat(2) whose fields make
+  the key (cstat.pxd), where the interpreter builds os.stat's stat_result first.
 - packed.py: a walk's chunk is split into its lines by cline.pxd's C (memchr finds each LF,
   where CPython's split tests byte by byte; the same list of new bytes); its usual rows
   decode each hex id with cline.pxd's C, from the line where
@@ -63,6 +77,8 @@ LOOPS = "reftable_core/reftable/loops.py"
 PACKED = "reftable_core/refs/packed.py"
 REFNAME = "reftable_core/refs/refname.py"
 IDX = "reftable_core/odb/idx.py"
+BLOCK = "reftable_core/reftable/block.py"
+STACK = "reftable_core/reftable/stack.py"
 DELTA = "reftable_core/odb/delta.py"
 TREE = "reftable_core/odb/tree.py"
 FIELD = r"(off(?: \+ hash_size)?)"              # a record loop's field start
@@ -70,6 +86,7 @@ FIELD = r"(off(?: \+ hash_size)?)"              # a record loop's field start
 # (a checked cast: a TypeError, never a wrong read, should another type get there)
 QUEUED = r"\b(right|child|last|parent|e|top)\[0\]\.(refname|update_index)\b"
 COUNT_REF = COUNT_LOG = 416    # in the 32 ref and the 32 log merge loops
+CAST_NAME = r"cython\.cast\(RefRecord, \w+\[0\], typecheck=True\)\.refname"   # a queued name
 # (file, pattern, replacement, times[, scope]); applied in this order, each to the lines
 # the ones before it left; with a scope, only inside the functions (top-level defs) whose
 # names match it
@@ -86,6 +103,8 @@ REWRITES: list[tuple[str, ...]] = [
     (LOOPS, r"\b(last|key) \+= data\[off:nxt\]", r"extend(\1, data, buf, off, nxt)", 9),
     # strbuf_setlen(last_key, prefix_len)
     (LOOPS, r"\bdel last\[p:\]", "setlen(last, p)", 3),
+    # block_key_swap=off: the key copied into the kept last key (strbuf_reset + strbuf_addbuf)
+    (LOOPS, r"^(\s+)last\[:\] = key$", r"\1copykey(last, key)", 5),
     # the off value's new key buffer: the first p bytes of the last key
     (LOOPS, r"\bkey = last\[:p\]$", "key = head(last, p)", 6),
     # the record's name, a new bytes copied from the key buffer
@@ -98,6 +117,29 @@ REWRITES: list[tuple[str, ...]] = [
     (LOOPS, r"\bnxt\((its\[t?idx\]), None\)", r"next(\1, None)", 128, "merge_"),
     (LOOPS, QUEUED, r"cython.cast(RefRecord, \1[0], typecheck=True).\2", COUNT_REF, "merge_ref__"),
     (LOOPS, QUEUED, r"cython.cast(LogRecord, \1[0], typecheck=True).\2", COUNT_LOG, "merge_log__"),
+    # the off values' strbuf keys (pq_cmp=off: two new keys a comparison; merged_cmp=off:
+    # two keys refilled a record) made, refilled and compared by direct C calls
+    (LOOPS, rf"\bbytearray\(({CAST_NAME})\)", r"fresh(\1)", 192, "merge_ref__"),
+    (LOOPS, rf"\(ak := (fresh\({CAST_NAME}\))\) < \(bk := (fresh\({CAST_NAME}\))\) or \(ak == bk and ",
+     r"keycmp((ak := \1), (bk := \2)) < 0 or (keycmp(ak, bk) == 0 and ", 96, "merge_ref__"),
+    (LOOPS, rf"\b(entry_key|key)\[:\] = ((?:erec|trec)\.refname|{CAST_NAME})$", r"setkey(\1, \2)", 64,
+     "merge_"),
+    (LOOPS, r"\bif key > entry_key:$", "if keycmp(key, entry_key) > 0:", 32, "merge_"),
+    # the on values' name compares (strcmp), and the queue's pop and push as the list's own
+    # (the interpreter calls them through bound methods hoisted into locals)
+    (LOOPS, rf"\(an := ({CAST_NAME})\) < \(bn := ({CAST_NAME})\) or \(an == bn and ",
+     r"bytescmp((an := \1), (bn := \2)) < 0 or (bytescmp(an, bn) == 0 and ", 96, "merge_ref__"),
+    (LOOPS, rf"\bif ({CAST_NAME}) > erec\.refname:$", r"if bytescmp(\1, erec.refname) > 0:", 16,
+     "merge_ref__"),
+    (LOOPS, r"\blast = pop\(\)$", "last = heap.pop()", 128, "merge_"),
+    (LOOPS, r"^(\s+)append\(e\)$", r"\1heap.append(e)", 128, "merge_"),
+    # block.py: the seek's record_extent is loops.pxd's, cimported (block.pxd): called in C
+    (BLOCK, r"^from \.loops import RECORD_LOOPS, RESTART_SCANS, RecordLoop, record_extent, restart_scan_start$",
+     "from .loops import RECORD_LOOPS, RESTART_SCANS, RecordLoop, restart_scan_start", 1),
+    # stack.py: stat_cache=on's stat of tables.list, its key made from one stat(2)
+    (STACK, r"^                st = os\.stat\(self\.list_file\)$",
+     "                st = stat_key(self.list_file)", 1),
+    (STACK, r"^            if _stat_key\(st\) == self\._list_stat:$", "            if st == self._list_stat:", 1),
     # the chunk's lines, each LF found by memchr
     (PACKED, r"\blines = self\.buf\[pos:end\]\.split\(b\"\\n\"\)$", "lines = split_lf(self.buf[pos:end])", 1),
     # get_oid_hex over the line: the usual row's id, and the "^" line's peeled id

@@ -273,9 +273,9 @@ def test_the_cython_rewrites_keep_every_line_and_check_their_counts(tmp_path: Pa
     tree = tmp_path / "tree"
     shutil.copytree(core, tree / "reftable_core", ignore=shutil.ignore_patterns("__pycache__"))
     touched = cython_rewrites.apply(tree)
-    assert touched == [cython_rewrites.RECORD, cython_rewrites.LOOPS, cython_rewrites.PACKED,
-                       cython_rewrites.REFNAME, cython_rewrites.IDX, cython_rewrites.DELTA,
-                       cython_rewrites.TREE]
+    assert touched == [cython_rewrites.RECORD, cython_rewrites.LOOPS, cython_rewrites.BLOCK,
+                       cython_rewrites.STACK, cython_rewrites.PACKED, cython_rewrites.REFNAME,
+                       cython_rewrites.IDX, cython_rewrites.DELTA, cython_rewrites.TREE]
     for name in touched:
         new = (tree / name).read_text().split("\n")
         old = (core.parent / name).read_text().split("\n")
@@ -300,6 +300,12 @@ def test_the_cython_rewrites_keep_every_line_and_check_their_counts(tmp_path: Pa
     assert "delta[off]" not in apply_text and "out +=" not in apply_text
     assert apply_text.count("out = put(out, result_size, left + ") == 2
     assert "out = reserve(result_size, blen, len(delta))" in apply_text
+    # the merge loops' off values: every strbuf key made, refilled and compared in C
+    assert "bytearray(cython.cast" not in loops_text and "[:] = " not in loops_text
+    assert loops_text.count("fresh(cython.cast(RefRecord, ") == 192
+    # stat_cache=on: tables.list's key from one stat(2)
+    stack_text = (tree / cython_rewrites.STACK).read_text()
+    assert "os.stat(self.list_file)" not in stack_text and "stat_key(self.list_file)" in stack_text
     tree_text = (tree / cython_rewrites.TREE).read_text()
     assert "findall(data)" not in tree_text and "split_known(data, " in tree_text
     # a source edit that moves a rewritten line: an error naming the rewrite

@@ -32,6 +32,7 @@ from functools import partial
 
 from .basics import Buf, get_varint
 from ..counters import WORK
+from ..cython_shim import cython     # the Cython build compiles this as `import cython`
 from ..errors import FormatError, ZlibError
 from ..flags import Flags
 from .loops import RECORD_LOOPS, RESTART_SCANS, RecordLoop, record_extent, restart_scan_start
@@ -245,6 +246,9 @@ def _inflate(source, block: Block, have: int, sz: int, guess: int,
     return head + b"".join(out), skip + consumed    # type: ignore[operator, return-value]
 
 
+@cython.locals(header_off="Py_ssize_t", table_block_size="Py_ssize_t", limit="Py_ssize_t",
+               want_type="Py_ssize_t", guess="Py_ssize_t", base="Py_ssize_t", have="Py_ssize_t",
+               typ="Py_ssize_t")
 def load_block_early_exit(source, off: int, header_off: int, table_block_size: int,
                           limit: int, want_type: int = 0, views: bool = True) -> Block | None:
     """flag block_type_early_exit=on (seed 003, reftable_block_init in reftable/block.c):
@@ -265,6 +269,9 @@ def load_block_early_exit(source, off: int, header_off: int, table_block_size: i
                   table_block_size, limit)
 
 
+@cython.locals(header_off="Py_ssize_t", table_block_size="Py_ssize_t", limit="Py_ssize_t",
+               want_type="Py_ssize_t", guess="Py_ssize_t", base="Py_ssize_t", have="Py_ssize_t",
+               typ="Py_ssize_t", block="Block")
 def load_block_full_setup(source, off: int, header_off: int, table_block_size: int,
                           limit: int, want_type: int = 0, views: bool = True) -> Block | None:
     """flag block_type_early_exit=off (git at fd888311fbc, before seed 003): set the

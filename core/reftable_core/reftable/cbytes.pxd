@@ -5,10 +5,10 @@
 # copies; `buf` is the typed view of `data` the loops read their bytes from. Out of range
 # (a corrupt table; the loops check the offsets after the fact) each does what Python's
 # slice does.
-from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.bytearray cimport (PyByteArray_AS_STRING, PyByteArray_FromStringAndSize,
                                 PyByteArray_GET_SIZE, PyByteArray_Resize)
-from libc.string cimport memcpy
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.string cimport memcmp, memcpy
 
 
 cdef inline bytes take(data, const unsigned char[:] buf, Py_ssize_t a, Py_ssize_t b):
@@ -47,6 +47,79 @@ cdef inline bytearray head(bytearray last, Py_ssize_t p):
     return last[:p]
 
 
+cdef inline int copykey(bytearray last, key) except -1:
+    """last[:] = key (block_key_swap=off: strbuf_reset, then strbuf_addbuf): last's length
+    set to key's (a bytearray or a bytes), key's bytes copied in."""
+    cdef Py_ssize_t n
+    cdef const char *src
+    if type(key) is bytearray:
+        n = PyByteArray_GET_SIZE(key)
+        src = PyByteArray_AS_STRING(key)
+    elif type(key) is bytes:
+        n = PyBytes_GET_SIZE(key)
+        src = PyBytes_AS_STRING(key)
+    else:
+        last[:] = key
+        return 0
+    if key is last:
+        return 0
+    PyByteArray_Resize(last, n)
+    memcpy(PyByteArray_AS_STRING(last), src, n)
+    return 0
+
+
 cdef inline bytes frozen(bytearray key):
     """bytes(key): a new bytes copied from the key buffer."""
     return PyBytes_FromStringAndSize(PyByteArray_AS_STRING(key), PyByteArray_GET_SIZE(key))
+
+
+# The merge loops' off values (merged_cmp=off, pq_cmp=off) spell git's strbuf keys as
+# bytearrays: a key made (bytearray(name): strbuf_init, then reftable_record_key's
+# strbuf_addbuf), refilled (key[:] = name: strbuf_reset, strbuf_addbuf) and compared
+# (key < other: strbuf_cmp). The interpreter reaches each through a type call, a slice
+# assignment and a rich comparison over the buffer protocol; these are the same
+# allocation, copy and compare as direct C calls.
+cdef inline bytearray fresh(name):
+    """bytearray(name): a new buffer holding a copy of the bytes name."""
+    if type(name) is bytes:
+        return PyByteArray_FromStringAndSize(PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name))
+    return bytearray(name)
+
+
+cdef inline int setkey(bytearray key, name) except -1:
+    """key[:] = name: key's length set to name's, name's bytes copied in."""
+    cdef Py_ssize_t n
+    if type(name) is not bytes:
+        key[:] = name
+        return 0
+    n = PyBytes_GET_SIZE(name)
+    PyByteArray_Resize(key, n)
+    memcpy(PyByteArray_AS_STRING(key), PyBytes_AS_STRING(name), n)
+    return 0
+
+
+cdef inline int keycmp(bytearray a, bytearray b) except? -2:
+    """The sign of a against b as their bytes compare (strbuf_cmp: memcmp of the shorter
+    length, then the lengths): -1, 0 or 1."""
+    cdef Py_ssize_t la = PyByteArray_GET_SIZE(a), lb = PyByteArray_GET_SIZE(b)
+    cdef int c = memcmp(PyByteArray_AS_STRING(a), PyByteArray_AS_STRING(b), la if la < lb else lb)
+    if c:
+        return -1 if c < 0 else 1
+    return (la > lb) - (la < lb)
+
+
+# The merge loops' on values compare record names, bytes (git: strcmp of two refnames);
+# the interpreter's rich comparison, here memcmp then the lengths.
+cdef inline int bytescmp(a, b) except? -2:
+    """The sign of a against b as bytes compare: -1, 0 or 1 (anything but two bytes: the
+    Python comparison)."""
+    cdef Py_ssize_t la, lb
+    cdef int c
+    if type(a) is not bytes or type(b) is not bytes:
+        return (a > b) - (a < b)
+    la = PyBytes_GET_SIZE(a)
+    lb = PyBytes_GET_SIZE(b)
+    c = memcmp(PyBytes_AS_STRING(a), PyBytes_AS_STRING(b), la if la < lb else lb)
+    if c:
+        return -1 if c < 0 else 1
+    return (la > lb) - (la < lb)
