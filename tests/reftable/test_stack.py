@@ -221,3 +221,17 @@ def test_reads_git_written_stack(make_repo, git) -> None:
     assert git.out(["for-each-ref", "--format=%(refname)"], cwd=repo).split() == want
     assert git.run(["fsck"], cwd=repo).returncode == 0
     assert b"b5@{0}" in git.out(["reflog", "show", "b5", "--format=%gd"], cwd=repo)
+
+
+@pytest.mark.parametrize("stat_cache", [True, False])
+def test_a_removed_tables_list_makes_the_stack_outdated(tmp_path: Path, stat_cache: bool) -> None:
+    """tables.list gone under an open stack with tables: outdated under both values (the
+    stat fails with ENOENT, or the list reads as empty); the Cython build's stat(2) raises
+    the FileNotFoundError os.stat raises."""
+    st = Stack(tmp_path, Flags(stat_cache=stat_cache), StackOptions(auto_compact=False))
+    _add(st, b"refs/heads/x")
+    assert st.is_up_to_date()
+    (tmp_path / "tables.list").rename(tmp_path / "kept")
+    assert not st.is_up_to_date()
+    (tmp_path / "kept").rename(tmp_path / "tables.list")
+    assert st.is_up_to_date()
