@@ -36,6 +36,10 @@ and line profilers read).
 - block.py: a Block is a cdef class (block.pxd: its fields in its C struct, offsets C
   integers); the loader's and the seek's locals are typed, and the seek calls loops.pxd's
   record_extent in C (the build's copy imports it from Python no more: it is cimported).
+- table.py: the table reader calls its block loader with the views flag (mmap) as one more
+  argument, where the interpreter binds it in a functools.partial (a keyword merged into
+  every call), and picks an index offset by comparisons where the interpreter builds a
+  dict a call. The same loader, the same offsets.
 - stack.py: under stat_cache=on the stat of tables.list is one stat(2) whose fields make
   the key (cstat.pxd), where the interpreter builds os.stat's stat_result first.
 - packed.py: a walk's chunk is split into its lines by cline.pxd's C (memchr finds each LF,
@@ -79,6 +83,7 @@ REFNAME = "reftable_core/refs/refname.py"
 IDX = "reftable_core/odb/idx.py"
 BLOCK = "reftable_core/reftable/block.py"
 STACK = "reftable_core/reftable/stack.py"
+TABLE = "reftable_core/reftable/table.py"
 DELTA = "reftable_core/odb/delta.py"
 TREE = "reftable_core/odb/tree.py"
 FIELD = r"(off(?: \+ hash_size)?)"              # a record loop's field start
@@ -136,6 +141,21 @@ REWRITES: list[tuple[str, ...]] = [
     # block.py: the seek's record_extent is loops.pxd's, cimported (block.pxd): called in C
     (BLOCK, r"^from \.loops import RECORD_LOOPS, RESTART_SCANS, RecordLoop, record_extent, restart_scan_start$",
      "from .loops import RECORD_LOOPS, RESTART_SCANS, RecordLoop, restart_scan_start", 1),
+    # table.py: the block loader called with its views flag as an argument (where the
+    # interpreter binds it in a functools.partial: a keyword merged a call), and an index
+    # offset picked by comparisons (where the interpreter builds a dict a call)
+    (TABLE, r"^        self\._load = block_loader\(flags\)$",
+     "        self._load = block_loader(flags).func; self._views = flags.mmap", 1),
+    (TABLE, r"^                          self\.block_size, self\._limit, want_type\)$",
+     "                          self.block_size, self._limit, want_type, self._views)", 1),
+    (TABLE, r"^        load = self\._load$", "        load = self._load; views = self._views", 1),
+    (TABLE, r"^            return load\(src, b\.off \+ b\.full_size, 0, bsize, limit, typ\)$",
+     "            return load(src, b.off + b.full_size, 0, bsize, limit, typ, views)", 1),
+    (TABLE, r"^        return \{BLOCK_TYPE_REF: self\.ref_index_offset, BLOCK_TYPE_LOG: self\.log_index_offset,$",
+     "        return (self.ref_index_offset if typ == BLOCK_TYPE_REF else self.log_index_offset"
+     " if typ == BLOCK_TYPE_LOG else", 1),
+    (TABLE, r"^                BLOCK_TYPE_OBJ: self\.obj_index_offset\}\[typ\]$",
+     "                {BLOCK_TYPE_OBJ: self.obj_index_offset}[typ])", 1),
     # stack.py: stat_cache=on's stat of tables.list, its key made from one stat(2)
     (STACK, r"^                st = os\.stat\(self\.list_file\)$",
      "                st = stat_key(self.list_file)", 1),

@@ -274,8 +274,9 @@ def test_the_cython_rewrites_keep_every_line_and_check_their_counts(tmp_path: Pa
     shutil.copytree(core, tree / "reftable_core", ignore=shutil.ignore_patterns("__pycache__"))
     touched = cython_rewrites.apply(tree)
     assert touched == [cython_rewrites.RECORD, cython_rewrites.LOOPS, cython_rewrites.BLOCK,
-                       cython_rewrites.STACK, cython_rewrites.PACKED, cython_rewrites.REFNAME,
-                       cython_rewrites.IDX, cython_rewrites.DELTA, cython_rewrites.TREE]
+                       cython_rewrites.TABLE, cython_rewrites.STACK, cython_rewrites.PACKED,
+                       cython_rewrites.REFNAME, cython_rewrites.IDX, cython_rewrites.DELTA,
+                       cython_rewrites.TREE]
     for name in touched:
         new = (tree / name).read_text().split("\n")
         old = (core.parent / name).read_text().split("\n")
