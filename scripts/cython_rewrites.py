@@ -32,7 +32,7 @@ and line profilers read).
   Their on values compare two names by memcmp (bytescmp; git's strcmp), and pop and push
   the queue by the list's own calls (the interpreter: bound methods hoisted into locals).
   block_key_swap=off's copy of the key into the kept last key is copykey (a resize and a
-  memmove: strbuf_reset + strbuf_addbuf) where the interpreter assigns a slice.
+  memcpy: strbuf_reset + strbuf_addbuf) where the interpreter assigns a slice.
 - block.py: a Block is a cdef class (block.pxd: its fields in its C struct, offsets C
   integers); the loader's and the seek's locals are typed, and the seek calls loops.pxd's
   record_extent in C (the build's copy imports it from Python no more: it is cimported).
