@@ -31,8 +31,8 @@ and line profilers read).
   a type call, a slice assignment and a rich comparison: the same allocations and copies.
   Their on values compare two names by memcmp (bytescmp; git's strcmp), and pop and push
   the queue by the list's own calls (the interpreter: bound methods hoisted into locals).
-  block_key_swap=off's copy of the key into the kept last key is copykey (a resize and a
-  memcpy: strbuf_reset + strbuf_addbuf) where the interpreter assigns a slice.
+  block_key_swap=off's copy of the key into the kept last key is setkey too (a resize and
+  a memcpy: strbuf_reset + strbuf_addbuf) where the interpreter assigns a slice.
 - block.py: a Block is a cdef class (block.pxd: its fields in its C struct, offsets C
   integers); the loader's and the seek's locals are typed, and the seek calls loops.pxd's
   record_extent in C (the build's copy imports it from Python no more: it is cimported).
@@ -109,7 +109,7 @@ REWRITES: list[tuple[str, ...]] = [
     # strbuf_setlen(last_key, prefix_len)
     (LOOPS, r"\bdel last\[p:\]", "setlen(last, p)", 3),
     # block_key_swap=off: the key copied into the kept last key (strbuf_reset + strbuf_addbuf)
-    (LOOPS, r"^(\s+)last\[:\] = key$", r"\1copykey(last, key)", 5),
+    (LOOPS, r"^(\s+)last\[:\] = key$", r"\1setkey(last, key)", 5),
     # the off value's new key buffer: the first p bytes of the last key
     (LOOPS, r"\bkey = last\[:p\]$", "key = head(last, p)", 6),
     # the record's name, a new bytes copied from the key buffer
@@ -145,7 +145,8 @@ REWRITES: list[tuple[str, ...]] = [
     # interpreter binds it in a functools.partial: a keyword merged a call), and an index
     # offset picked by comparisons (where the interpreter builds a dict a call)
     (TABLE, r"^        self\._load = block_loader\(flags\)$",
-     "        self._load = block_loader(flags).func; self._views = flags.mmap", 1),
+     "        self._load = block_loader(flags); "
+     "self._load, self._views = self._load.func, self._load.keywords['views']", 1),
     (TABLE, r"^                          self\.block_size, self\._limit, want_type\)$",
      "                          self.block_size, self._limit, want_type, self._views)", 1),
     (TABLE, r"^        load = self\._load$", "        load = self._load; views = self._views", 1),

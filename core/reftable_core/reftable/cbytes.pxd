@@ -47,27 +47,6 @@ cdef inline bytearray head(bytearray last, Py_ssize_t p):
     return last[:p]
 
 
-cdef inline int copykey(bytearray last, key) except -1:
-    """last[:] = key (block_key_swap=off: strbuf_reset, then strbuf_addbuf): last's length
-    set to key's (a bytearray or a bytes), key's bytes copied in."""
-    cdef Py_ssize_t n
-    cdef const char *src
-    if type(key) is bytearray:
-        n = PyByteArray_GET_SIZE(key)
-        src = PyByteArray_AS_STRING(key)
-    elif type(key) is bytes:
-        n = PyBytes_GET_SIZE(key)
-        src = PyBytes_AS_STRING(key)
-    else:
-        last[:] = key
-        return 0
-    if key is last:
-        return 0
-    PyByteArray_Resize(last, n)
-    memcpy(PyByteArray_AS_STRING(last), src, n)
-    return 0
-
-
 cdef inline bytes frozen(bytearray key):
     """bytes(key): a new bytes copied from the key buffer."""
     return PyBytes_FromStringAndSize(PyByteArray_AS_STRING(key), PyByteArray_GET_SIZE(key))
@@ -76,7 +55,8 @@ cdef inline bytes frozen(bytearray key):
 # The merge loops' off values (merged_cmp=off, pq_cmp=off) spell git's strbuf keys as
 # bytearrays: a key made (bytearray(name): strbuf_init, then reftable_record_key's
 # strbuf_addbuf), refilled (key[:] = name: strbuf_reset, strbuf_addbuf) and compared
-# (key < other: strbuf_cmp). The interpreter reaches each through a type call, a slice
+# (key < other: strbuf_cmp); block_key_swap=off's copy of the key into the kept last key
+# is such a refill too. The interpreter reaches each through a type call, a slice
 # assignment and a rich comparison over the buffer protocol; these are the same
 # allocation, copy and compare as direct C calls.
 cdef inline bytearray fresh(name):
@@ -86,26 +66,40 @@ cdef inline bytearray fresh(name):
     return bytearray(name)
 
 
-cdef inline int setkey(bytearray key, name) except -1:
-    """key[:] = name: key's length set to name's, name's bytes copied in."""
+cdef inline int setkey(bytearray key, src) except -1:
+    """key[:] = src (strbuf_reset, then strbuf_addbuf): key's length set to src's (a bytes or
+    a bytearray), src's bytes copied in; anything else as the slice assignment does it."""
     cdef Py_ssize_t n
-    if type(name) is not bytes:
-        key[:] = name
+    cdef const char *p
+    if type(src) is bytes:
+        n = PyBytes_GET_SIZE(src)
+        p = PyBytes_AS_STRING(src)
+    elif type(src) is bytearray:
+        if src is key:
+            return 0
+        n = PyByteArray_GET_SIZE(src)
+        p = PyByteArray_AS_STRING(src)
+    else:
+        key[:] = src
         return 0
-    n = PyBytes_GET_SIZE(name)
     PyByteArray_Resize(key, n)
-    memcpy(PyByteArray_AS_STRING(key), PyBytes_AS_STRING(name), n)
+    memcpy(PyByteArray_AS_STRING(key), p, n)
     return 0
 
 
-cdef inline int keycmp(bytearray a, bytearray b) except? -2:
-    """The sign of a against b as their bytes compare (strbuf_cmp: memcmp of the shorter
-    length, then the lengths): -1, 0 or 1."""
-    cdef Py_ssize_t la = PyByteArray_GET_SIZE(a), lb = PyByteArray_GET_SIZE(b)
-    cdef int c = memcmp(PyByteArray_AS_STRING(a), PyByteArray_AS_STRING(b), la if la < lb else lb)
+cdef inline int _sign(const char *a, Py_ssize_t la, const char *b, Py_ssize_t lb) noexcept:
+    """The sign of a[:la] against b[:lb] as bytes compare: memcmp of the shorter length,
+    then the lengths (git's strbuf_cmp)."""
+    cdef int c = memcmp(a, b, la if la < lb else lb)
     if c:
         return -1 if c < 0 else 1
     return (la > lb) - (la < lb)
+
+
+cdef inline int keycmp(bytearray a, bytearray b) except? -2:
+    """The sign of a against b as their bytes compare (strbuf_cmp): -1, 0 or 1."""
+    return _sign(PyByteArray_AS_STRING(a), PyByteArray_GET_SIZE(a),
+                 PyByteArray_AS_STRING(b), PyByteArray_GET_SIZE(b))
 
 
 # The merge loops' on values compare record names, bytes (git: strcmp of two refnames);
@@ -113,13 +107,7 @@ cdef inline int keycmp(bytearray a, bytearray b) except? -2:
 cdef inline int bytescmp(a, b) except? -2:
     """The sign of a against b as bytes compare: -1, 0 or 1 (anything but two bytes: the
     Python comparison)."""
-    cdef Py_ssize_t la, lb
-    cdef int c
     if type(a) is not bytes or type(b) is not bytes:
         return (a > b) - (a < b)
-    la = PyBytes_GET_SIZE(a)
-    lb = PyBytes_GET_SIZE(b)
-    c = memcmp(PyBytes_AS_STRING(a), PyBytes_AS_STRING(b), la if la < lb else lb)
-    if c:
-        return -1 if c < 0 else 1
-    return (la > lb) - (la < lb)
+    return _sign(PyBytes_AS_STRING(a), PyBytes_GET_SIZE(a), PyBytes_AS_STRING(b),
+                 PyBytes_GET_SIZE(b))

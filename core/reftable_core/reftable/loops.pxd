@@ -2,8 +2,8 @@
 # do not edit (tests/reftable/test_loops_fresh.py fails when this file is stale).
 import cython
 from reftable_core.reftable.record cimport LogRecord, RefRecord
-from reftable_core.reftable.cbytes cimport (bytescmp, copykey, extend, fresh, frozen, head, keycmp,
-                                         setkey, setlen, take)
+from reftable_core.reftable.cbytes cimport (bytescmp, extend, fresh, frozen, head, keycmp, setkey,
+                                         setlen, take)
 
 @cython.locals(base=Py_ssize_t, end=Py_ssize_t, rs=Py_ssize_t, lo=Py_ssize_t,
                hi=Py_ssize_t, mid=Py_ssize_t, q=Py_ssize_t, r=Py_ssize_t, o=Py_ssize_t,
