@@ -33,6 +33,13 @@ and line profilers read).
   the queue by the list's own calls (the interpreter: bound methods hoisted into locals).
   block_key_swap=off's copy of the key into the kept last key is setkey too (a resize and
   a memcpy: strbuf_reset + strbuf_addbuf) where the interpreter assigns a slice.
+  The seek's scans (restart_scan_start, restart_scan_start_decoding, record_extent) read
+  a few bytes a call, where a typed view costs more to make than it saves: they read
+  data's bytes through a pointer (cbytes.pxd's bufptr: a bytes' own, or an mmap's
+  exported while the pointer is read) with byte_at (an int a byte, IndexError out of
+  range, as indexing the bytes or the map). restart_key_in_place=on compares a probed key
+  where it lies (memcmp; the interpreter slices it into a new bytes first, git compares
+  in place); =off still decodes it into a new buffer, appended by memcpy (strbuf_add).
 - block.py: a Block is a cdef class (block.pxd: its fields in its C struct, offsets C
   integers); the loader's and the seek's locals are typed, and the seek calls loops.pxd's
   record_extent in C (the build's copy imports it from Python no more: it is cimported).
@@ -91,6 +98,7 @@ FIELD = r"(off(?: \+ hash_size)?)"              # a record loop's field start
 # (a checked cast: a TypeError, never a wrong read, should another type get there)
 QUEUED = r"\b(right|child|last|parent|e|top)\[0\]\.(refname|update_index)\b"
 COUNT_REF = COUNT_LOG = 416    # in the 32 ref and the 32 log merge loops
+SCANS = r"(restart_scan_start|restart_scan_start_decoding|record_extent)$"   # the seek's scans
 CAST_NAME = r"cython\.cast\(RefRecord, \w+\[0\], typecheck=True\)\.refname"   # a queued name
 # (file, pattern, replacement, times[, scope]); applied in this order, each to the lines
 # the ones before it left; with a scope, only inside the functions (top-level defs) whose
@@ -138,6 +146,15 @@ REWRITES: list[tuple[str, ...]] = [
      "merge_ref__"),
     (LOOPS, r"\blast = pop\(\)$", "last = heap.pop()", 128, "merge_"),
     (LOOPS, r"^(\s+)append\(e\)$", r"\1heap.append(e)", 128, "merge_"),
+    # the seek's scans: data's bytes read through a pointer (cbytes.pxd's bufptr and
+    # byte_at: an int a byte, IndexError out of range, as the view's indexing), a probed
+    # restart key compared where it lies (memcmp) and a decoded one appended by memcpy
+    (LOOPS, r"^(\s+)buf = data\b.*$", r"\1bp = bufptr(data, cython.address(bn))", 3, SCANS),
+    (LOOPS, r"\bbuf\[([^\]]+)\]", r"byte_at(bp, bn, \1)", 20, SCANS),
+    (LOOPS, r"\bif data\[o:o \+ n\] > want:", "if slice_cmp(data, bp, bn, o, o + n, want) > 0:", 1,
+     SCANS),
+    (LOOPS, r"^(\s+)key \+= data\[o:o \+ n\]", r"\1extend_at(key, data, bp, bn, o, o + n)", 1,
+     SCANS),
     # block.py: the seek's record_extent is loops.pxd's, cimported (block.pxd): called in C
     (BLOCK, r"^from \.loops import RECORD_LOOPS, RESTART_SCANS, RecordLoop, record_extent, restart_scan_start$",
      "from .loops import RECORD_LOOPS, RESTART_SCANS, RecordLoop, restart_scan_start", 1),

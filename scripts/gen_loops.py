@@ -52,20 +52,22 @@ PXD = '''\
 # do not edit (tests/reftable/test_loops_fresh.py fails when this file is stale).
 import cython
 from reftable_core.reftable.record cimport LogRecord, RefRecord
-from reftable_core.reftable.cbytes cimport (bytescmp, extend, fresh, frozen, head, keycmp, setkey,
-                                         setlen, take)
+from reftable_core.reftable.cbytes cimport (bufptr, byte_at, bytescmp, cbuf, extend, extend_at,
+                                         fresh, frozen, head, keycmp, setkey, setlen,
+                                         slice_cmp, take)
 
 @cython.locals(base=Py_ssize_t, end=Py_ssize_t, rs=Py_ssize_t, lo=Py_ssize_t,
                hi=Py_ssize_t, mid=Py_ssize_t, q=Py_ssize_t, r=Py_ssize_t, o=Py_ssize_t,
-               n=Py_ssize_t)
+               n=Py_ssize_t, bp=cbuf, bn=Py_ssize_t)
 cpdef Py_ssize_t restart_scan_start(block, want) except? -1
 
 @cython.locals(base=Py_ssize_t, end=Py_ssize_t, rs=Py_ssize_t, lo=Py_ssize_t,
                hi=Py_ssize_t, mid=Py_ssize_t, q=Py_ssize_t, r=Py_ssize_t, o=Py_ssize_t,
-               n=Py_ssize_t, key=bytearray)
+               n=Py_ssize_t, key=bytearray, bp=cbuf, bn=Py_ssize_t)
 cpdef Py_ssize_t restart_scan_start_decoding(block, want) except? -1
 
-@cython.locals(start=Py_ssize_t, lo=Py_ssize_t, hi=Py_ssize_t, vt=Py_ssize_t)
+@cython.locals(start=Py_ssize_t, lo=Py_ssize_t, hi=Py_ssize_t, vt=Py_ssize_t, bp=cbuf,
+               bn=Py_ssize_t)
 cpdef tuple record_extent(block, data, Py_ssize_t off, Py_ssize_t end, Py_ssize_t last_len,
                           Py_ssize_t hash_size)
 

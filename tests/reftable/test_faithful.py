@@ -288,6 +288,11 @@ def test_the_cython_rewrites_keep_every_line_and_check_their_counts(tmp_path: Pa
     assert "= data[off" not in loops_text and "bytes(key)" not in loops_text
     # a record loop's field slices all became take(); nothing else was touched
     assert loops_text.count("take(data, buf, ") == 39
+    # the seek's scans read data's bytes through cbytes.pxd's pointer, none by indexing
+    scans = loops_text[loops_text.index("def restart_scan_start("):
+                       loops_text.index("def walk_ref_records(")]
+    assert "buf[" not in scans and scans.count("bp = bufptr(data, cython.address(bn))") == 3
+    assert "data[o:o + n]" not in scans
     # the packed walk's usual rows: the ids decoded and the name taken by cline.pxd's C,
     # the interpreted spelling of each gone from the build's copy
     packed_text = (tree / cython_rewrites.PACKED).read_text()

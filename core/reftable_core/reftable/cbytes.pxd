@@ -8,6 +8,7 @@
 from cpython.bytearray cimport (PyByteArray_AS_STRING, PyByteArray_FromStringAndSize,
                                 PyByteArray_GET_SIZE, PyByteArray_Resize)
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from libc.string cimport memcmp, memcpy
 
 
@@ -111,3 +112,61 @@ cdef inline int bytescmp(a, b) except? -2:
         return (a > b) - (a < b)
     return _sign(PyBytes_AS_STRING(a), PyBytes_GET_SIZE(a), PyBytes_AS_STRING(b),
                  PyBytes_GET_SIZE(b))
+
+
+# The seek's scans (loops.py's restart_scan_start, restart_scan_start_decoding and
+# record_extent) read a few bytes of a block a call: they read them through a pointer
+# to data's bytes (a bytes' own, or an mmap's exported for the moment it takes to read
+# the pointer: a scan calls nothing that could close or resize the map while it reads)
+# where the record loops, which read whole blocks, hold a typed view.
+ctypedef const unsigned char *cbuf
+
+
+cdef inline cbuf bufptr(data, Py_ssize_t *n) except? NULL:
+    """A pointer to data's bytes (a bytes or an object with the buffer protocol), their
+    number in n."""
+    cdef Py_buffer view
+    cdef cbuf p
+    if type(data) is bytes:
+        n[0] = PyBytes_GET_SIZE(data)
+        return <cbuf>PyBytes_AS_STRING(data)
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    p = <cbuf>view.buf
+    n[0] = view.len
+    PyBuffer_Release(&view)
+    return p
+
+
+cdef inline Py_ssize_t byte_at(cbuf p, Py_ssize_t n, Py_ssize_t i) except -1:
+    """data[i] of data's n bytes at p: an int, a negative i counted from the end, out of
+    range an IndexError (as indexing a bytes or a map)."""
+    if i < 0:
+        i += n
+    if i < 0 or i >= n:
+        raise IndexError("index out of range")
+    return p[i]
+
+
+cdef inline int slice_cmp(data, cbuf p, Py_ssize_t n, Py_ssize_t a, Py_ssize_t b,
+                          want) except? -2:
+    """The sign of data[a:b] against the bytes want (-1, 0 or 1), the range compared where
+    it lies (memcmp); out of range or anything but bytes, the slice's comparison."""
+    if 0 <= a <= b <= n and type(want) is bytes:
+        return _sign(<const char *>p + a, b - a, PyBytes_AS_STRING(want),
+                     PyBytes_GET_SIZE(want))
+    s = data[a:b]
+    return (s > want) - (s < want)
+
+
+cdef inline int extend_at(bytearray key, data, cbuf p, Py_ssize_t n, Py_ssize_t a,
+                          Py_ssize_t b) except -1:
+    """key += data[a:b] (strbuf_add) from data's n bytes at p: key grown in place, the range
+    copied (Python makes the slice a bytes object first; git's strbuf_add does not)."""
+    cdef Py_ssize_t k
+    if not (0 <= a < b <= n):
+        key += data[a:b]
+        return 0
+    k = PyByteArray_GET_SIZE(key)
+    PyByteArray_Resize(key, k + (b - a))
+    memcpy(PyByteArray_AS_STRING(key) + k, p + a, b - a)
+    return 0
