@@ -43,6 +43,14 @@ and line profilers read).
 - block.py: a Block is a cdef class (block.pxd: its fields in its C struct, offsets C
   integers); the loader's and the seek's locals are typed, and the seek calls loops.pxd's
   record_extent in C (the build's copy imports it from Python no more: it is cimported).
+- iter.py, table.py, merged.py: the table interface (Reftable) and the record iterator
+  (RecordIter) are extension types (iter.pxd), declared without their Python bases (ABC,
+  collections.abc.Iterator: the same methods, the abstract ones not enforced; Reftable's
+  three annotated fields declared in iter.pxd), so that the table reader (table.pxd), a
+  section's iterator (RecordIterator) and the merged iterator (merged.pxd) are extension
+  types too: their fields sit in their C structs (where the interpreter lists them in
+  __slots__ or sets them in __init__) and the seek's steps call each other in C (cpdef).
+  The same methods in the same order.
 - table.py: the table reader calls its block loader with the views flag (mmap) as one more
   argument, where the interpreter binds it in a functools.partial (a keyword merged into
   every call), and picks an index offset by comparisons where the interpreter builds a
@@ -93,6 +101,8 @@ STACK = "reftable_core/reftable/stack.py"
 TABLE = "reftable_core/reftable/table.py"
 DELTA = "reftable_core/odb/delta.py"
 TREE = "reftable_core/odb/tree.py"
+ITER = "reftable_core/reftable/iter.py"
+MERGED = "reftable_core/reftable/merged.py"
 FIELD = r"(off(?: \+ hash_size)?)"              # a record loop's field start
 # a merge loop's queue entry [record, index]: its record read through the entry's type
 # (a checked cast: a TypeError, never a wrong read, should another type get there)
@@ -158,6 +168,16 @@ REWRITES: list[tuple[str, ...]] = [
     # block.py: the seek's record_extent is loops.pxd's, cimported (block.pxd): called in C
     (BLOCK, r"^from \.loops import RECORD_LOOPS, RESTART_SCANS, RecordLoop, record_extent, restart_scan_start$",
      "from .loops import RECORD_LOOPS, RESTART_SCANS, RecordLoop, restart_scan_start", 1),
+    # iter.py: the table interface and the record iterator as extension types (iter.pxd),
+    # so that the table reader can be one: no Python base
+    (ITER, r"^class RecordIter\(Iterator\[Any\]\):$", "class RecordIter:", 1),
+    (ITER, r"^class Reftable\(ABC\):$", "class Reftable:", 1),
+    (ITER, r"^    ((?:hash_id|min_update_index|max_update_index): .*)$", r"    # \1", 3),
+    # table.py, merged.py: the record iterators are extension types too (their fields
+    # declared in table.pxd and merged.pxd, where the interpreter lists them in __slots__)
+    (ITER, r"^    __slots__ = \(\)$", "    pass    # no fields", 1),
+    (TABLE, r"^    __slots__ = \((.*)\)$", r"    pass    # fields (table.pxd): \1", 1),
+    (MERGED, r"^    __slots__ = \((.*)\)$", r"    pass    # fields (merged.pxd): \1", 1),
     # table.py: the block loader called with its views flag as an argument (where the
     # interpreter binds it in a functools.partial: a keyword merged a call), and an index
     # offset picked by comparisons (where the interpreter builds a dict a call)

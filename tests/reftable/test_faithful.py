@@ -274,7 +274,8 @@ def test_the_cython_rewrites_keep_every_line_and_check_their_counts(tmp_path: Pa
     shutil.copytree(core, tree / "reftable_core", ignore=shutil.ignore_patterns("__pycache__"))
     touched = cython_rewrites.apply(tree)
     assert touched == [cython_rewrites.RECORD, cython_rewrites.LOOPS, cython_rewrites.BLOCK,
-                       cython_rewrites.TABLE, cython_rewrites.STACK, cython_rewrites.PACKED,
+                       cython_rewrites.ITER, cython_rewrites.TABLE, cython_rewrites.MERGED,
+                       cython_rewrites.STACK, cython_rewrites.PACKED,
                        cython_rewrites.REFNAME, cython_rewrites.IDX, cython_rewrites.DELTA,
                        cython_rewrites.TREE]
     for name in touched:
@@ -293,6 +294,12 @@ def test_the_cython_rewrites_keep_every_line_and_check_their_counts(tmp_path: Pa
                        loops_text.index("def walk_ref_records(")]
     assert "buf[" not in scans and scans.count("bp = bufptr(data, cython.address(bn))") == 3
     assert "data[o:o + n]" not in scans
+    # the table interface and the record iterators: extension types with no Python base
+    iter_text = (tree / cython_rewrites.ITER).read_text()
+    assert "class Reftable:" in iter_text and "class RecordIter:" in iter_text
+    assert "__slots__" not in iter_text
+    for name in (cython_rewrites.TABLE, cython_rewrites.MERGED):
+        assert "__slots__" not in (tree / name).read_text()
     # the packed walk's usual rows: the ids decoded and the name taken by cline.pxd's C,
     # the interpreted spelling of each gone from the build's copy
     packed_text = (tree / cython_rewrites.PACKED).read_text()

@@ -71,7 +71,7 @@ class RecordIterator(RecordIter):
         self._gen: Iterator | None = None     # positioned lazily: seek() or section start
 
     def seek(self, key: bytes) -> RecordIterator:
-        self._gen = self._reader._seek(self._typ, bytes(key))
+        self._gen = self._reader._seek(self._typ, key if type(key) is bytes else bytes(key))
         return self
 
     def _from_start(self) -> Iterator:
@@ -114,6 +114,8 @@ class TableReader(Reftable):
             raise
         except (IndexError, ValueError, KeyError) as e:     # defensive
             raise FormatError(f"corrupt table: {e}", self.path, 0) from None
+        # each section's next_block, made once (a seek hands its type's to the loop)
+        self._next_blocks = {t: self._next_block_of(t) for t in self._loops}
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], flags: Flags = Flags(),
@@ -234,7 +236,7 @@ class TableReader(Reftable):
         WORK.block_iters_built += 1
         typ = block.typ
         return self._loops[typ](block, off, last, self.hash_size, self.min_update_index,
-                                self._next_block_of(typ))
+                                self._next_blocks[typ])
 
     def _records_block_by_block(self, block: Block | None, off: int,
                                 last: bytes) -> Iterator:
@@ -257,7 +259,7 @@ class TableReader(Reftable):
 
     def _block_loops(self, block: Block, off: int, last: bytes) -> Iterator[Iterator]:
         loop = self._loops[block.typ]
-        next_block = self._next_block_of(block.typ)
+        next_block = self._next_blocks[block.typ]
         hs = self.hash_size
         min_ui = self.min_update_index
         following: Block | None = block

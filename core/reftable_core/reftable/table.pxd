@@ -1,0 +1,32 @@
+# The C types of table.py for the Cython build (scripts/build-cython-core.sh; the
+# interpreter and mypyc never read this file). A TableReader is an extension type: its
+# fields sit in its C struct (the interpreted class sets the same names in __init__ and
+# _parse), and the seek's own steps (finding the block, loading it, the section's start
+# and index) are called in C from the reader's methods. A RecordIterator is one too, its
+# reader typed: its seek calls the reader's in C. The fields stay Python objects.
+from reftable_core.reftable.iter cimport RecordIter, Reftable
+
+
+cdef class TableReader(Reftable):
+    cdef public object source, flags, path, name
+    cdef public object _load, _views, _records_from, _seek_in_block, _restart_scan
+    cdef public object _loops, _next_blocks, _limit
+    cdef public object file_size, version, header_size, block_size
+    cdef public object hash_size
+    cdef public object ref_index_offset, obj_offset, obj_id_len, obj_index_offset
+    cdef public object log_offset, log_index_offset
+    cdef public object first_block_type, has_refs, has_logs, has_objs
+
+    cpdef load_block(self, off, want_type=*)
+    cpdef _section_start(self, typ)
+    cpdef _index_offset(self, typ)
+    cpdef _seek_linear(self, start, key, typ)
+    cpdef _find_block(self, typ, key)
+    cpdef _seek(self, typ, key)
+
+
+cdef class RecordIterator(RecordIter):
+    cdef public object _gen, _typ
+    cdef public TableReader _reader
+
+    cpdef seek(self, key)
