@@ -40,9 +40,14 @@ and line profilers read).
   range, as indexing the bytes or the map). restart_key_in_place=on compares a probed key
   where it lies (memcmp; the interpreter slices it into a new bytes first, git compares
   in place); =off still decodes it into a new buffer, appended by memcpy (strbuf_add).
+  A record loop's kept last key starts as a copy of the key it starts after, made by
+  fresh() (PyByteArray_FromStringAndSize) where the interpreter calls bytearray().
 - block.py: a Block is a cdef class (block.pxd: its fields in its C struct, offsets C
   integers); the loader's and the seek's locals are typed, and the seek calls loops.pxd's
   record_extent in C (the build's copy imports it from Python no more: it is cimported).
+  The seek's key (the last key's prefix, then the record's suffix) is one new object with
+  both parts copied in (cbytes.pxd's joinkey; the interpreter slices both, then adds them),
+  and the loader reads its few header and trailer bytes through a pointer (byte_in).
 - iter.py, table.py, merged.py: the table interface (Reftable) and the record iterator
   (RecordIter) are extension types (iter.pxd), declared without their Python bases (ABC,
   collections.abc.Iterator: the same methods, the abstract ones not enforced; Reftable's
@@ -165,6 +170,8 @@ REWRITES: list[tuple[str, ...]] = [
      SCANS),
     (LOOPS, r"^(\s+)key \+= data\[o:o \+ n\]", r"\1extend_at(key, data, bp, bn, o, o + n)", 1,
      SCANS),
+    # a record loop's kept last key: a new buffer holding a copy of the key it starts after
+    (LOOPS, r"^(\s+)last = bytearray\(last\)$", r"\1last = fresh(last)", 13),
     # block.py: the seek's record_extent is loops.pxd's, cimported (block.pxd): called in C
     (BLOCK, r"^from \.loops import RECORD_LOOPS, RESTART_SCANS, RecordLoop, record_extent, restart_scan_start$",
      "from .loops import RECORD_LOOPS, RESTART_SCANS, RecordLoop, restart_scan_start", 1),
@@ -178,6 +185,13 @@ REWRITES: list[tuple[str, ...]] = [
     (ITER, r"^    __slots__ = \(\)$", "    pass    # no fields", 1),
     (TABLE, r"^    __slots__ = \((.*)\)$", r"    pass    # fields (table.pxd): \1", 1),
     (MERGED, r"^    __slots__ = \((.*)\)$", r"    pass    # fields (merged.pxd): \1", 1),
+    # the seek's key: the last key's prefix and the record's suffix copied into one new
+    # object (the interpreter slices both first, then adds them)
+    (BLOCK, r"\b(key|next_last) = (last|next_last)\[:p\] \+ data\[lo:hi\]$",
+     r"\1 = joinkey(\2, p, data, lo, hi)", 2, "seek_in_block"),
+    # the loader's header and trailer bytes, each read through a pointer (cbytes.pxd's byte_in)
+    (BLOCK, r"\bdata\[((?:base|h|e) [+-] (?:header_off|sz|1|2|3))\]", r"byte_in(data, \1)", 7,
+     "(_read_header|_setup)$"),
     # table.py: the block loader called with its views flag as an argument (where the
     # interpreter binds it in a functools.partial: a keyword merged a call), and an index
     # offset picked by comparisons (where the interpreter builds a dict a call)

@@ -294,6 +294,12 @@ def test_the_cython_rewrites_keep_every_line_and_check_their_counts(tmp_path: Pa
                        loops_text.index("def walk_ref_records(")]
     assert "buf[" not in scans and scans.count("bp = bufptr(data, cython.address(bn))") == 3
     assert "data[o:o + n]" not in scans
+    # a record loop's kept last key: a new buffer copied by fresh(), as bytearray() makes one
+    assert "bytearray(last)" not in loops_text and loops_text.count("last = fresh(last)") == 13
+    # the seek's keys built by joinkey, the loader's few bytes read by byte_in
+    block_text = (tree / cython_rewrites.BLOCK).read_text()
+    assert block_text.count("= joinkey(") == 2 and "[:p] + data[lo:hi]" not in block_text
+    assert block_text.count("byte_in(data, ") == 7
     # the table interface and the record iterators: extension types with no Python base
     iter_text = (tree / cython_rewrites.ITER).read_text()
     assert "class Reftable:" in iter_text and "class RecordIter:" in iter_text

@@ -7,6 +7,7 @@
 # is compared with the table's end before it becomes one.
 import cython
 from reftable_core.reftable.loops cimport record_extent
+from reftable_core.reftable.cbytes cimport byte_in, joinkey
 
 
 cdef class Block:

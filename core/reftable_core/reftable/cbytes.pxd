@@ -170,3 +170,41 @@ cdef inline int extend_at(bytearray key, data, cbuf p, Py_ssize_t n, Py_ssize_t 
     PyByteArray_Resize(key, k + (b - a))
     memcpy(PyByteArray_AS_STRING(key) + k, p + a, b - a)
     return 0
+
+
+cdef inline object joinkey(last, Py_ssize_t p, data, Py_ssize_t lo, Py_ssize_t hi):
+    """last[:p] + data[lo:hi] (a seek's key: the last key's prefix, then the record's
+    suffix): one new object of last's type (bytes or bytearray), both parts copied in (the
+    interpreter makes the two slices first, then the sum); out of range, or a last of
+    another type, as that expression."""
+    cdef Py_ssize_t n, k
+    cdef cbuf p_data = bufptr(data, &n)
+    cdef const char *head_p
+    cdef char *out_p
+    if type(last) is bytes:
+        k = PyBytes_GET_SIZE(last)
+        head_p = PyBytes_AS_STRING(last)
+    elif type(last) is bytearray:
+        k = PyByteArray_GET_SIZE(last)
+        head_p = PyByteArray_AS_STRING(last)
+    else:
+        return last[:p] + data[lo:hi]
+    if not (0 <= p <= k and 0 <= lo <= hi <= n):
+        return last[:p] + data[lo:hi]
+    if type(last) is bytes:
+        out = PyBytes_FromStringAndSize(NULL, p + hi - lo)
+        out_p = PyBytes_AS_STRING(out)
+    else:
+        out = PyByteArray_FromStringAndSize(NULL, p + hi - lo)
+        out_p = PyByteArray_AS_STRING(out)
+    memcpy(out_p, head_p, p)
+    memcpy(out_p + p, p_data + lo, hi - lo)
+    return out
+
+
+cdef inline Py_ssize_t byte_in(data, Py_ssize_t i) except -1:
+    """data[i] of a bytes or a map (the block loader's few header and trailer bytes): the
+    byte read through a pointer (bufptr), out of range an IndexError, as indexing does."""
+    cdef Py_ssize_t n
+    cdef cbuf p = bufptr(data, &n)
+    return byte_at(p, n, i)
