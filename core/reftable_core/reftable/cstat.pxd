@@ -9,12 +9,20 @@ from libc.errno cimport errno
 from posix.stat cimport stat, struct_stat
 
 
+cdef extern from "Python.h":
+    bytes PyUnicode_EncodeFSDefault(object path)
+
+
 cdef inline tuple stat_key(path):
     """stack._stat_key(os.stat(path)) by one stat(2): (st_dev, st_ino, st_size,
     st_mtime_ns, st_ctime_ns); a failing stat raises the OSError os.stat raises
     (FileNotFoundError when the file is missing)."""
     cdef struct_stat st
-    cdef bytes name = os.fsencode(path)
+    cdef bytes name
+    if type(path) is str:       # os.fsencode's encoding of a str, called in C
+        name = PyUnicode_EncodeFSDefault(path)
+    else:
+        name = os.fsencode(path)
     if stat(name, &st) != 0:
         e = errno
         raise OSError(e, os.strerror(e), path)
