@@ -40,6 +40,8 @@ and line profilers read).
   range, as indexing the bytes or the map). restart_key_in_place=on compares a probed key
   where it lies (memcmp; the interpreter slices it into a new bytes first, git compares
   in place); =off still decodes it into a new buffer, appended by memcpy (strbuf_add).
+  loops.py and record.py call basics.pxd's get_varint, and record_extent record.pxd's
+  skip_value, in C (cimported; the build's copies import them from Python no more).
   A record loop's kept last key starts as a copy of the key it starts after, made by
   fresh() (PyByteArray_FromStringAndSize) where the interpreter calls bytearray().
 - block.py: a Block is a cdef class (block.pxd: its fields in its C struct, offsets C
@@ -122,8 +124,13 @@ REWRITES: list[tuple[str, ...]] = [
     (RECORD, r"^from dataclasses import dataclass, field, fields$",
      "import cython; from dataclasses import fields", 1),
     (RECORD, r"^@dataclass\(slots=True\)$", "@cython.dataclasses.dataclass", 4),
+    # get_varint cimported (record.pxd, loops.pxd) and skip_value too (loops.pxd): called in C
+    (RECORD, r"^from \.basics import MAX_U64, Buf, get_varint, put_varint$",
+     "from .basics import MAX_U64, Buf, put_varint", 1),
     (RECORD, r"= field\(default_factory=list\)$",
      "= cython.dataclasses.field(default_factory=list)", 1),
+    (LOOPS, r"^from \.basics import MAX_U64, get_varint$", "from .basics import MAX_U64", 1),
+    (LOOPS, r"^    skip_value,$", "    # skip_value: cimported (loops.pxd)", 1),
     # a ref record made by its type's tp_new (the interpreter: object.__new__ hoisted into
     # a local; Cython calls tp_new directly for T.__new__(T) only)
     (LOOPS, r"\brec(?:: RefRecord)? = new\(RefRec\)$", "rec = RefRecord.__new__(RefRecord)", 12),

@@ -6,6 +6,12 @@
 # creates one with its type's tp_new and stores its fields in the object's C struct,
 # where the interpreted model calls object.__new__ and stores slots through descriptors.
 # The fields stay Python objects (public: read and written from Python as before).
+# get_varint is basics.pxd's, called in C (the build's copy of record.py imports it from
+# Python no more), and skip_value is callable in C from loops.pxd's record_extent.
+from reftable_core.reftable.basics cimport get_varint
+
+
+cpdef skip_value(typ, buf, off, vt, hash_size)
 
 cdef class RefRecord:
     cdef public object refname
