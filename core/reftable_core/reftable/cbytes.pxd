@@ -21,16 +21,8 @@ cdef inline bytes take(data, const unsigned char[:] buf, Py_ssize_t a, Py_ssize_
 
 cdef inline int extend(bytearray key, data, const unsigned char[:] buf, Py_ssize_t a,
                        Py_ssize_t b) except -1:
-    """key += data[a:b] (strbuf_add): key grown in place, the range copied from the view
-    (Python makes the slice a bytes object first; git's strbuf_add does not)."""
-    cdef Py_ssize_t n
-    if not (0 <= a < b <= buf.shape[0]):
-        key += data[a:b]
-        return 0
-    n = PyByteArray_GET_SIZE(key)
-    PyByteArray_Resize(key, n + (b - a))
-    memcpy(PyByteArray_AS_STRING(key) + n, &buf[a], b - a)
-    return 0
+    """key += data[a:b] (strbuf_add) from the view: extend_at over the view's bytes."""
+    return extend_at(key, data, &buf[0] if buf.shape[0] else NULL, buf.shape[0], a, b)
 
 
 cdef inline int setlen(bytearray last, Py_ssize_t p) except -1:
