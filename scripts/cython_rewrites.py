@@ -228,6 +228,10 @@ REWRITES: list[tuple[str, ...]] = [
     (PACKED, r"\(line\[name_off:\], ", "(tail(line, name_off), ", 1),
     # check_refname_format of every name, in C; the joined check only when one fails
     (REFNAME, r"^    if not names:$", "    if names_ok_c(names):", 1, "names_well_formed$"),
+    # and of one name: the plain-name test by the same C walk (it passes exactly the names
+    # check_refname_format passes with REFNAME_ALLOW_ONELEVEL); the rules path otherwise
+    (REFNAME, r"^    if _SIMPLE_NAME\.fullmatch\(name\) is None:$",
+     "    if not (type(name) is bytes and refname_ok_c(name)):", 1, "check_refname_format$"),
     # a pack index's binary search: each probed name compared where it lies (hashcmp)
     (IDX, r"^            name = buf\[o:o \+ hl\]$", "            c = hashcmp_at(buf, o, hl, oid)", 1),
     (IDX, r"^            if name == oid:$", "            if c == 0:", 1),

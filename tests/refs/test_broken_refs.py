@@ -7,7 +7,9 @@ import itertools
 from pathlib import Path
 
 import pytest
-from reftable_core.flags import PACKED_LOOKUPS, PACKED_READERS
+from reftable_core.flags import PACKED_LOOKUPS, PACKED_READERS, Flags
+from reftable_core.reftable.record import REF_SYMREF, REF_VAL1, RefRecord
+from reftable_core.reftable.stack import Stack, StackOptions
 
 from gitbin import GitRunner
 from tests.helpers.labrun import run_lab
@@ -140,3 +142,62 @@ def test_packed_refs_is_a_directory(repo: Repo) -> None:
     for args in [(), ("--verify", "refs/heads/main"), ("--exists", "refs/heads/main")]:
         rc, _, err = repo.same_as_git(*args)
         assert (rc, err) == (128, f"fatal: couldn't read {repo.packed}: Is a directory\n".encode())
+
+
+# A reftable store whose ref names a missing object. git's show-ref iterates broken refs
+# too (GIT_REF_PARANOIA is on by default: no object lookup per ref in the iterator): only a
+# ref that matches is looked up (show_one), and a missing object is then fatal ("bad
+# ref", 128); a ref that does not match is never looked up, whatever its object.
+REFTABLE_RUNS = [(), ("main",), ("x",), ("lost",), ("nomatch",), ("-q",), ("-q", "lost"),
+                 ("--branches",), ("--tags",), ("--head",), ("--hash", "lost"),
+                 ("--verify", "refs/tags/lost"), ("--exists", "refs/tags/lost"),
+                 ("--verify", "refs/heads/x")]
+
+
+@pytest.mark.parametrize("flags", ["", "mmap=off,single_subiter_bypass=off"])
+def test_reftable_ref_to_missing_object(git: GitRunner, tmp_path: Path, flags: str) -> None:
+    work = tmp_path / "repo"
+    git.run(["init", "-q", "--ref-format=reftable", "-b", "main", str(work)])
+    git.run(["commit", "-q", "--allow-empty", "-m", "one"], cwd=work)
+    git.run(["branch", "x"], cwd=work)
+    blob = git.run(["hash-object", "-w", "--stdin"], cwd=work, input=b"lost\n").stdout.strip().decode()
+    git.run(["update-ref", "refs/tags/lost", blob], cwd=work)
+    (work / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    gitdir = work / ".git"
+    statuses = set()
+    for args in REFTABLE_RUNS:
+        p = git.run(["--git-dir", str(gitdir), "show-ref", *args], check=False)
+        got = run_lab(["show-ref", "--git-dir", str(gitdir), *(["--flags", flags] if flags else []),
+                       *args])
+        assert got == (p.returncode, p.stdout, p.stderr), args
+        statuses.add(p.returncode)
+    assert statuses == {0, 1, 128}
+
+
+@pytest.mark.parametrize("target", [None, b"refs/heads/main", b"refs/heads/gone"],
+                         ids=["value", "symref", "dangling-symref"])
+@pytest.mark.parametrize("name", [b"refs/heads/a/../../b", b"refs/heads/a..b", b"refs/heads/b"],
+                         ids=["dangerous", "bad", "good"])
+def test_reftable_bad_names_as_git(git: GitRunner, tmp_path: Path, name: bytes,
+                                   target: bytes | None) -> None:
+    """A table holding a name that fails the refname check (written without the check,
+    as t1430's test-tool does): git's reftable iterator checks every name it steps
+    over, matched or not, so a dangerous name is fatal to any show-ref that iterates
+    past it; a merely bad one (a symref too) is shown with a zero id when it matches
+    (then fatal); a dangling symref is omitted."""
+    work = tmp_path / "repo"
+    git.run(["init", "-q", "--ref-format=reftable", "-b", "main", str(work)])
+    git.run(["commit", "-q", "--allow-empty", "-m", "one"], cwd=work)
+    oid = git.run(["rev-parse", "HEAD"], cwd=work).stdout.strip().decode()
+    gitdir = work / ".git"
+    stk = Stack(gitdir / "reftable", Flags(), StackOptions(auto_compact=False))
+    ui = stk.next_update_index()
+    rec = (RefRecord(name, ui, REF_VAL1, bytes.fromhex(oid)) if target is None else
+           RefRecord(name, ui, REF_SYMREF, target=target))
+    stk.add(lambda wr: wr.add_ref(rec))
+    stk.close()
+    for args in [(), ("main",), ("b",), ("nomatch",), ("--branches",), ("--tags",),
+                 ("--verify", "refs/heads/main")]:
+        p = git.run(["--git-dir", str(gitdir), "show-ref", *args], check=False)
+        got = run_lab(["show-ref", "--git-dir", str(gitdir), *args])
+        assert got == (p.returncode, p.stdout, p.stderr), args

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from reftable_core.errors import ReftableError
+from reftable_core.errors import RefnameError, ReftableError
 from reftable_core.flags import Flags
 from reftable_core.refs.api import SCAN_RECORDS, SCAN_ROWS, RefStore
 from reftable_core.refs.loose import LooseValue, read_loose
@@ -272,11 +272,6 @@ class _Tails:
         self.empty_ok = b"" in self.exact
 
 
-def _broken_ref(name: bytes) -> None:
-    """git's complaint about a ref whose object is missing (the ref is then skipped)."""
-    write_err("error: ", f"{name.decode('utf-8', 'replace')} does not point to a valid object!")
-
-
 def _show_patterns(store: RefStore, objs: Objects, o: dict[str, Any], patterns: list[str],
                    out: Any) -> int:
     found = 0
@@ -326,6 +321,9 @@ def _show_rows(store: RefStore, objs: Objects, o: dict[str, Any], match: _Tails 
     return 0 if found else 1
 
 
+_DANGLING = (None, None)     # _show_records: a symref that resolves to no object
+
+
 def _prefix_end(prefix: bytes) -> bytes:
     """The smallest name greater than every name starting with prefix (which
     must not end in 0xff bytes only: show-ref's prefixes all end in "/")."""
@@ -341,12 +339,14 @@ def _show_records(store: RefStore, objs: Objects, o: dict[str, Any], match: _Tai
     """show-ref's loop straight over the store's seekable records (a reftable
     store's merged iterator; no per-ref wrapper objects). The iterator yields
     names in order from the prefix on, so "still under the prefix" is one
-    comparison with the first name past it. A ref whose object is missing gets
-    git's complaint and is skipped, whether or not its name matches (the object
-    check comes first). The value types are bound to locals once (read in the
-    loop as cheaply as literals)."""
-    has = objs.has
-    good = objs.good
+    comparison with the first name past it. No object is looked up before the
+    match (git's iterator includes broken refs, GIT_REF_PARANOIA being on by
+    default): a matching ref whose object is missing makes _show_one die with git's
+    "bad ref". Every name is checked as git's reftable iterator checks the names it
+    steps over, matched or not (refs/reftable-backend.c): a dangerous one is fatal, a
+    bad one clears the id (REF_BAD_NAME; a symref so named is not read), and a
+    dangling symref is omitted (DO_FOR_EACH_OMIT_DANGLING_SYMREFS). The value types are bound to locals
+    once (read in the loop as cheaply as literals)."""
     val1, val2 = REF_VAL1, REF_VAL2
     m = match or _Tails([])
     exact, tails, lasts, empty_ok = m.exact, m.tails, m.lasts, m.empty_ok
@@ -361,6 +361,7 @@ def _show_records(store: RefStore, objs: Objects, o: dict[str, Any], match: _Tai
             if name >= stop:
                 break
             vt = rec.value_type
+            r = None
             if vt == val1:
                 oid = rec.value
                 peeled = None
@@ -368,18 +369,19 @@ def _show_records(store: RefStore, objs: Objects, o: dict[str, Any], match: _Tai
                 oid = rec.value
                 peeled = rec.target_value
             else:
-                r = _resolve_oid(store, name)
-                if r is None:
-                    continue                 # dangling symref: skipped silently
+                r = _resolve_oid(store, name) or _DANGLING
                 oid, peeled = r
-            if oid not in good and not has(oid):
-                _broken_ref(name)
-                continue
+            if not check_refname_format(name, REFNAME_ALLOW_ONELEVEL):
+                if not refname_is_safe(name):
+                    raise RefnameError("refname is dangerous: "
+                                       + name.decode("utf-8", "surrogateescape"))
+                oid = zero                   # a table's bad name: git's REF_BAD_NAME, oid cleared
+                peeled = None                # (a symref too: not read, so not omitted)
+            elif r is _DANGLING:
+                continue                     # dangling symref: omitted silently
             if match is not None and not ((name[-1] in lasts and (
                     name.endswith(tails) or name in exact)) if name else empty_ok):
                 continue
-            if not check_refname_format(name, REFNAME_ALLOW_ONELEVEL):
-                oid = zero                   # a table's bad name: git's REF_BAD_NAME, oid cleared
             found += 1
             _show_one(objs, o, name, oid, peeled, out)
     return 0 if found else 1
