@@ -160,13 +160,14 @@ REWRITES: list[tuple[str, ...]] = [
     (LOOPS, rf"\b(entry_key|key)\[:\] = ((?:erec|trec)\.refname|{CAST_NAME})$", r"setkey(\1, \2)", 64,
      "merge_"),
     (LOOPS, r"\bif key > entry_key:$", "if keycmp(key, entry_key) > 0:", 32, "merge_"),
-    # the on values' name compares (strcmp), and the queue's pop and push as the list's own
-    # (the interpreter calls them through bound methods hoisted into locals)
+    # the on values' name compares (strcmp), and the queue's pop (cbytes.pxd's heap_pop:
+    # pq_remove's len--, the allocation kept) and push (the list's own append; the
+    # interpreter calls both through bound methods hoisted into locals)
     (LOOPS, rf"\(an := ({CAST_NAME})\) < \(bn := ({CAST_NAME})\) or \(an == bn and ",
      r"bytescmp((an := \1), (bn := \2)) < 0 or (bytescmp(an, bn) == 0 and ", 96, "merge_ref__"),
     (LOOPS, rf"\bif ({CAST_NAME}) > erec\.refname:$", r"if bytescmp(\1, erec.refname) > 0:", 16,
      "merge_ref__"),
-    (LOOPS, r"\blast = pop\(\)$", "last = heap.pop()", 128, "merge_"),
+    (LOOPS, r"\blast = pop\(\)$", "last = heap_pop(heap)", 128, "merge_"),
     (LOOPS, r"^(\s+)append\(e\)$", r"\1heap.append(e)", 128, "merge_"),
     # the seek's scans: data's bytes read through a pointer (cbytes.pxd's bufptr and
     # byte_at: an int a byte, IndexError out of range, as the view's indexing), a probed

@@ -54,8 +54,8 @@ import cython
 from reftable_core.reftable.basics cimport get_varint
 from reftable_core.reftable.record cimport LogRecord, RefRecord, skip_value
 from reftable_core.reftable.cbytes cimport (bufptr, byte_at, bytescmp, cbuf, extend, extend_at,
-                                         fresh, frozen, head, keycmp, setkey, setlen,
-                                         slice_cmp, take)
+                                         fresh, frozen, head, heap_pop, keycmp, setkey,
+                                         setlen, slice_cmp, take)
 
 @cython.locals(base=Py_ssize_t, end=Py_ssize_t, rs=Py_ssize_t, lo=Py_ssize_t,
                hi=Py_ssize_t, mid=Py_ssize_t, q=Py_ssize_t, r=Py_ssize_t, o=Py_ssize_t,
@@ -116,7 +116,8 @@ flag's value to it (block.restart_scan picks one).
 Every loop and scan reads the record layout with the same statements, rendered from
 reftable_core.reftable.record's VARINT, SUFFIX_VARINT, SKIP_VARINT and REF_VALUE_IDS.
 The @cython.locals line above each ref, log and merge loop gives the Cython build its
-locals' C types (reftable_core.cython_shim: nothing in the interpreter and mypyc).
+locals' C types, and the two lines above a merge loop turn off the index checks of its
+heap there (reftable_core.cython_shim: nothing in the interpreter and mypyc).
 """
 from __future__ import annotations
 

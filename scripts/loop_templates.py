@@ -197,7 +197,8 @@ def FUNC(
 # of data (an mmap or bytes; read-only, so const); offsets are C integers; a varint's
 # value p or s fits unsigned 64 bits (basics.get_varint checks); a length n, an update
 # index and a time stay Python ints (a corrupt one may pass 2**63: OverflowError when it
-# meets an offset, a truncated record).
+# meets an offset, a truncated record). A merge loop's queue entries ([record, index]) are
+# lists: their two slots read as a list's, not through the generic item protocol.
 _RECORD_TYPES = {"buf": "const unsigned char[:]",
                  **{v: "Py_ssize_t" for v in ("off", "base", "end", "block_off", "start",
                                               "nxt", "hash_size", "h2", "vt")},
@@ -217,11 +218,17 @@ def cython_locals(types: dict[str, str]) -> str:
     return "\n".join(lines + [line])
 
 
+# A merge loop's heap indices are in range by construction (each below the heap's length,
+# from 0 up), so its typed lists are indexed as git's arrays are, unchecked: no bounds
+# test, no negative index counted from the end.
+MERGE_CHECKS = "@cython.boundscheck(False)\n@cython.wraparound(False)\n"
+
 CYTHON_LOCALS = {
     "ref": cython_locals({**_RECORD_TYPES, "rec": "RefRecord"}),
     "log": cython_locals({**_RECORD_TYPES, "kl": "Py_ssize_t", "tz": "Py_ssize_t"}),
-    **{f"merge_{kind}": cython_locals({
+    **{f"merge_{kind}": MERGE_CHECKS + cython_locals({
         "heap": "list", "its": "list",
+        **{v: "list" for v in ("entry", "last", "child", "right", "parent", "top", "e")},
         **{v: "Py_ssize_t" for v in ("n", "i", "j", "k", "idx", "tidx")},
         "erec": record, "rec": record}) for kind, record in (("ref", "RefRecord"),
                                                              ("log", "LogRecord"))},

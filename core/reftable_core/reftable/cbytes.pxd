@@ -9,7 +9,13 @@ from cpython.bytearray cimport (PyByteArray_AS_STRING, PyByteArray_FromStringAnd
                                 PyByteArray_GET_SIZE, PyByteArray_Resize)
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.ref cimport Py_DECREF
 from libc.string cimport memcmp, memcpy
+
+
+cdef extern from "Python.h":
+    void Py_SET_SIZE(object o, Py_ssize_t n)
 
 
 cdef inline bytes take(data, const unsigned char[:] buf, Py_ssize_t a, Py_ssize_t b):
@@ -200,3 +206,20 @@ cdef inline Py_ssize_t byte_in(data, Py_ssize_t i) except -1:
     cdef Py_ssize_t n
     cdef cbuf p = bufptr(data, &n)
     return byte_at(p, n, i)
+
+
+# The merge loops' queue: heap.pop() as git's merged_iter_pqueue_remove takes the last
+# entry (pq->len--): the list's length cut by one, its allocation kept. list.pop gives
+# the allocation back when the length falls below half of it, so a queue of one entry
+# (the last table's records, under single_subiter_bypass=off) freed its array at every
+# pop and allocated it again at the push that follows: two allocations a record that
+# git does not make.
+cdef inline object heap_pop(list heap):
+    """heap.pop(): the last entry, taken out; IndexError on an empty list."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(heap)
+    if n == 0:
+        raise IndexError("pop from empty list")
+    last = <object>PyList_GET_ITEM(heap, n - 1)    # a new reference ...
+    Py_SET_SIZE(heap, n - 1)
+    Py_DECREF(last)                                 # ... for the one the list gave up
+    return last

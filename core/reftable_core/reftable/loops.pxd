@@ -4,8 +4,8 @@ import cython
 from reftable_core.reftable.basics cimport get_varint
 from reftable_core.reftable.record cimport LogRecord, RefRecord, skip_value
 from reftable_core.reftable.cbytes cimport (bufptr, byte_at, bytescmp, cbuf, extend, extend_at,
-                                         fresh, frozen, head, keycmp, setkey, setlen,
-                                         slice_cmp, take)
+                                         fresh, frozen, head, heap_pop, keycmp, setkey,
+                                         setlen, slice_cmp, take)
 
 @cython.locals(base=Py_ssize_t, end=Py_ssize_t, rs=Py_ssize_t, lo=Py_ssize_t,
                hi=Py_ssize_t, mid=Py_ssize_t, q=Py_ssize_t, r=Py_ssize_t, o=Py_ssize_t,

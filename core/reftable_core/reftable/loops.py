@@ -36,7 +36,8 @@ flag's value to it (block.restart_scan picks one).
 Every loop and scan reads the record layout with the same statements, rendered from
 reftable_core.reftable.record's VARINT, SUFFIX_VARINT, SKIP_VARINT and REF_VALUE_IDS.
 The @cython.locals line above each ref, log and merge loop gives the Cython build its
-locals' C types (reftable_core.cython_shim: nothing in the interpreter and mypyc).
+locals' C types, and the two lines above a merge loop turn off the index checks of its
+heap there (reftable_core.cython_shim: nothing in the interpreter and mypyc).
 """
 from __future__ import annotations
 
@@ -1098,9 +1099,12 @@ def index_loop__swap_off(
         last = b""
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1203,9 +1207,12 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1298,9 +1305,12 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1403,9 +1413,12 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1498,9 +1511,12 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1592,9 +1608,12 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1683,9 +1702,12 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_on__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1777,9 +1799,12 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=on,
@@ -1868,9 +1893,12 @@ def merge_ref__cmp_on__skip_on__bypass_off__pq_off__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -1971,9 +1999,12 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2064,9 +2095,12 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2167,9 +2201,12 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2260,9 +2297,12 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2352,9 +2392,12 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2441,9 +2484,12 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_on__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2533,9 +2579,12 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=on, same_subiter_skip=off,
@@ -2622,9 +2671,12 @@ def merge_ref__cmp_on__skip_off__bypass_off__pq_off__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -2731,9 +2783,12 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -2830,9 +2885,12 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -2939,9 +2997,12 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -3038,9 +3099,12 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -3136,9 +3200,12 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -3231,9 +3298,12 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_on__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -3329,9 +3399,12 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=on,
@@ -3424,9 +3497,12 @@ def merge_ref__cmp_off__skip_on__bypass_off__pq_off__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -3531,9 +3607,12 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -3628,9 +3707,12 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -3735,9 +3817,12 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -3832,9 +3917,12 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -3928,9 +4016,12 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -4021,9 +4112,12 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_on__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -4117,9 +4211,12 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="RefRecord",
-               rec="RefRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="RefRecord", rec="RefRecord")
 def merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (ref records, merged_cmp=off, same_subiter_skip=off,
@@ -4210,9 +4307,12 @@ def merge_ref__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4315,9 +4415,12 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4410,9 +4513,12 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4515,9 +4621,12 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4610,9 +4719,12 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4704,9 +4816,12 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4795,9 +4910,12 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_on__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4889,9 +5007,12 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=on,
@@ -4980,9 +5101,12 @@ def merge_log__cmp_on__skip_on__bypass_off__pq_off__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5083,9 +5207,12 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5176,9 +5303,12 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5279,9 +5409,12 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5372,9 +5505,12 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5464,9 +5600,12 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5553,9 +5692,12 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_on__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5645,9 +5787,12 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=on, same_subiter_skip=off,
@@ -5734,9 +5879,12 @@ def merge_log__cmp_on__skip_off__bypass_off__pq_off__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -5848,9 +5996,12 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -5952,9 +6103,12 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -6066,9 +6220,12 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -6170,9 +6327,12 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -6273,9 +6433,12 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -6373,9 +6536,12 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_on__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -6476,9 +6642,12 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=on,
@@ -6576,9 +6745,12 @@ def merge_log__cmp_off__skip_on__bypass_off__pq_off__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -6688,9 +6860,12 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -6790,9 +6965,12 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -6902,9 +7080,12 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -7004,9 +7185,12 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -7105,9 +7289,12 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -7203,9 +7390,12 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_on__suppress_off(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_on(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
@@ -7304,9 +7494,12 @@ def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_on(
         yield erec
 
 
-@cython.locals(heap="list", its="list", n="Py_ssize_t", i="Py_ssize_t", j="Py_ssize_t",
-               k="Py_ssize_t", idx="Py_ssize_t", tidx="Py_ssize_t", erec="LogRecord",
-               rec="LogRecord")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(heap="list", its="list", entry="list", last="list", child="list",
+               right="list", parent="list", top="list", e="list", n="Py_ssize_t",
+               i="Py_ssize_t", j="Py_ssize_t", k="Py_ssize_t", idx="Py_ssize_t",
+               tidx="Py_ssize_t", erec="LogRecord", rec="LogRecord")
 def merge_log__cmp_off__skip_off__bypass_off__pq_off__suppress_off(
         heap: list[Any], its: list[Iterator[Any]]) -> Iterator[Any]:
     """Yield the merged records (log records, merged_cmp=off, same_subiter_skip=off,
