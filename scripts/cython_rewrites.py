@@ -220,6 +220,14 @@ REWRITES: list[tuple[str, ...]] = [
     (STACK, r"^                st = os\.stat\(self\.list_file\)$",
      "                st = stat_key(self.list_file)", 1),
     (STACK, r"^            if _stat_key\(st\) == self\._list_stat:$", "            if st == self._list_stat:", 1),
+    # stat_cache=off's read of tables.list (git's read_lines: open, lseek to the end and
+    # back, one read, close), each system call made from C (cstat.pxd)
+    (STACK, r"^        return os\.open\(path, os\.O_RDONLY \| os\.O_CLOEXEC \| os\.O_NONBLOCK\)$",
+     "        return sys_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)", 1, "_open_list$"),
+    (STACK, r"\bos\.lseek\(fd, 0, os\.(SEEK_END|SEEK_SET)\)", r"sys_lseek(fd, 0, \1)", 2,
+     "_read_names_fd$"),
+    (STACK, r"\bos\.read\(fd, size - got\)", "sys_read(fd, size - got)", 1, "_read_names_fd$"),
+    (STACK, r"^        os\.close\(fd\)$", "        sys_close(fd)", 1, "read_names$"),
     # the chunk's lines, each LF found by memchr
     (PACKED, r"\blines = self\.buf\[pos:end\]\.split\(b\"\\n\"\)$", "lines = split_lf(self.buf[pos:end])", 1),
     # get_oid_hex over the line: the usual row's id, and the "^" line's peeled id
@@ -229,10 +237,6 @@ REWRITES: list[tuple[str, ...]] = [
     (PACKED, r"\(line\[name_off:\], ", "(tail(line, name_off), ", 1),
     # check_refname_format of every name, in C; the joined check only when one fails
     (REFNAME, r"^    if not names:$", "    if names_ok_c(names):", 1, "names_well_formed$"),
-    # and of one name: the plain-name test by the same C walk (it passes exactly the names
-    # check_refname_format passes with REFNAME_ALLOW_ONELEVEL); the rules path otherwise
-    (REFNAME, r"^    if _SIMPLE_NAME\.fullmatch\(name\) is None:$",
-     "    if not (type(name) is bytes and refname_ok_c(name)):", 1, "check_refname_format$"),
     # a pack index's binary search: each probed name compared where it lies (hashcmp)
     (IDX, r"^            name = buf\[o:o \+ hl\]$", "            c = hashcmp_at(buf, o, hl, oid)", 1),
     (IDX, r"^            if name == oid:$", "            if c == 0:", 1),

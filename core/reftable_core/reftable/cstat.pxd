@@ -1,16 +1,37 @@
-# A file's stat key as C, for the Cython build only: no module imports this file's names;
-# scripts/cython_rewrites.py spells stack.py's stat of tables.list with it in the build's
-# copy (line for line), and stack.pxd cimports it. git's stat_cache compares the result of
-# stat(2) with the one it kept; the interpreter calls os.stat, which builds a stat_result
-# of some twenty fields (float times among them) for the five the key keeps.
+# The system calls of tables.list as C, for the Cython build only: no module imports this
+# file's names; scripts/cython_rewrites.py spells stack.py's stat of tables.list
+# (stat_cache=on) and its open, lseek, read and close (read_lines: stat_cache=off, and
+# every reload) with them in the build's copy (line for line), and stack.pxd cimports
+# them. git's stat_cache compares the result of stat(2) with the one it kept; the
+# interpreter calls os.stat, which builds a stat_result of some twenty fields (float times
+# among them) for the five the key keeps. Each os call also reads its function from the
+# module, parses its arguments and lets go of the GIL around the call and takes it back;
+# here each is the system call itself, retried on EINTR and raising the OSError os raises.
 import os
 
-from libc.errno cimport errno
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.errno cimport EINTR, errno
+from posix.fcntl cimport open as c_open
 from posix.stat cimport stat, struct_stat
+from posix.unistd cimport close as c_close, lseek as c_lseek, read as c_read
 
 
 cdef extern from "Python.h":
     bytes PyUnicode_EncodeFSDefault(object path)
+
+
+cdef inline bytes _fsname(path):
+    """os.fsencode(path), a str encoded in C."""
+    if type(path) is str:
+        return PyUnicode_EncodeFSDefault(path)
+    return os.fsencode(path)
+
+
+cdef inline int _raise(path=None) except -1:
+    e = errno
+    if path is None:
+        raise OSError(e, os.strerror(e))
+    raise OSError(e, os.strerror(e), path)
 
 
 cdef inline tuple stat_key(path):
@@ -18,14 +39,52 @@ cdef inline tuple stat_key(path):
     st_mtime_ns, st_ctime_ns); a failing stat raises the OSError os.stat raises
     (FileNotFoundError when the file is missing)."""
     cdef struct_stat st
-    cdef bytes name
-    if type(path) is str:       # os.fsencode's encoding of a str, called in C
-        name = PyUnicode_EncodeFSDefault(path)
-    else:
-        name = os.fsencode(path)
+    cdef bytes name = _fsname(path)
     if stat(name, &st) != 0:
-        e = errno
-        raise OSError(e, os.strerror(e), path)
+        _raise(path)
     return (st.st_dev, st.st_ino, st.st_size,
             <long long>st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
             <long long>st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec)
+
+
+cdef inline int sys_open(path, int flags) except -1:
+    """os.open(path, flags) (no O_CREAT: no mode): open(2)."""
+    cdef bytes name = _fsname(path)
+    cdef int fd
+    while True:
+        fd = c_open(name, flags)
+        if fd >= 0:
+            return fd
+        if errno != EINTR:
+            return _raise(path)
+
+
+cdef inline long long sys_lseek(int fd, long long off, int how) except -1:
+    """os.lseek(fd, off, how): lseek(2)."""
+    cdef long long r = c_lseek(fd, off, how)
+    if r < 0:
+        return _raise()
+    return r
+
+
+cdef inline bytes sys_read(int fd, Py_ssize_t n):
+    """os.read(fd, n): read(2) into a new bytes of n bytes, cut to what came."""
+    cdef bytes out
+    cdef Py_ssize_t r
+    if n < 0:
+        raise ValueError("negative length")
+    out = PyBytes_FromStringAndSize(NULL, n)
+    while True:
+        r = c_read(fd, PyBytes_AS_STRING(out), n)
+        if r >= 0:
+            break
+        if errno != EINTR:
+            _raise()
+    return out if r == n else out[:r]
+
+
+cdef inline int sys_close(int fd) except -1:
+    """os.close(fd): close(2) (an EINTR is not retried, as os.close does not)."""
+    if c_close(fd) != 0:
+        return _raise()
+    return 0
