@@ -111,6 +111,7 @@ TREE = "reftable_core/odb/tree.py"
 ITER = "reftable_core/reftable/iter.py"
 MERGED = "reftable_core/reftable/merged.py"
 SHOW_REF = "reftable_core/builtin/show_ref.py"
+READERS = "reftable_core/refs/packed_readers.py"
 FIELD = r"(off(?: \+ hash_size)?)"              # a record loop's field start
 # a merge loop's queue entry [record, index]: its record read through the entry's type
 # (a checked cast: a TypeError, never a wrong read, should another type get there)
@@ -265,13 +266,28 @@ REWRITES: list[tuple[str, ...]] = [
      "split_tree$"),
     # show-ref's loop over a reftable store's records checks every name as git's reftable
     # iterator does (check_refname_format, a table-driven walk in C): by crefname.pxd's walk
-    # (refname_ok_c), the full rules only for a name it fails. The packed-refs readers keep
-    # the regex check a line in this build: their per-byte reads (packed_reader=fgetc,
-    # getc_unlocked) are still Python calls, and beside a C check those alone would set
-    # the readers' ratios (fgetc -> getc_unlocked 4.1x, C 1.3x)
+    # (refname_ok_c), the full rules only for a name it fails
     (SHOW_REF, r"^            if not check_refname_format\(name, REFNAME_ALLOW_ONELEVEL\):$",
      "            if not (type(name) is bytes and refname_ok_c(name)) and "
      "not check_refname_format(name, REFNAME_ALLOW_ONELEVEL):", 1, "_show_records$"),
+    # check_refname_format's plain-name test by the same C walk (it passes exactly the
+    # names check_refname_format passes with REFNAME_ALLOW_ONELEVEL), the rules otherwise:
+    # the packed-refs readers check each line's name with it, as git's C does
+    (REFNAME, r"^    if _SIMPLE_NAME\.fullmatch\(name\) is None:$",
+     "    if not (type(name) is bytes and refname_ok_c(name)):", 1, "check_refname_format$"),
+    # packed_reader=fgetc: libc's fgetc a character (cstdio.pxd), where the interpreter calls
+    # a buffered file object's read(1) (locked, like fgetc); the FILE reads a dup of f's fd
+    (READERS, r"^        read = f\.read$", "        fp = cfile(f)", 1, "lines_fgetc$"),
+    (READERS, r"^            c = read\(1\)$", "            c = cgetc(fp)", 1, "lines_fgetc$"),
+    (READERS, r"^            if not c:$", "            if c < 0:", 1, "lines_fgetc$"),
+    (READERS, r"^            buf\[n\] = c\[0\]$", "            buf[n] = c", 1, "lines_fgetc$"),
+    (READERS, r'^            if c == b"\\n":$', "            if c == 10:", 1, "lines_fgetc$"),
+    (READERS, r"^        read_bytes = f\.tell\(\)$", "        read_bytes = ctell(fp)", 1,
+     "lines_fgetc$"),
+    # packed_reader=getc_unlocked: each byte appended to the line in C (the buffer and the
+    # byte typed: a C loop over the bytes, bytearray.append's C call)
+    (READERS, r"^                append\(c\)( .*)?$", r"                line.append(c)\1", 1,
+     "lines_getc_unlocked$"),
 ]
 
 
