@@ -21,7 +21,7 @@ import pytest
 from reftable_core.errors import FormatError, ReftableError
 from reftable_core.flags import Flags, baseline
 from reftable_core.reftable.record import LogRecord, RefRecord
-from reftable_core.reftable.stack import Stack, StackOptions
+from reftable_core.reftable.stack import Stack, StackOptions, read_names
 
 from tests.helpers.labrun import REPO_ROOT, run_lab
 
@@ -333,3 +333,12 @@ def test_corrupt_block_offsets_are_file_relative(tmp_path: Path, flags: Flags,
     assert e.path == str(path) and str(path) in str(e)
     block = where - where % 256
     assert e.offset is not None and block <= e.offset < block + 256 + 24
+
+
+def test_a_nul_in_the_list_path_is_refused(tmp_path: Path) -> None:
+    """A NUL in tables.list's path (a hostile gitdir file can carry one) is os's ValueError
+    in every build: the Cython build's open(2) from C would read the path only up to it,
+    which names another file, here one that exists."""
+    (tmp_path / "tables.list").write_bytes(b"0x000000000001-0x000000000001-00000000.ref\n")
+    with pytest.raises(ValueError, match="null"):
+        read_names(str(tmp_path / "tables.list") + "\0.lock")

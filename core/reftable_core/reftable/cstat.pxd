@@ -9,8 +9,9 @@
 # here each is the system call itself, retried on EINTR and raising the OSError os raises.
 import os
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.errno cimport EINTR, errno
+from libc.string cimport memchr
 from posix.fcntl cimport open as c_open
 from posix.stat cimport stat, struct_stat
 from posix.unistd cimport close as c_close, lseek as c_lseek, read as c_read
@@ -21,10 +22,16 @@ cdef extern from "Python.h":
 
 
 cdef inline bytes _fsname(path):
-    """os.fsencode(path), a str encoded in C."""
+    """os.fsencode(path), a str encoded in C; a NUL in it is the ValueError os raises (a
+    C string would end there: another file's name)."""
+    cdef bytes name
     if type(path) is str:
-        return PyUnicode_EncodeFSDefault(path)
-    return os.fsencode(path)
+        name = PyUnicode_EncodeFSDefault(path)
+    else:
+        name = os.fsencode(path)
+    if memchr(PyBytes_AS_STRING(name), 0, PyBytes_GET_SIZE(name)) != NULL:
+        raise ValueError("embedded null byte")
+    return name
 
 
 cdef inline int _raise(path=None) except -1:
