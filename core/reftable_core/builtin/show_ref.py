@@ -321,9 +321,6 @@ def _show_rows(store: RefStore, objs: Objects, o: dict[str, Any], match: _Tails 
     return 0 if found else 1
 
 
-_DANGLING = (None, None)     # _show_records: a symref that resolves to no object
-
-
 def _prefix_end(prefix: bytes) -> bytes:
     """The smallest name greater than every name starting with prefix (which
     must not end in 0xff bytes only: show-ref's prefixes all end in "/")."""
@@ -361,7 +358,7 @@ def _show_records(store: RefStore, objs: Objects, o: dict[str, Any], match: _Tai
             if name >= stop:
                 break
             vt = rec.value_type
-            r = None
+            dangling = False
             if vt == val1:
                 oid = rec.value
                 peeled = None
@@ -369,15 +366,19 @@ def _show_records(store: RefStore, objs: Objects, o: dict[str, Any], match: _Tai
                 oid = rec.value
                 peeled = rec.target_value
             else:
-                r = _resolve_oid(store, name) or _DANGLING
-                oid, peeled = r
+                r = _resolve_oid(store, name)
+                if r is None:
+                    dangling = True          # a symref that resolves to no object
+                    oid = peeled = None
+                else:
+                    oid, peeled = r
             if not check_refname_format(name, REFNAME_ALLOW_ONELEVEL):
                 if not refname_is_safe(name):
                     raise RefnameError("refname is dangerous: "
                                        + name.decode("utf-8", "surrogateescape"))
                 oid = zero                   # a table's bad name: git's REF_BAD_NAME, oid cleared
                 peeled = None                # (a symref too: not read, so not omitted)
-            elif r is _DANGLING:
+            elif dangling:
                 continue                     # dangling symref: omitted silently
             if match is not None and not ((name[-1] in lasts and (
                     name.endswith(tails) or name in exact)) if name else empty_ok):
