@@ -112,6 +112,8 @@ ITER = "reftable_core/reftable/iter.py"
 MERGED = "reftable_core/reftable/merged.py"
 SHOW_REF = "reftable_core/builtin/show_ref.py"
 READERS = "reftable_core/refs/packed_readers.py"
+WRITER = "reftable_core/reftable/writer.py"
+BLOCK_WRITER = "reftable_core/reftable/block_writer.py"
 FIELD = r"(off(?: \+ hash_size)?)"              # a record loop's field start
 # a merge loop's queue entry [record, index]: its record read through the entry's type
 # (a checked cast: a TypeError, never a wrong read, should another type get there)
@@ -288,6 +290,10 @@ REWRITES: list[tuple[str, ...]] = [
     # byte typed: a C loop over the bytes, bytearray.append's C call)
     (READERS, r"^                append\(c\)( .*)?$", r"                line.append(c)\1", 1,
      "lines_getc_unlocked$"),
+    # the writers' key buffers filled (writer_scratch, block_writer_scratch: a fresh buffer
+    # or the kept one, reset and refilled) by cbytes.pxd's setkey, as the merge loops' keys
+    (WRITER, r"^(\s+)([kh])\[:\] = (name|key|oid)\b", r"\1setkey(\2, \3)", 3),
+    (BLOCK_WRITER, r"^(\s+)k\[:\] = key$", r"\1setkey(k, key)", 1),
 ]
 
 

@@ -277,7 +277,8 @@ def test_the_cython_rewrites_keep_every_line_and_check_their_counts(tmp_path: Pa
                        cython_rewrites.ITER, cython_rewrites.TABLE, cython_rewrites.MERGED,
                        cython_rewrites.STACK, cython_rewrites.PACKED,
                        cython_rewrites.REFNAME, cython_rewrites.IDX, cython_rewrites.DELTA,
-                       cython_rewrites.TREE, cython_rewrites.SHOW_REF, cython_rewrites.READERS]
+                       cython_rewrites.TREE, cython_rewrites.SHOW_REF, cython_rewrites.READERS,
+                       cython_rewrites.WRITER, cython_rewrites.BLOCK_WRITER]
     for name in touched:
         new = (tree / name).read_text().split("\n")
         old = (core.parent / name).read_text().split("\n")

@@ -47,7 +47,7 @@ class StrBuf:
             self.buf.extend(bytes(new - alloc))
 
 
-@cython.locals(n="Py_ssize_t", buf=bytearray, c="int")    # the Cython build: C ints
+@cython.locals(n="Py_ssize_t", buf="bytearray", c="int")    # the Cython build: C ints
 def lines_fgetc(path: str, sb: StrBuf | None = None) -> Iterator[bytes]:
     """One character at a time through a buffered (locked) file object, into a
     strbuf (sb, reused across lines as strbuf_reset keeps its allocation)."""
@@ -76,7 +76,7 @@ def lines_fgetc(path: str, sb: StrBuf | None = None) -> Iterator[bytes]:
             yield bytes(memoryview(buf)[:n])
 
 
-@cython.locals(buf=bytes, c="unsigned char", line=bytearray)  # the Cython build: a C loop
+@cython.locals(buf="bytes", c="unsigned char", line="bytearray")  # the Cython build: a C loop
 def lines_getc_unlocked(path: str, bufsize: int = 65536) -> Iterator[bytes]:
     """One character at a time from a buffer this function refills itself."""
     fd = os.open(path, os.O_RDONLY)

@@ -1,0 +1,5 @@
+# The C of writer.py for the Cython build (scripts/build-cython-core.sh; Cython reads this file
+# beside writer.py, the interpreter and mypyc never do): a record's key put into its key buffer
+# (`buf[:] = key`: git's reftable_buf_reset, then reftable_buf_add) by cbytes.pxd's setkey,
+# a resize and a memcpy, where the interpreter assigns a slice (scripts/cython_rewrites.py).
+from reftable_core.reftable.cbytes cimport setkey
