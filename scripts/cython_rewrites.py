@@ -268,10 +268,10 @@ REWRITES: list[tuple[str, ...]] = [
      "split_tree$"),
     # show-ref's loop over a reftable store's records checks every name as git's reftable
     # iterator does (check_refname_format, a table-driven walk in C): by crefname.pxd's walk
-    # (refname_ok_c), the full rules only for a name it fails
-    (SHOW_REF, r"^            if not check_refname_format\(name, REFNAME_ALLOW_ONELEVEL\):$",
+    # (refname_ok_c), refname.iterated_refname_ok only for a name it fails
+    (SHOW_REF, r"^            if not iterated_refname_ok\(name\):$",
      "            if not (type(name) is bytes and refname_ok_c(name)) and "
-     "not check_refname_format(name, REFNAME_ALLOW_ONELEVEL):", 1, "_show_records$"),
+     "not iterated_refname_ok(name):", 1, "_show_records$"),
     # check_refname_format's plain-name test by the same C walk (it passes exactly the
     # names check_refname_format passes with REFNAME_ALLOW_ONELEVEL), the rules otherwise:
     # the packed-refs readers check each line's name with it, as git's C does

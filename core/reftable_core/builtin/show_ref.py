@@ -21,11 +21,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from reftable_core.errors import RefnameError, ReftableError
+from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags
 from reftable_core.refs.api import SCAN_RECORDS, SCAN_ROWS, RefStore
 from reftable_core.refs.loose import LooseValue, read_loose
-from reftable_core.refs.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, refname_is_safe
+from reftable_core.refs.refname import (REFNAME_ALLOW_ONELEVEL, check_refname_format,
+                                        iterated_refname_ok, refname_is_safe)
 from reftable_core.reftable.record import REF_VAL1, REF_VAL2
 from reftable_core.repo import Repo
 
@@ -372,10 +373,7 @@ def _show_records(store: RefStore, objs: Objects, o: dict[str, Any], match: _Tai
                     oid = peeled = None
                 else:
                     oid, peeled = r
-            if not check_refname_format(name, REFNAME_ALLOW_ONELEVEL):
-                if not refname_is_safe(name):
-                    raise RefnameError("refname is dangerous: "
-                                       + name.decode("utf-8", "surrogateescape"))
+            if not iterated_refname_ok(name):
                 oid = zero                   # a table's bad name: git's REF_BAD_NAME, oid cleared
                 peeled = None                # (a symref too: not read, so not omitted)
             elif dangling:

@@ -220,6 +220,18 @@ def path_safe_refname(name: bytes) -> bool:
             and b"\0" not in name)
 
 
+def iterated_refname_ok(name: bytes) -> bool:
+    """git's reftable iterator's check of each name it steps over, matched or not
+    (refs/reftable-backend.c): True when well formed; False when bad but safe (git's
+    REF_BAD_NAME: the ref is listed with its id cleared); a dangerous name is fatal
+    (RefnameError "refname is dangerous")."""
+    if check_refname_format(name, REFNAME_ALLOW_ONELEVEL):
+        return True
+    if not refname_is_safe(name):
+        raise RefnameError("refname is dangerous: " + name.decode("utf-8", "surrogateescape"))
+    return False
+
+
 def unsafe_refname_error(name: bytes) -> RefnameError:
     """git's refusal of a name that fails both checks (refs.c, ref_transaction_update)."""
     return RefnameError(f"refusing to update ref with bad name "

@@ -53,7 +53,7 @@ from typing import Any
 from ..config import config_bool, config_int, parse_bool
 from ..counters import WORK
 from ..errors import (ConfigError, EntryTooBigError, LockError, NameConflictError,
-                      RefnameError, ReftableError, TransactionError, TransactionLockError)
+                      ReftableError, TransactionError, TransactionLockError)
 from ..flags import Flags
 from ..lockfile import (LOCK_SUFFIX, PERM_EVERYBODY, PERM_GROUP, PERM_UMASK, shared_perm,
                         umask_file_mode)
@@ -62,7 +62,7 @@ from ..reftable.record import REF_DELETION, REF_SYMREF, REF_VAL1, LogRecord, Ref
 from ..reftable.stack import Stack, StackOptions
 from .api import (HASH_SIZES, SCAN_RECORDS, LogEntry, Ref, RefStoreBase, RefUpdate,
                   ref_from_record)
-from .refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, refname_is_safe
+from .refname import iterated_refname_ok
 from .reflog import (committer_ident, hhmm_to_minutes, log_mode, minutes_to_hhmm,
                      normalize_reflog_message, should_autocreate_reflog)
 from .transaction import (HookAbortedError, QueuedUpdate, check_new_object, check_old_regular,
@@ -237,14 +237,10 @@ class ReftableRefStore(RefStoreBase):
             return
         zero = self.zero
         for rec in self.live_records_under(start):
-            name = rec.refname
-            if check_refname_format(name, REFNAME_ALLOW_ONELEVEL):
+            if iterated_refname_ok(rec.refname):
                 yield rec
-                continue
-            if not refname_is_safe(name):
-                raise RefnameError("refname is dangerous: "
-                                   + name.decode("utf-8", "surrogateescape"))
-            yield RefRecord(name, rec.update_index, REF_VAL1, zero)
+            else:
+                yield RefRecord(rec.refname, rec.update_index, REF_VAL1, zero)
 
     def seek_ref_records(self, start: bytes) -> Iterator[Any]:
         """The merged ref iterator positioned at start (after the up-to-date check):
