@@ -5,10 +5,9 @@
 # character; here it is libc's fgetc itself, on a FILE opened over a duplicate of that
 # file's descriptor: a call and the stream's lock a character, as git's. The FILE is
 # held by a capsule, closed when the capsule goes (the generator done or dropped).
-import os
-
+from cpython.exc cimport PyErr_SetFromErrno
 from cpython.pycapsule cimport PyCapsule_Destructor, PyCapsule_GetPointer, PyCapsule_New
-from libc.errno cimport errno
+from libc cimport errno as c_errno
 from libc.stdio cimport EOF, FILE, fdopen, ferror, fgetc, ftell
 from posix.unistd cimport close as c_close, dup
 
@@ -28,14 +27,15 @@ cdef inline object cfile(f):
     """A FILE reading f's file from its start (fdopen of a dup of f.fileno()), in a capsule."""
     cdef int fd = dup(f.fileno())
     cdef FILE *fp
+    cdef int e
     if fd < 0:
-        e = errno
-        raise OSError(e, os.strerror(e))
+        PyErr_SetFromErrno(OSError)
     fp = fdopen(fd, "rb")
     if fp == NULL:
-        e = errno
+        e = c_errno.errno
         c_close(fd)
-        raise OSError(e, os.strerror(e))
+        c_errno.errno = e               # fdopen's, for the OSError
+        PyErr_SetFromErrno(OSError)
     return PyCapsule_New(fp, "reftable_lab.FILE", <PyCapsule_Destructor>reftable_lab_fclose)
 
 
@@ -48,8 +48,7 @@ cdef inline int cgetc(capsule) except -2:
     cdef FILE *fp = _fp(capsule)
     cdef int c = fgetc(fp)
     if c == EOF and ferror(fp):
-        e = errno
-        raise OSError(e, os.strerror(e))
+        PyErr_SetFromErrno(OSError)
     return c
 
 

@@ -7,38 +7,39 @@
 # among them) for the five the key keeps. Each os call also reads its function from the
 # module, parses its arguments and lets go of the GIL around the call and takes it back;
 # here each is the system call itself, retried on EINTR and raising the OSError os raises.
-import os
-
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.exc cimport PyErr_SetFromErrno, PyErr_SetFromErrnoWithFilenameObject
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_DECREF
 from libc.errno cimport EINTR, errno
-from libc.string cimport memchr
 from posix.fcntl cimport open as c_open
 from posix.stat cimport stat, struct_stat
 from posix.unistd cimport close as c_close, lseek as c_lseek, read as c_read
 
 
 cdef extern from "Python.h":
-    bytes PyUnicode_EncodeFSDefault(object path)
+    # os's own converter of a path argument: a str encoded as os.fsencode does, a bytes or
+    # a path-like as os takes them; a NUL in it is os's ValueError ("embedded null byte":
+    # a C string would end there, another file's name)
+    int PyUnicode_FSConverter(object path, void *result) except 0
 
 
 cdef inline bytes _fsname(path):
-    """os.fsencode(path), a str encoded in C; a NUL in it is the ValueError os raises (a
-    C string would end there: another file's name)."""
-    cdef bytes name
-    if type(path) is str:
-        name = PyUnicode_EncodeFSDefault(path)
-    else:
-        name = os.fsencode(path)
-    if memchr(PyBytes_AS_STRING(name), 0, PyBytes_GET_SIZE(name)) != NULL:
-        raise ValueError("embedded null byte")
+    """The file system name os would make of path (PyUnicode_FSConverter)."""
+    cdef PyObject *out = NULL
+    PyUnicode_FSConverter(path, &out)
+    name = <bytes>out               # a new reference ...
+    Py_DECREF(name)                 # ... for the one the converter handed over
     return name
 
 
 cdef inline int _raise(path=None) except -1:
-    e = errno
+    """The OSError os raises for errno (with the path, when given)."""
     if path is None:
-        raise OSError(e, os.strerror(e))
-    raise OSError(e, os.strerror(e), path)
+        PyErr_SetFromErrno(OSError)
+    else:
+        PyErr_SetFromErrnoWithFilenameObject(OSError, path)
+    return -1
 
 
 cdef inline tuple stat_key(path):
