@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import random
+import re
 import zlib
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 from reftable_core.errors import FormatError, NotExistError, ReftableError
 from reftable_core.odb.revision import (
     DWIM_RULES,
+    _suffix_start,
     apply_suffixes,
     commit_date,
     parse_commit,
@@ -224,3 +227,21 @@ def test_resolve_range(mgit: GitRunner, repo: Path) -> None:
         for bad in (b"nope", b"main..nope", b"main...side", b"^nope"):
             with pytest.raises(NotExistError, match="unknown revision"):
                 rr(bad)
+
+
+def test_suffix_start_finds_the_run_git_parses_from_the_end() -> None:
+    """_suffix_start scans back from the end (git's get_oid_1: a "}" back to its "^{",
+    else the digits back to a "~" or "^"); its answer is where the leftmost run of
+    ~N, ^N and ^{[a-z]*} reaching the end starts, as a regex search would find it."""
+    run = re.compile(rb"(?:~\d*|\^\d*|\^\{[a-z]*\})+\Z")
+    rng = random.Random(7)
+    alphabet = [b"a", b"Z", b"0", b"7", b"~", b"^", b"{", b"}", b"-", b"/"]
+    for length in range(10):
+        for _ in range(3000):
+            text = b"".join(rng.choice(alphabet) for _ in range(length))
+            m = run.search(text)
+            assert _suffix_start(text) == (m.start() if m else len(text)), text
+    assert _suffix_start(b"HEAD~2^{commit}") == 4
+    assert _suffix_start(b"v1.0^{tag") == 9           # no closing brace: no suffix
+    assert _suffix_start(b"f" * 40) == 40
+    assert _suffix_start(b"~2") == 0

@@ -48,7 +48,6 @@ DWIM_RULES = (b"%s", b"refs/%s", b"refs/tags/%s", b"refs/heads/%s", b"refs/remot
 
 MIN_ABBREV = 4
 
-_REV_SUFFIX = re.compile(rb"(?:~\d*|\^\d*|\^\{[a-z]*\})+$")
 _REV_STEP = re.compile(rb"~(\d*)|\^\{([a-z]*)\}|\^(\d*)")
 
 
@@ -245,6 +244,28 @@ def _resolve_path(rev: bytes, path: bytes, resolve_ref: RefResolver, objects: Ob
     return hit[0] if hit is not None else None
 
 
+def _suffix_start(text: bytes) -> int:
+    """Where the run of revision suffixes (~N, ^N, ^{type}) that ends text starts
+    (len(text): none), found from its end as git's get_oid_1 finds its last suffix: a
+    closing brace back to its "^{" (peel_onion), else the digits back to a "~" or "^"."""
+    end = len(text)
+    while end:
+        if text[end - 1] == 0x7D:                         # "}"
+            at = text.rfind(b"^{", 0, end - 1)
+            kind = text[at + 2:end - 1]
+            if at < 0 or (kind and not (kind.isalpha() and kind.islower())):
+                break
+            end = at
+            continue
+        at = end
+        while at and 0x30 <= text[at - 1] <= 0x39:       # digits
+            at -= 1
+        if not at or text[at - 1] not in (0x7E, 0x5E):     # "~", "^"
+            break
+        end = at - 1
+    return end
+
+
 def resolve_revision(text: bytes, resolve_ref: RefResolver, objects: ObjectsGetter,
                      hash_size: int, ambiguous: Ambiguous | None = None) -> bytes | None:
     """The object id text names (see the module contract), or None."""
@@ -254,13 +275,13 @@ def resolve_revision(text: bytes, resolve_ref: RefResolver, objects: ObjectsGett
     if colon > 0:
         return _resolve_path(text[:colon], text[colon + 1:], resolve_ref, objects, hash_size,
                              ambiguous)
-    m = _REV_SUFFIX.search(text)
-    if m is not None and m.start() > 0:
-        base = _resolve_basic(text[:m.start()], resolve_ref, objects, hash_size, ambiguous)
+    start = _suffix_start(text)
+    if 0 < start < len(text):
+        base = _resolve_basic(text[:start], resolve_ref, objects, hash_size, ambiguous)
         if base is None:
             return None
         try:
-            return apply_suffixes(objects(), base, text[m.start():])
+            return apply_suffixes(objects(), base, text[start:])
         except ReftableError:
             return None
     return _resolve_basic(text, resolve_ref, objects, hash_size, ambiguous)
