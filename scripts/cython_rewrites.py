@@ -61,9 +61,21 @@ and line profilers read).
 - table.py: the table reader calls its block loader with the views flag (mmap) as one more
   argument, where the interpreter binds it in a functools.partial (a keyword merged into
   every call), and picks an index offset by comparisons where the interpreter builds a
-  dict a call. The same loader, the same offsets.
+  dict a call. The same loader, the same offsets. The steps a flag picks (the loader,
+  block_type_early_exit; the seek in a block, seek_in_place; the record loop's start,
+  next_block_in_place) are called in C, each chosen at the call by the flag's value kept
+  in a C field, where the interpreter calls the function it bound when the reader was
+  made: the same function (block_loader hands the partial the loader's Python function,
+  looked up by its name, since a cpdef function named in its own module is its C).
+- merged.py: the seek makes its queue (pq.pxd, an extension type) and adds to it with
+  loops.pxd's pq_add in C.
 - stack.py: under stat_cache=on the stat of tables.list is one stat(2) whose fields make
-  the key (cstat.pxd), where the interpreter builds os.stat's stat_result first.
+  the key (cstat.pxd), where the interpreter builds os.stat's stat_result first. A Stack
+  is an extension type (stack.pxd), and reload calls the up-to-date check stat_cache picks
+  in C, by the flag's C field, where the interpreter calls the bound method it stored.
+- counters.py, blocksource.py: Counters and the block sources are extension types
+  (counters.pxd, blocksource.pxd); the modules whose .pxd types their global WORK add to a
+  counter in C (no rewrite: the .pxd declarations alone).
 - packed.py: a walk's chunk is split into its lines by cline.pxd's C (memchr finds each LF,
   where CPython's split tests byte by byte; the same list of new bytes); its usual rows
   decode each hex id with cline.pxd's C, from the line where
@@ -197,10 +209,18 @@ REWRITES: list[tuple[str, ...]] = [
     (ITER, r"^    __slots__ = \(\)$", "    pass    # no fields", 1),
     (TABLE, r"^    __slots__ = \((.*)\)$", r"    pass    # fields (table.pxd): \1", 1),
     (MERGED, r"^    __slots__ = \((.*)\)$", r"    pass    # fields (merged.pxd): \1", 1),
+    # merged.py: the seek's queue add is loops.pxd's, cimported (merged.pxd): called in C
+    (MERGED, r"^from \.loops import MERGE_LOOPS, MergeLoop, pq_add$",
+     "from .loops import MERGE_LOOPS, MergeLoop", 1),
     # the seek's key: the last key's prefix and the record's suffix copied into one new
     # object (the interpreter slices both first, then adds them)
     (BLOCK, r"\b(key|next_last) = (last|next_last)\[:p\] \+ data\[lo:hi\]$",
      r"\1 = joinkey(\2, p, data, lo, hi)", 2, "seek_in_block"),
+    # the loaders are cpdef (block.pxd): block_loader hands out the Python function of the
+    # one the flag picks by its name (a cpdef function's name in its own module is its C)
+    (BLOCK, r"^    load = load_block_early_exit if flags\.block_type_early_exit else load_block_full_setup$",
+     "    load = globals()['load_block_early_exit' if flags.block_type_early_exit"
+     " else 'load_block_full_setup']", 1),
     # the loader's header and trailer bytes, each read through a pointer (cbytes.pxd's byte_in)
     (BLOCK, r"\bdata\[((?:base|h|e) [+-] (?:header_off|sz|1|2|3))\]", r"byte_in(data, \1)", 7,
      "(_read_header|_setup)$"),
@@ -209,9 +229,37 @@ REWRITES: list[tuple[str, ...]] = [
     # offset picked by comparisons (where the interpreter builds a dict a call)
     (TABLE, r"^        self\._load = block_loader\(flags\)$",
      "        self._load = block_loader(flags); "
-     "self._load, self._views = self._load.func, self._load.keywords['views']", 1),
+     "self._load, self._views = self._load.func, self._load.keywords['views']; "
+     "self._early = flags.block_type_early_exit", 1),
+    # ... and the flag-picked steps of a seek (the loader, the seek in a block, the record
+    # loop's start) called in C (cimported, table.pxd): each flag read from a C field at
+    # the call, where the interpreter calls the function it bound when the reader was made
+    # (the same function: the flag's value does not change under a reader)
+    (TABLE, r"^from \.block import \(block_loader, record_loop, restart_scan, seek_in_block,$",
+     "from .block import (block_loader, record_loop, restart_scan,", 1),
+    (TABLE, r"^                    seek_in_block_copying\)$", "                    )", 1),
+    (TABLE, r"^                              else self\._records_block_by_block\)$",
+     "                              else self._records_block_by_block); "
+     "self._next_in_place = flags.next_block_in_place", 1),
+    (TABLE, r"^        self\._seek_in_block = seek_in_block if flags\.seek_in_place else seek_in_block_copying$",
+     "        self._seek_in_block = None; self._seek_in_place = flags.seek_in_place", 1),
+    (TABLE, r"^        return self\._load\(self\.source, off, self\.header_size if off == 0 else 0,$",
+     "        return (load_block_early_exit(self.source, off, self.header_size if off == 0 else 0, "
+     "self.block_size, self._limit, want_type, self._views) if self._early "
+     "else load_block_full_setup(self.source, off, self.header_size if off == 0 else 0,", 1),
     (TABLE, r"^                          self\.block_size, self\._limit, want_type\)$",
-     "                          self.block_size, self._limit, want_type, self._views)", 1),
+     "                          self.block_size, self._limit, want_type, self._views))", 1),
+    (TABLE, r"^            off, last = self\._seek_in_block\(block, key, hs, self\._restart_scan\)$",
+     "            off, last = (seek_in_block(block, key, hs, self._restart_scan) if self._seek_in_place"
+     " else seek_in_block_copying(block, key, hs, self._restart_scan))", 1),
+    (TABLE, r"^        off, last = self\._seek_in_block\(block, (key|name), self\.hash_size,$",
+     r"        off, last = (seek_in_block(block, \1, self.hash_size, self._restart_scan)"
+     r" if self._seek_in_place else seek_in_block_copying(block, \1, self.hash_size,", 2),
+    (TABLE, r"^                                         self\._restart_scan\)$",
+     "                                         self._restart_scan))", 2),
+    (TABLE, r"^        return self\._records_from\(block, off, last\)$",
+     "        return (self._records_in_place(block, off, last) if self._next_in_place"
+     " else self._records_block_by_block(block, off, last))", 1),
     (TABLE, r"^        load = self\._load$", "        load = self._load; views = self._views", 1),
     (TABLE, r"^            return load\(src, b\.off \+ b\.full_size, 0, bsize, limit, typ\)$",
      "            return load(src, b.off + b.full_size, 0, bsize, limit, typ, views)", 1),
@@ -224,6 +272,12 @@ REWRITES: list[tuple[str, ...]] = [
     (STACK, r"^                st = os\.stat\(self\.list_file\)$",
      "                st = stat_key(self.list_file)", 1),
     (STACK, r"^            if _stat_key\(st\) == self\._list_stat:$", "            if st == self._list_stat:", 1),
+    # a reload's up-to-date check called in C, the one stat_cache picks (stack.pxd)
+    (STACK, r"^            self\._uptodate_stat if self\.flags\.stat_cache else self\._uptodate_names\)$",
+     "            self._uptodate_stat if self.flags.stat_cache else self._uptodate_names); "
+     "self._stat_cache = self.flags.stat_cache", 1),
+    (STACK, r"^        if self\._is_uptodate\(\):$",
+     "        if (self._uptodate_stat() if self._stat_cache else self._uptodate_names()):", 1),
     # stat_cache=off's read of tables.list (git's read_lines: open, lseek to the end and
     # back, one read, close), each system call made from C (cstat.pxd)
     (STACK, r"^        return os\.open\(path, os\.O_RDONLY \| os\.O_CLOEXEC \| os\.O_NONBLOCK\)$",

@@ -38,9 +38,12 @@ PXD_TARGET = TARGET.with_suffix(".pxd")
 
 # loops.pxd: the C types of the scans for the Cython build (scripts/build-cython-core.sh;
 # Cython reads module.pxd beside module.py; the interpreter and mypyc never read it).
-# Only the scans: a .pxd types the locals of a cdef or cpdef function, and a generator
+# Only the scans and the queue's add and remove (cpdef: the merged iterator's seek calls
+# pq_add in C): a .pxd types the locals of a cdef or cpdef function, and a generator
 # (every record and merge loop) can be neither: their C types are @cython.locals lines
-# in loops.py itself (loop_templates.CYTHON_LOCALS). Offsets are C integers
+# in loops.py itself (loop_templates.CYTHON_LOCALS). WORK is typed (counters.pxd), so the
+# two counters the loops keep are added to in C; so is a block (parsed_block.pxd), so that
+# the scans and the record loops read its fields from its C struct. Offsets are C integers
 # (Py_ssize_t); a varint's value (p, s, n) stays a Python int here (it may be up to
 # 2**64 - 1 in a corrupt table). RefRecord is cimported from record.pxd (a cdef class in
 # that build): the ref loops' rec is typed RefRecord, so it is made by the type's tp_new
@@ -56,21 +59,31 @@ from reftable_core.reftable.record cimport LogRecord, RefRecord, skip_value
 from reftable_core.reftable.cbytes cimport (bufptr, byte_at, bytescmp, cbuf, extend, extend_at,
                                          fresh, frozen, head, heap_pop, keycmp, setkey,
                                          setlen, slice_cmp, take)
+from reftable_core.reftable.parsed_block cimport Block
+from reftable_core.counters cimport Counters
+
+cdef Counters WORK     # counters.pxd: the import's WORK, its counters added to in C
+
+@cython.locals(heap=list, i=Py_ssize_t, j=Py_ssize_t)
+cpdef pq_add(pq, entry)
+
+@cython.locals(heap=list, n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t)
+cpdef pq_remove(pq)
 
 @cython.locals(base=Py_ssize_t, end=Py_ssize_t, rs=Py_ssize_t, lo=Py_ssize_t,
                hi=Py_ssize_t, mid=Py_ssize_t, q=Py_ssize_t, r=Py_ssize_t, o=Py_ssize_t,
                n=Py_ssize_t, bp=cbuf, bn=Py_ssize_t)
-cpdef Py_ssize_t restart_scan_start(block, want) except? -1
+cpdef Py_ssize_t restart_scan_start(Block block, want) except? -1
 
 @cython.locals(base=Py_ssize_t, end=Py_ssize_t, rs=Py_ssize_t, lo=Py_ssize_t,
                hi=Py_ssize_t, mid=Py_ssize_t, q=Py_ssize_t, r=Py_ssize_t, o=Py_ssize_t,
                n=Py_ssize_t, key=bytearray, bp=cbuf, bn=Py_ssize_t)
-cpdef Py_ssize_t restart_scan_start_decoding(block, want) except? -1
+cpdef Py_ssize_t restart_scan_start_decoding(Block block, want) except? -1
 
 @cython.locals(start=Py_ssize_t, lo=Py_ssize_t, hi=Py_ssize_t, vt=Py_ssize_t, bp=cbuf,
                bn=Py_ssize_t)
-cpdef tuple record_extent(block, data, Py_ssize_t off, Py_ssize_t end, Py_ssize_t last_len,
-                          Py_ssize_t hash_size)
+cpdef tuple record_extent(Block block, data, Py_ssize_t off, Py_ssize_t end,
+                          Py_ssize_t last_len, Py_ssize_t hash_size)
 
 @cython.locals(count=Py_ssize_t, h2=Py_ssize_t, vt=Py_ssize_t)
 cpdef Py_ssize_t walk_ref_records(data, Py_ssize_t off, Py_ssize_t end,

@@ -193,13 +193,14 @@ def FUNC(
 # each ref, log and merge loop): a generator can be neither cdef nor cpdef, so a .pxd
 # cannot type it; this decorator in the .py can. In the interpreter and under mypyc
 # cython is reftable_core.cython_shim, whose locals() returns the function unchanged;
-# scripts/build-cython-core.sh compiles it as Cython's own. buf is a typed memoryview
+# scripts/build-cython-core.sh compiles it as Cython's own. block is the extension type
+# (parsed_block.pxd: its fields read from its C struct); buf is a typed memoryview
 # of data (an mmap or bytes; read-only, so const); offsets are C integers; a varint's
 # value p or s fits unsigned 64 bits (basics.get_varint checks); a length n, an update
 # index and a time stay Python ints (a corrupt one may pass 2**63: OverflowError when it
 # meets an offset, a truncated record). A merge loop's queue entries ([record, index]) are
 # lists: their two slots read as a list's, not through the generic item protocol.
-_RECORD_TYPES = {"buf": "const unsigned char[:]",
+_RECORD_TYPES = {"block": "Block", "buf": "const unsigned char[:]",
                  **{v: "Py_ssize_t" for v in ("off", "base", "end", "block_off", "start",
                                               "nxt", "hash_size", "h2", "vt")},
                  "p": "unsigned long long", "s": "unsigned long long"}

@@ -38,7 +38,8 @@ from typing import TextIO
 
 from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags
-from reftable_core.reftable.block import Block, iter_block
+from reftable_core.reftable.block import iter_block
+from reftable_core.reftable.parsed_block import Block
 from reftable_core.reftable.record import BLOCK_TYPE_INDEX, IndexRecord, LogRecord, RefRecord
 from reftable_core.reftable.stack import Stack, StackOptions
 from reftable_core.reftable.table import TableReader

@@ -3,3 +3,6 @@
 # reads, rewritten to cstdio.pxd's libc fgetc (scripts/cython_rewrites.py); the readers'
 # locals are typed by @cython.locals lines in the .py (a generator's cannot be typed here).
 from reftable_core.refs.cstdio cimport cfile, cgetc, ctell
+from reftable_core.counters cimport Counters
+
+cdef Counters WORK     # counters.pxd: the import's WORK, its counters added to in C

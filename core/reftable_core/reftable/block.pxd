@@ -1,26 +1,17 @@
 # The C types of block.py for the Cython build (scripts/build-cython-core.sh; Cython reads
 # this file beside block.py, the interpreter and mypyc never do). A Block is an extension
-# type whose fields sit in its C struct (the interpreted class has the same names as
-# __slots__); the loader and the seek read and write them there, and call the scans of
-# loops.pxd directly. Offsets (indexes into block.data) are C integers; keys and the
-# prefix length stay Python objects; a block offset read from a table (an index record's)
-# is compared with the table's end before it becomes one.
+# type (parsed_block.pxd) whose fields sit in its C struct; the loader and the seek read
+# and write them there, and call the scans of loops.pxd directly. Offsets (indexes into
+# block.data) are C integers; keys and the prefix length stay Python objects; a block
+# offset read from a table (an index record's) is compared with the table's end before it
+# becomes one.
 import cython
+from reftable_core.reftable.parsed_block cimport Block
 from reftable_core.reftable.loops cimport record_extent
 from reftable_core.reftable.cbytes cimport byte_in, joinkey
+from reftable_core.counters cimport Counters
 
-
-cdef class Block:
-    cdef public Py_ssize_t typ
-    cdef public object data
-    cdef public Py_ssize_t base
-    cdef public Py_ssize_t off
-    cdef public Py_ssize_t header_off
-    cdef public object name
-    cdef public Py_ssize_t end
-    cdef public Py_ssize_t restart_count
-    cdef public Py_ssize_t restart_start
-    cdef public Py_ssize_t full_size
+cdef Counters WORK     # counters.pxd: the import's WORK, its counters added to in C
 
 
 @cython.locals(base=Py_ssize_t, have=Py_ssize_t)
@@ -32,6 +23,16 @@ cpdef tuple _read_header(source, Py_ssize_t off, Py_ssize_t header_off, Py_ssize
                count=Py_ssize_t, end=Py_ssize_t)
 cpdef Block _setup(Block block, source, Py_ssize_t have, Py_ssize_t table_block_size,
                    Py_ssize_t limit)
+
+# the two loaders (flag block_type_early_exit) are cpdef so that the table reader calls them
+# in C; their locals are typed by the .py's @cython.locals lines; off stays an object (an
+# index record's offset may not fit one until the loader has compared it with the end)
+cpdef Block load_block_early_exit(source, off, Py_ssize_t header_off,
+                                  Py_ssize_t table_block_size, Py_ssize_t limit,
+                                  Py_ssize_t want_type=*, bint views=*)
+cpdef Block load_block_full_setup(source, off, Py_ssize_t header_off,
+                                  Py_ssize_t table_block_size, Py_ssize_t limit,
+                                  Py_ssize_t want_type=*, bint views=*)
 
 @cython.locals(base=Py_ssize_t, end=Py_ssize_t, off=Py_ssize_t, start=Py_ssize_t,
                lo=Py_ssize_t, hi=Py_ssize_t)

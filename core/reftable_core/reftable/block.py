@@ -2,9 +2,9 @@
 
 Contract.
 Reader: a BlockLoader (chosen from flags.block_type_early_exit and flags.mmap)
-turns (source, offset) into a parsed Block -- header, inflated log data, restart
-table -- or None when past the end / of an unwanted type. seek_in_block()
-binary-searches the restart points and scans linearly (seek_in_block_copying:
+turns (source, offset) into a parsed Block (parsed_block.py) --
+header, inflated log data, restart table -- or None when past the end / of an
+unwanted type. seek_in_block() binary-searches the restart points and scans linearly (seek_in_block_copying:
 the same, flag seek_in_place=off), with the binary search restart_scan(flags) picks
 (flag restart_key_in_place: loops.py's restart_scan_start or
 restart_scan_start_decoding) and loops.py's record_extent (generated, as the record
@@ -30,92 +30,19 @@ import zlib
 from collections.abc import Callable, Iterator
 from functools import partial
 
-from .basics import Buf, get_varint
+from .basics import Buf
 from ..counters import WORK
 from ..cython_shim import cython     # the Cython build compiles this as `import cython`
 from ..errors import FormatError, ZlibError
 from ..flags import Flags
 from .loops import RECORD_LOOPS, RESTART_SCANS, RecordLoop, record_extent, restart_scan_start
+from .parsed_block import Block
 from .record import BLOCK_TYPE_LOG, BLOCK_TYPES
 
 DEFAULT_BLOCK_SIZE = 4096
 
 
 # ============================================================== reader
-class Block:
-    """A parsed block. data holds the (inflated) block, offsets relative to its start.
-    Built from its header's place and type; _setup gives it the rest (end,
-    restart_count, restart_start, full_size)."""
-
-    __slots__ = (
-        "base",
-        "data",
-        "end",
-        "full_size",
-        "header_off",
-        "name",
-        "off",
-        "restart_count",
-        "restart_start",
-        "typ",
-    )
-
-    end: int                # start of the restart table = end of records
-    restart_count: int
-    restart_start: int      # = end
-    full_size: int          # bytes to skip to reach the next block
-
-    def __init__(self, typ: int, data: Buf, off: int, header_off: int, name: str,
-                 base: int = 0) -> None:
-        self.typ = typ
-        self.data = data
-        self.base = base                # index in data of the block's first byte
-        self.off = off                  # absolute file offset of the block
-        self.header_off = header_off    # file header size for the first block, else 0
-        self.name = name
-
-    @property
-    def length(self) -> int:
-        """The block length its header states (of a log block: inflated)."""
-        d = self.data
-        h = self.base + self.header_off
-        return (d[h + 1] << 16) | (d[h + 2] << 8) | d[h + 3]
-
-    def error(self, msg: str, rel: int | None = None) -> FormatError:
-        return FormatError(msg, self.name, self.off + (rel if rel is not None else 0))
-
-    def restart_offset(self, i: int) -> int:
-        p = self.restart_start + 3 * i
-        d = self.data
-        q = self.base + p
-        r = (d[q] << 16) | (d[q + 1] << 8) | d[q + 2]
-        if r < self.header_off + 4 or r >= self.end:
-            raise self.error(f"restart offset {r} outside the block's records", p)
-        return r
-
-    def first_key(self) -> bytes:
-        key, _, _ = _decode_key_at(self, self.header_off + 4, b"")
-        return key
-
-
-def _decode_key_at(block: Block, off: int, last: bytes) -> tuple[bytes, int, int]:
-    data = block.data
-    base = block.base
-    try:
-        p, at = get_varint(data, base + off)
-        s, at = get_varint(data, at)
-    except FormatError:
-        raise block.error("truncated record key", off) from None
-    off = at - base
-    nxt = off + (s >> 3)
-    if p > len(last) or nxt > block.end or off > block.end:
-        raise block.error("record key runs past the block or bad prefix length", off)
-    key = bytes(last[:p]) + data[at:base + nxt]
-    if not key:
-        raise block.error("empty record key", off)
-    return key, s & 7, nxt
-
-
 BlockLoader = Callable[..., "Block | None"]
 
 

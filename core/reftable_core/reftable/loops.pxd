@@ -6,21 +6,31 @@ from reftable_core.reftable.record cimport LogRecord, RefRecord, skip_value
 from reftable_core.reftable.cbytes cimport (bufptr, byte_at, bytescmp, cbuf, extend, extend_at,
                                          fresh, frozen, head, heap_pop, keycmp, setkey,
                                          setlen, slice_cmp, take)
+from reftable_core.reftable.parsed_block cimport Block
+from reftable_core.counters cimport Counters
+
+cdef Counters WORK     # counters.pxd: the import's WORK, its counters added to in C
+
+@cython.locals(heap=list, i=Py_ssize_t, j=Py_ssize_t)
+cpdef pq_add(pq, entry)
+
+@cython.locals(heap=list, n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t)
+cpdef pq_remove(pq)
 
 @cython.locals(base=Py_ssize_t, end=Py_ssize_t, rs=Py_ssize_t, lo=Py_ssize_t,
                hi=Py_ssize_t, mid=Py_ssize_t, q=Py_ssize_t, r=Py_ssize_t, o=Py_ssize_t,
                n=Py_ssize_t, bp=cbuf, bn=Py_ssize_t)
-cpdef Py_ssize_t restart_scan_start(block, want) except? -1
+cpdef Py_ssize_t restart_scan_start(Block block, want) except? -1
 
 @cython.locals(base=Py_ssize_t, end=Py_ssize_t, rs=Py_ssize_t, lo=Py_ssize_t,
                hi=Py_ssize_t, mid=Py_ssize_t, q=Py_ssize_t, r=Py_ssize_t, o=Py_ssize_t,
                n=Py_ssize_t, key=bytearray, bp=cbuf, bn=Py_ssize_t)
-cpdef Py_ssize_t restart_scan_start_decoding(block, want) except? -1
+cpdef Py_ssize_t restart_scan_start_decoding(Block block, want) except? -1
 
 @cython.locals(start=Py_ssize_t, lo=Py_ssize_t, hi=Py_ssize_t, vt=Py_ssize_t, bp=cbuf,
                bn=Py_ssize_t)
-cpdef tuple record_extent(block, data, Py_ssize_t off, Py_ssize_t end, Py_ssize_t last_len,
-                          Py_ssize_t hash_size)
+cpdef tuple record_extent(Block block, data, Py_ssize_t off, Py_ssize_t end,
+                          Py_ssize_t last_len, Py_ssize_t hash_size)
 
 @cython.locals(count=Py_ssize_t, h2=Py_ssize_t, vt=Py_ssize_t)
 cpdef Py_ssize_t walk_ref_records(data, Py_ssize_t off, Py_ssize_t end,

@@ -84,10 +84,11 @@ RecordLoop = Callable[..., Iterator[Any]]
 MergeLoop = Callable[[list[Any], list[Iterator[Any]]], Iterator[Any]]
 
 
-@cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
-               end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
-               nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
-               p="unsigned long long", s="unsigned long long", rec="RefRecord")
+@cython.locals(block="Block", buf="const unsigned char[:]", off="Py_ssize_t",
+               base="Py_ssize_t", end="Py_ssize_t", block_off="Py_ssize_t",
+               start="Py_ssize_t", nxt="Py_ssize_t", hash_size="Py_ssize_t",
+               h2="Py_ssize_t", vt="Py_ssize_t", p="unsigned long long",
+               s="unsigned long long", rec="RefRecord")
 def ref_loop__swap_on__alloc_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
@@ -187,10 +188,11 @@ def ref_loop__swap_on__alloc_on(
         last = b""
 
 
-@cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
-               end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
-               nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
-               p="unsigned long long", s="unsigned long long", rec="RefRecord")
+@cython.locals(block="Block", buf="const unsigned char[:]", off="Py_ssize_t",
+               base="Py_ssize_t", end="Py_ssize_t", block_off="Py_ssize_t",
+               start="Py_ssize_t", nxt="Py_ssize_t", hash_size="Py_ssize_t",
+               h2="Py_ssize_t", vt="Py_ssize_t", p="unsigned long long",
+               s="unsigned long long", rec="RefRecord")
 def ref_loop__swap_on__alloc_off(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
@@ -292,10 +294,11 @@ def ref_loop__swap_on__alloc_off(
         last = b""
 
 
-@cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
-               end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
-               nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
-               p="unsigned long long", s="unsigned long long", rec="RefRecord")
+@cython.locals(block="Block", buf="const unsigned char[:]", off="Py_ssize_t",
+               base="Py_ssize_t", end="Py_ssize_t", block_off="Py_ssize_t",
+               start="Py_ssize_t", nxt="Py_ssize_t", hash_size="Py_ssize_t",
+               h2="Py_ssize_t", vt="Py_ssize_t", p="unsigned long long",
+               s="unsigned long long", rec="RefRecord")
 def ref_loop__swap_off__alloc_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
@@ -395,10 +398,11 @@ def ref_loop__swap_off__alloc_on(
         last = b""
 
 
-@cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
-               end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
-               nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
-               p="unsigned long long", s="unsigned long long", rec="RefRecord")
+@cython.locals(block="Block", buf="const unsigned char[:]", off="Py_ssize_t",
+               base="Py_ssize_t", end="Py_ssize_t", block_off="Py_ssize_t",
+               start="Py_ssize_t", nxt="Py_ssize_t", hash_size="Py_ssize_t",
+               h2="Py_ssize_t", vt="Py_ssize_t", p="unsigned long long",
+               s="unsigned long long", rec="RefRecord")
 def ref_loop__swap_off__alloc_off(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
@@ -500,10 +504,11 @@ def ref_loop__swap_off__alloc_off(
         last = b""
 
 
-@cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
-               end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
-               nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
-               p="unsigned long long", s="unsigned long long", rec="RefRecord")
+@cython.locals(block="Block", buf="const unsigned char[:]", off="Py_ssize_t",
+               base="Py_ssize_t", end="Py_ssize_t", block_off="Py_ssize_t",
+               start="Py_ssize_t", nxt="Py_ssize_t", hash_size="Py_ssize_t",
+               h2="Py_ssize_t", vt="Py_ssize_t", p="unsigned long long",
+               s="unsigned long long", rec="RefRecord")
 def ref_loop__in_place__alloc_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
@@ -603,10 +608,11 @@ def ref_loop__in_place__alloc_on(
         last = b""
 
 
-@cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
-               end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
-               nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
-               p="unsigned long long", s="unsigned long long", rec="RefRecord")
+@cython.locals(block="Block", buf="const unsigned char[:]", off="Py_ssize_t",
+               base="Py_ssize_t", end="Py_ssize_t", block_off="Py_ssize_t",
+               start="Py_ssize_t", nxt="Py_ssize_t", hash_size="Py_ssize_t",
+               h2="Py_ssize_t", vt="Py_ssize_t", p="unsigned long long",
+               s="unsigned long long", rec="RefRecord")
 def ref_loop__in_place__alloc_off(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[RefRecord]:
@@ -708,11 +714,11 @@ def ref_loop__in_place__alloc_off(
         last = b""
 
 
-@cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
-               end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
-               nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
-               p="unsigned long long", s="unsigned long long", kl="Py_ssize_t",
-               tz="Py_ssize_t")
+@cython.locals(block="Block", buf="const unsigned char[:]", off="Py_ssize_t",
+               base="Py_ssize_t", end="Py_ssize_t", block_off="Py_ssize_t",
+               start="Py_ssize_t", nxt="Py_ssize_t", hash_size="Py_ssize_t",
+               h2="Py_ssize_t", vt="Py_ssize_t", p="unsigned long long",
+               s="unsigned long long", kl="Py_ssize_t", tz="Py_ssize_t")
 def log_loop__swap_on(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[LogRecord]:
@@ -793,11 +799,11 @@ def log_loop__swap_on(
         last = b""
 
 
-@cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
-               end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
-               nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
-               p="unsigned long long", s="unsigned long long", kl="Py_ssize_t",
-               tz="Py_ssize_t")
+@cython.locals(block="Block", buf="const unsigned char[:]", off="Py_ssize_t",
+               base="Py_ssize_t", end="Py_ssize_t", block_off="Py_ssize_t",
+               start="Py_ssize_t", nxt="Py_ssize_t", hash_size="Py_ssize_t",
+               h2="Py_ssize_t", vt="Py_ssize_t", p="unsigned long long",
+               s="unsigned long long", kl="Py_ssize_t", tz="Py_ssize_t")
 def log_loop__swap_off(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[LogRecord]:
@@ -878,11 +884,11 @@ def log_loop__swap_off(
         last = b""
 
 
-@cython.locals(buf="const unsigned char[:]", off="Py_ssize_t", base="Py_ssize_t",
-               end="Py_ssize_t", block_off="Py_ssize_t", start="Py_ssize_t",
-               nxt="Py_ssize_t", hash_size="Py_ssize_t", h2="Py_ssize_t", vt="Py_ssize_t",
-               p="unsigned long long", s="unsigned long long", kl="Py_ssize_t",
-               tz="Py_ssize_t")
+@cython.locals(block="Block", buf="const unsigned char[:]", off="Py_ssize_t",
+               base="Py_ssize_t", end="Py_ssize_t", block_off="Py_ssize_t",
+               start="Py_ssize_t", nxt="Py_ssize_t", hash_size="Py_ssize_t",
+               h2="Py_ssize_t", vt="Py_ssize_t", p="unsigned long long",
+               s="unsigned long long", kl="Py_ssize_t", tz="Py_ssize_t")
 def log_loop__in_place(
         block: B, off: int, last: bytes | bytearray, hash_size: int, min_ui: int,
         next_block: Callable[[B], B | None] | None) -> Iterator[LogRecord]:

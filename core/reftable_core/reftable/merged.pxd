@@ -1,10 +1,16 @@
 # The C types of merged.py for the Cython build (scripts/build-cython-core.sh; the
 # interpreter and mypyc never read this file). A MergedIter is an extension type, its
-# fields in its C struct (the interpreted class lists the same names in __slots__).
+# fields in its C struct (the interpreted class lists the same names in __slots__). Its seek
+# makes the queue (pq.pxd) and adds to it (loops.pxd's pq_add) in C. (Its sub-iterators
+# stay untyped: a merged table takes any table-shaped reader, as the interpreter does.)
+import cython
 from reftable_core.reftable.iter cimport RecordIter
+from reftable_core.reftable.loops cimport pq_add
+from reftable_core.reftable.pq cimport MergedIterPQueue
 
 
 cdef class MergedIter(RecordIter):
     cdef public object _gen, _kind, _less, _subs, _variant
 
+    @cython.locals(pq=MergedIterPQueue, its=list)
     cpdef seek(self, key)

@@ -2,9 +2,16 @@
 # interpreter and mypyc never read this file). A TableReader is an extension type: its
 # fields sit in its C struct (the interpreted class sets the same names in __init__ and
 # _parse), and the seek's own steps (finding the block, loading it, the section's start
-# and index) are called in C from the reader's methods. A RecordIterator is one too, its
+# and index) are called in C from the reader's methods; so are the steps a flag picks (the
+# block loader, the seek in a block, the start of the record loop: block.pxd's and the
+# reader's own, each chosen at the call by the flag's C field, scripts/cython_rewrites.py). A RecordIterator is one too, its
 # reader typed: its seek calls the reader's in C. The fields stay Python objects.
 from reftable_core.reftable.iter cimport RecordIter, Reftable
+from reftable_core.reftable.block cimport (load_block_early_exit, load_block_full_setup,
+                                           seek_in_block, seek_in_block_copying)
+from reftable_core.counters cimport Counters
+
+cdef Counters WORK     # counters.pxd: the import's WORK, its counters added to in C
 
 
 cdef class TableReader(Reftable):
@@ -16,6 +23,7 @@ cdef class TableReader(Reftable):
     cdef public object ref_index_offset, obj_offset, obj_id_len, obj_index_offset
     cdef public object log_offset, log_index_offset
     cdef public object first_block_type, has_refs, has_logs, has_objs
+    cdef bint _early, _seek_in_place, _next_in_place     # the flags of the steps above
 
     cpdef load_block(self, off, want_type=*)
     cpdef _section_start(self, typ)
@@ -23,6 +31,7 @@ cdef class TableReader(Reftable):
     cpdef _seek_linear(self, start, key, typ)
     cpdef _find_block(self, typ, key)
     cpdef _seek(self, typ, key)
+    cpdef _records_in_place(self, block, off, last)
 
 
 cdef class RecordIterator(RecordIter):

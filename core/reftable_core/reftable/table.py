@@ -31,13 +31,14 @@ from collections.abc import Callable, Iterator
 from itertools import chain
 
 from .basics import get_be24, get_be32, get_be64
-from .block import (Block, block_loader, record_loop, restart_scan, seek_in_block,
+from .block import (block_loader, record_loop, restart_scan, seek_in_block,
                     seek_in_block_copying)
 from .blocksource import BlockSource, open_file_source
 from ..counters import WORK
 from ..errors import FormatError, ReftableError
 from ..flags import Flags
 from .iter import RecordIter, Reftable
+from .parsed_block import Block
 from .record import (
     BLOCK_TYPE_INDEX,
     BLOCK_TYPE_LOG,

@@ -1,0 +1,23 @@
+# The C types of parsed_block.py for the Cython build (scripts/build-cython-core.sh; the
+# interpreter and mypyc never read this file). A Block is an extension type whose fields sit
+# in its C struct (the interpreted class has the same names as __slots__;
+# tests/reftable/test_cython_decls.py); block.pxd and loops.pxd cimport it, so that the
+# loader, the seek's scans and the record loops read its fields there and call its
+# restart_offset in C.
+import cython
+
+
+cdef class Block:
+    cdef public Py_ssize_t typ
+    cdef public object data
+    cdef public Py_ssize_t base
+    cdef public Py_ssize_t off
+    cdef public Py_ssize_t header_off
+    cdef public object name
+    cdef public Py_ssize_t end
+    cdef public Py_ssize_t restart_count
+    cdef public Py_ssize_t restart_start
+    cdef public Py_ssize_t full_size
+
+    @cython.locals(p=Py_ssize_t, q=Py_ssize_t, r=Py_ssize_t)
+    cpdef Py_ssize_t restart_offset(self, Py_ssize_t i) except? -1
