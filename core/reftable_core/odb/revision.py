@@ -252,8 +252,10 @@ def _suffix_start(text: bytes) -> int:
     while end:
         if text[end - 1] == 0x7D:                         # "}"
             at = text.rfind(b"^{", 0, end - 1)
-            kind = text[at + 2:end - 1]
-            if at < 0 or (kind and not (kind.isalpha() and kind.islower())):
+            if at < 0:
+                break
+            kind = text[at + 2:end - 1]                   # [a-z]*, maybe empty
+            if kind and not (kind.isalpha() and kind.islower()):
                 break
             end = at
             continue
