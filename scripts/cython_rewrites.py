@@ -30,7 +30,8 @@ and line profilers read).
   resize and memcpy, memcmp then the lengths) where the interpreter reaches them through
   a type call, a slice assignment and a rich comparison: the same allocations and copies.
   Their on values compare two names by memcmp (bytescmp; git's strcmp), and pop and push
-  the queue by the list's own calls (the interpreter: bound methods hoisted into locals).
+  the queue by the list's own calls (the interpreter: bound methods hoisted into locals,
+  which the build does not make; so pq_add and pq_remove).
   block_key_swap=off's copy of the key into the kept last key is setkey too (a resize and
   a memcpy: strbuf_reset + strbuf_addbuf) where the interpreter assigns a slice.
   The seek's scans (restart_scan_start, restart_scan_start_decoding, record_extent) read
@@ -150,6 +151,7 @@ REWRITES: list[tuple[str, ...]] = [
     # a ref record made by its type's tp_new (the interpreter: object.__new__ hoisted into
     # a local; Cython calls tp_new directly for T.__new__(T) only)
     (LOOPS, r"\brec(?:: RefRecord)? = new\(RefRec\)$", "rec = RefRecord.__new__(RefRecord)", 12),
+    (LOOPS, r"^    new = RefRec\.__new__ .*$", "    pass    # (RefRecord's tp_new is called by name: below)", 6),
     # strbuf_add(last_key, suffix): in place (decode_key_in_place=on) or onto a new key
     (LOOPS, r"\b(last|key) \+= data\[off:nxt\]", r"extend(\1, data, buf, off, nxt)", 9),
     # strbuf_setlen(last_key, prefix_len)
@@ -183,8 +185,15 @@ REWRITES: list[tuple[str, ...]] = [
      r"bytescmp((an := \1), (bn := \2)) < 0 or (bytescmp(an, bn) == 0 and ", 96, "merge_ref__"),
     (LOOPS, rf"\bif ({CAST_NAME}) > erec\.refname:$", r"if bytescmp(\1, erec.refname) > 0:", 16,
      "merge_ref__"),
-    (LOOPS, r"\blast = pop\(\)$", "last = heap_pop(heap)", 128, "merge_"),
-    (LOOPS, r"^(\s+)append\(e\)$", r"\1heap.append(e)", 128, "merge_"),
+    (LOOPS, r"\blast = pop\(\)$", "last = heap_pop(heap)", 129, "(merge_|pq_remove)"),
+    (LOOPS, r"^(\s+)append\(e\)$", r"\1heap.append(e)", 129, "(merge_|pq_add)"),
+    # ... so the bound methods (and the builtin next) the interpreter hoists into locals
+    # are not made: a method lookup each, at every seek, that C would not use
+    (LOOPS, r"^    nxt = next$", "    pass    # next is called by its name (above)", 64, "merge_"),
+    (LOOPS, r"^    pop = heap\.pop$", "    pass    # the pop is heap_pop (above)", 65,
+     "(merge_|pq_remove)"),
+    (LOOPS, r"^    append = heap\.append$", "    pass    # the push is the list's append (above)",
+     65, "(merge_|pq_add)"),
     # the seek's scans: data's bytes read through a pointer (cbytes.pxd's bufptr and
     # byte_at: an int a byte, IndexError out of range, as the view's indexing), a probed
     # restart key compared where it lies (memcmp) and a decoded one appended by memcpy

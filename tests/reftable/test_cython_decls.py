@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from reftable_core.counters import COUNTER_NAMES
-from reftable_core.reftable import blocksource, parsed_block, pq
+from reftable_core.refs import transaction
+from reftable_core.reftable import block_writer, blocksource, parsed_block, pq
 
 CORE = Path(__file__).resolve().parents[2] / "core" / "reftable_core"
 
@@ -40,23 +41,27 @@ def test_counters_pxd_declares_every_counter_in_order() -> None:
 
 @pytest.mark.parametrize("module, cls", [
     (blocksource, "BytesSource"), (blocksource, "PreadSource"), (blocksource, "MmapSource"),
-    (pq, "MergedIterPQueue"), (parsed_block, "Block"),
+    (pq, "MergedIterPQueue"), (parsed_block, "Block"), (block_writer, "BlockWriter"),
+    (transaction, "QueuedUpdate"),
 ])
 def test_pxd_fields_are_the_slots(module, cls: str) -> None:
-    name = module.__name__.rsplit(".", 1)[1]
-    body = (CORE / "reftable" / f"{name}.py").read_text().split(f"\nclass {cls}")[1]
+    py = CORE.joinpath(*module.__name__.split(".")[1:]).with_suffix(".py")
+    body = py.read_text().split(f"\nclass {cls}")[1]
     slots = re.search(r"__slots__ = \(([^)]*)\)", body)
     assert slots, f"{cls}: no __slots__"
     names = sorted(n.strip().strip('"') for n in slots.group(1).split(",") if n.strip())
-    assert sorted(pxd_fields(CORE / "reftable" / f"{name}.pxd", cls)) == names
+    assert sorted(pxd_fields(py.with_suffix(".pxd"), cls)) == names
 
 
-def test_stack_pxd_fields_are_what_a_stack_sets() -> None:
-    """Stack sets its fields in methods (no __slots__): every self.NAME assigned in the
-    class body is a field of stack.pxd's cdef class, and no field is left unset."""
-    src = (CORE / "reftable" / "stack.py").read_text()
-    body = src.split("\nclass Stack:")[1].split("\nclass ")[0]
+@pytest.mark.parametrize("module, cls", [("stack", "Stack"), ("writer", "TableWriter")])
+def test_pxd_fields_are_what_the_class_sets(module: str, cls: str) -> None:
+    """Stack and TableWriter set their fields in methods (no __slots__): every self.NAME
+    assigned in the class body is a field of the .pxd's cdef class, and no field is left
+    unset (but the C flag fields the Cython build's rewrites set)."""
+    src = (CORE / "reftable" / f"{module}.py").read_text()
+    body = re.split(r"\n(?:class |def )", src.split(f"\nclass {cls}:")[1])[0]
     assigned = set(re.findall(r"\bself\.(\w+)(?:: [^=\n]+)? = ", body))
     assigned |= set(re.findall(r"\bself\.(\w+), self\.\w+ = ", body))
-    fields = set(pxd_fields(CORE / "reftable" / "stack.pxd", "Stack"))
+    assigned |= set(re.findall(r"\bself\.\w+, self\.(\w+) = ", body))
+    fields = set(pxd_fields(CORE / "reftable" / f"{module}.pxd", cls))
     assert assigned - {"_stat_cache"} == fields - {"_stat_cache"}

@@ -3,3 +3,10 @@
 # (`buf[:] = key`: git's reftable_buf_reset, then reftable_buf_add) by cbytes.pxd's setkey,
 # a resize and a memcpy, where the interpreter assigns a slice (scripts/cython_rewrites.py).
 from reftable_core.reftable.cbytes cimport setkey
+
+
+# A BlockWriter is an extension type: its fields sit in its C struct (the interpreted class
+# lists the same names in __slots__; tests/reftable/test_cython_decls.py).
+cdef class BlockWriter:
+    cdef public object block_size, buf, compression_level, entries, hash_size, header_off
+    cdef public object key_buffer, last_key, restart_interval, restarts, room, typ
