@@ -2,11 +2,11 @@
 
 Contract.
 Reader: a BlockLoader (chosen from flags.block_type_early_exit and flags.mmap)
-turns (source, offset) into a parsed Block (parsed_block.py) --
-header, inflated log data, restart table -- or None when past the end / of an
-unwanted type. seek_in_block() binary-searches the restart points and scans linearly (seek_in_block_copying:
-the same, flag seek_in_place=off), with the binary search restart_scan(flags) picks
-(flag restart_key_in_place: loops.py's restart_scan_start or
+turns (source, offset) into a parsed Block (parsed_block.py) -- header, inflated
+log data, restart table -- or None when past the end / of an unwanted type.
+seek_in_block() binary-searches the restart points and scans linearly
+(seek_in_block_copying: the same, flag seek_in_place=off), with the binary search
+restart_scan(flags) picks (flag restart_key_in_place: loops.py's restart_scan_start or
 restart_scan_start_decoding) and loops.py's record_extent (generated, as the record
 loops are, from record.py's layout statements: no function here reads a record's
 bytes itself); record_loop(typ, flags)
