@@ -68,9 +68,10 @@ class TransactionError(ReftableError):
 
 
 class BlockedRefError(TransactionError):
-    """A non-empty directory is where a loose ref goes (git's lock_raw_ref); str(e) names
-    the directory by the lab's path of the git dir, which a command shows as git names
-    it (builtin.gitlike.git_message)."""
+    """A non-empty directory is where a loose ref goes, or a non-directory (or a name
+    too long) where its directories go (git's lock_raw_ref); str(e) names the path by
+    the lab's path of the git dir, which a command shows as git names it
+    (builtin.gitlike.git_message)."""
 
 
 class TransactionLockError(TransactionError, LockError):

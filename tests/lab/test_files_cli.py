@@ -196,6 +196,53 @@ def test_update_ref_stdin_matches_git(git, files_repo: Path, tmp_path: Path, scr
     assert fsck[0].returncode == 0 or b"HEAD" in fsck[0].stderr       # unborn HEAD after deleting main
 
 
+@pytest.mark.parametrize("script", [
+    "delete refs/heads/topic/t03/sub\n",                           # under a packed-only ref
+    "verify refs/tags/v1.0/sub 0000000000000000000000000000000000000000\n",
+    "verify refs/tags/v1.0/sub\n",
+    "delete refs/heads/main/sub\nupdate refs/heads/ok {head}\n",    # the loose one: ENOTDIR
+])
+def test_missing_ref_in_the_way_of_a_packed_one(git, files_repo: Path, tmp_path: Path,
+                                                script: str) -> None:
+    """git's lock_raw_ref checks every missing ref that need not exist (a delete or a
+    verify of one too, not only a create) against the packed refs: a packed ref in its
+    way is a name conflict, git's message and exit status (the lab deleted nothing and
+    exited 0)."""
+    mine = tmp_path / "mine"
+    shutil.copytree(files_repo, mine, symlinks=True)
+    text = script.format(**_oids(git, files_repo)).encode()
+    theirs = git.run(["update-ref", "--stdin"], cwd=files_repo, input=text, check=False)
+    ours = lab(git, ["update-ref", "--git-dir", str(mine / ".git"), "--stdin"], input=text)
+    assert theirs.returncode == 128 and b"exists; cannot create" in theirs.stderr
+    assert (ours.returncode, ours.stderr) == (theirs.returncode, theirs.stderr)
+    assert _state(git, mine) == _state(git, files_repo)
+
+
+@pytest.mark.parametrize("script", [
+    "verify refs/heads/nope/x 0000000000000000000000000000000000000000\n",
+    "delete refs/heads/nope/x\n",
+    "start\nupdate refs/heads/deep/x {head}\nprepare\nabort\n",
+    "update refs/heads/deep/x {head}\nupdate refs/heads/deep2/y {head} {one}\n",
+    "create refs/heads/a/b/c {head}\ncreate refs/heads/a/b {head}\n",
+    "delete refs/heads/gone/x\n",                 # a reflog without its ref: removed
+])
+def test_lock_directories_and_dangling_reflogs_as_git(git, files_repo: Path, tmp_path: Path,
+                                                      script: str) -> None:
+    """The directories made for a lock stay when it is rolled back (git's
+    safe_create_leading_directories; the lab removed them); a delete, of a missing ref
+    too, removes the ref's reflog and prunes the empty parents (git's REF_DELETING)."""
+    logs = files_repo / ".git" / "logs" / "refs" / "heads" / "gone"
+    logs.mkdir(parents=True)
+    (logs / "x").write_bytes((files_repo / ".git" / "logs" / "HEAD").read_bytes())
+    mine = tmp_path / "mine"
+    shutil.copytree(files_repo, mine, symlinks=True)
+    text = script.format(**_oids(git, files_repo)).encode()
+    theirs = git.run(["update-ref", "--stdin"], cwd=files_repo, input=text, check=False)
+    ours = lab(git, ["update-ref", "--git-dir", str(mine / ".git"), "--stdin"], input=text)
+    assert (ours.returncode, ours.stderr) == (theirs.returncode, theirs.stderr)
+    assert _state(git, mine) == _state(git, files_repo)
+
+
 def test_update_ref_stale_lock(git, files_repo: Path, tmp_path: Path) -> None:
     mine = tmp_path / "mine"
     shutil.copytree(files_repo, mine, symlinks=True)

@@ -46,6 +46,35 @@ def test_what_blocks_a_create_as_git(git: GitRunner, tmp_path: Path, blocker: st
     assert ours == theirs and theirs[0] == 128
 
 
+LONG = "a" * 300
+
+
+@pytest.mark.parametrize("blocker", ["junk", "dangling", "long", "ref"])
+@pytest.mark.parametrize("line", ["create refs/b/foo/x HEAD\n", "delete refs/b/foo/x\n",
+                                  "update refs/b/foo/x HEAD HEAD\n"])
+def test_what_blocks_a_locks_directories_as_git(git: GitRunner, tmp_path: Path, blocker: str,
+                                                line: str) -> None:
+    """git's safe_create_leading_directories under lock_raw_ref: a file in the way that
+    is not a ref (junk) is named as in the way, not as a ref that exists; a dangling
+    symlink or a name too long fails to make the directory, named so (the lab printed a
+    D/F conflict or the lock file's error for all three)."""
+    seen = []
+    for who in ("git", "lab"):
+        d = _repo(git, tmp_path / who)
+        refs = d / ".git" / "refs" / "b"
+        refs.mkdir(parents=True)
+        if blocker == "junk":
+            (refs / "foo").write_text("gobbledigook\n")
+        elif blocker == "dangling":
+            (refs / "foo").symlink_to("nowhere")
+        elif blocker == "ref":
+            git.run(["update-ref", "refs/b/foo", "HEAD"], cwd=d)
+        text = line.replace("foo", LONG) if blocker == "long" else line
+        seen.append(_run(git, who, ["update-ref", "--stdin"], d, text.encode()))
+    theirs, ours = seen
+    assert ours == theirs and theirs[0] == 128
+
+
 def test_prefer_symlink_refs_writes_a_symlink(git: GitRunner, tmp_path: Path) -> None:
     for who in ("git", "lab"):
         d = _repo(git, tmp_path / who)

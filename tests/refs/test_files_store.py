@@ -216,12 +216,24 @@ def test_symref_write(gitdir: str) -> None:
      "cannot lock ref 'refs/tags/v1/x': 'refs/tags/v1' exists; cannot create 'refs/tags/v1/x'"),
 ])
 def test_rejected_updates_change_nothing(gitdir: str, update: RefUpdate, message: str) -> None:
+    """No ref or file changes; the directories made for the two locks stay, as git
+    leaves them (safe_create_leading_directories; nothing removes them on rollback)."""
     s = store_of(gitdir)
-    before = (list(s.iter_refs()), sorted(p.name for p in Path(gitdir).rglob("*")))
+
+    def tree() -> tuple[set[str], set[str]]:
+        paths = list(Path(gitdir).rglob("*"))
+        return ({str(p.relative_to(gitdir)) for p in paths if not p.is_dir()},
+                {str(p.relative_to(gitdir)) for p in paths if p.is_dir()})
+    refs, (files, dirs) = list(s.iter_refs()), tree()
     with pytest.raises(ReftableError) as info:
         commit(s, RefUpdate(b"refs/notes/other", new_value=D), update)
     assert str(info.value) == message
-    assert (list(s.iter_refs()), sorted(p.name for p in Path(gitdir).rglob("*"))) == before
+    assert list(s.iter_refs()) == refs
+    files_after, dirs_after = tree()
+    assert files_after == files
+    lock_dirs = {str(d) for name in (b"refs/notes/other", update.refname)
+                 for d in Path(name.decode()).parents if str(d) != "."}
+    assert dirs_after - dirs <= lock_dirs and dirs <= dirs_after
     assert locks(gitdir) == []
 
 

@@ -67,8 +67,8 @@ from ..flags import Flags
 from ..lockfile import LockFile, write_all
 from ..reftable.record import REF_SYMREF, REF_VAL1, REF_VAL2, RefRecord
 from .api import LogEntry, Ref, RefStoreBase, RefUpdate
-from .loose import (LooseLock, delete_loose, format_loose, iter_loose_names, prune_empty_tree,
-                    prune_ref_parents, read_loose, ref_path)
+from .loose import (LeadingDirError, LooseLock, delete_loose, format_loose, iter_loose_names,
+                    prune_empty_tree, prune_ref_parents, read_loose, ref_path)
 from .packed import BrokenRow, PackedRefs, RefRow, format_packed_refs
 from .reflog import (append_reflog, committer_ident, delete_reflog, format_reflog_line, log_mode,
                      normalize_reflog_message, read_reflog, reflog_exists,
@@ -357,26 +357,31 @@ class FilesTransaction:
             raise HookAbortedError()
 
     def _lock(self, u: _Upd, affected: AffectedNames) -> None:
-        """git's lock_raw_ref: <ref>.lock; a file in the way is a D/F conflict when
-        another ref explains it (the missing ref's error when one must exist)."""
+        """git's lock_raw_ref: <ref>.lock; a non-directory in the way of its
+        directories is a D/F conflict when a ref explains it (the missing ref's error
+        when one must exist), else named as in the way."""
         try:
             u.lock = LooseLock(self.store.gitdir, u.refname)
+        except LeadingDirError as e:
+            conflict = self._conflict(u.refname, affected) if e.in_the_way else None
+            if conflict is None:            # the path, shown as git names it
+                raise BlockedRefError(f"cannot lock ref '{refname_text(u.original)}': "
+                                      f"{e}") from None
+            reason = (f"unable to resolve reference '{refname_text(u.refname)}'"
+                      if u.expects_existing(self.store.zero) else conflict)
+            raise TransactionError(f"cannot lock ref '{refname_text(u.original)}': "
+                                   f"{reason}") from None
         except LockError as e:
-            reason = str(e)
-            if self.store.read_ref(u.refname) is None:
-                conflict = self._conflict(u.refname, affected)
-                if conflict is not None:
-                    reason = (f"unable to resolve reference '{refname_text(u.refname)}'"
-                              if u.expects_existing(self.store.zero) else conflict)
             raise TransactionLockError(f"cannot lock ref '{refname_text(u.original)}': "
-                                       f"{reason}") from None
+                                       f"{e}") from None
         self._locks.append(u.lock)
 
     def _exists(self, name: bytes) -> bool:
-        """Is there a ref (loose file of any kind, or packed record) named name?"""
+        """Does git's raw read of name succeed (a loose file that is not broken, else a
+        packed record)?"""
         lv = read_loose(self.store.gitdir, name, self.store.hash_size)
         if lv is not None:
-            return True
+            return not lv.broken            # git's refs_read_raw_ref fails on a broken file
         return self.store.packed().get(name) is not None
 
     def _first_under(self, prefix: bytes) -> bytes | None:
@@ -390,6 +395,15 @@ class FilesTransaction:
     def _conflict(self, refname: bytes, affected: AffectedNames) -> str | None:
         """git's refs_verify_refname_available over loose + packed and the transaction."""
         return verify_refname_available(refname, affected, self._exists, self._first_under)
+
+    def _packed_conflict(self, refname: bytes, affected: AffectedNames) -> str | None:
+        """lock_raw_ref's check of a missing ref: refs_verify_refname_available over the
+        packed refs and the transaction only (the loose refs in the way were found when
+        the lock was taken or the directory removed)."""
+        packed = self.store.packed()
+        return verify_refname_available(
+            refname, affected, lambda name: packed.get(name) is not None,
+            lambda prefix: next((e.name for e in packed.iter(prefix)), None))
 
     def _prepare(self) -> None:
         """git's files_transaction_prepare: lock_ref_for_update on each update in turn."""
@@ -420,13 +434,13 @@ class FilesTransaction:
                             f"resolve reference '{refname_text(u.refname)}': reference broken")
                     ref = Ref(u.refname, zero)                     # a delete removes it
                 elif not u.expects_existing(zero):
+                    # git's lock_raw_ref: any missing ref (a delete or verify of one too)
+                    conflict = self._packed_conflict(u.refname, affected)
+                    if conflict is not None:
+                        raise TransactionError(f"cannot lock ref '{refname_text(u.original)}': "
+                                               f"{conflict}")
                     creating = u.new_target is not None or (u.new_value is not None
                                                             and u.new_value != zero)
-                    if creating and not u.log_only:
-                        conflict = self._conflict(u.refname, affected)
-                        if conflict is not None:
-                            raise TransactionError(f"cannot lock ref '{refname_text(u.original)}': "
-                                                   f"{conflict}")
                     u.current = zero
                     u.write = creating or u.log_only
                     if creating and not u.log_only and u.new_target is None:
@@ -573,7 +587,10 @@ class FilesTransaction:
         gitdir = store.gitdir
         work = sorted((u for u in self.updates if u.write), key=lambda x: x.refname)
         ident: tuple[bytes, bytes, int, int] | None = None
-        deletes: list[_Upd] = []
+        # git's REF_DELETING: every delete, of a missing ref too (its reflog removed,
+        # the directories made for its lock pruned)
+        deletes = [u for u in self.updates if not u.log_only and u.new_target is None
+                   and u.new_value == zero and not u.write]
         fsync = fsync_references(store.config)
         symlinks = config_bool(store.config, "core.prefersymlinkrefs", False)
         for u in work:

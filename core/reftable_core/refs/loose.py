@@ -30,7 +30,7 @@ import stat as _stat
 from typing import Iterator, NamedTuple
 
 from ..errors import LockError, RefnameError
-from ..lockfile import LOCK_SUFFIX, LockFile, unable_to_lock_message
+from ..lockfile import LOCK_SUFFIX, LockFile
 from .refname import (REFNAME_ALLOW_ONELEVEL, check_refname_format, path_safe_refname,
                       refname_is_safe, unsafe_refname_error)
 
@@ -174,11 +174,23 @@ def _walk(gitdir: str, top: bytes, prefix: bytes) -> list[tuple[bytes, bool]]:
 
 # -- writing --------------------------------------------------------------------------
 
-class LooseLock:
-    """<ref>.lock held for one ref until commit() or rollback(): a LockFile plus
-    the directories created for it (removed again on rollback)."""
+class LeadingDirError(LockError):
+    """The directories leading to a ref's lock could not be made (git's
+    safe_create_leading_directories): in_the_way when a non-directory stands where
+    one must go (SCLD_EXISTS), else a failure such as a name too long (SCLD_FAILED)."""
 
-    __slots__ = ("_lock", "_made_below", "gitdir", "name", "path")
+    def __init__(self, path: str, in_the_way: bool) -> None:
+        super().__init__(f"unable to create lock file {path}{LOCK_SUFFIX}; non-directory in the way"
+                         if in_the_way else f"unable to create directory for {path}")
+        self.in_the_way = in_the_way
+
+
+class LooseLock:
+    """<ref>.lock held for one ref until commit() or rollback(). The directories
+    created for it stay on rollback, as git's safe_create_leading_directories leaves
+    them (a deleted ref's empty parents are pruned by the transaction)."""
+
+    __slots__ = ("_lock", "gitdir", "name", "path")
 
     def __init__(self, gitdir: str, name: bytes) -> None:
         try:
@@ -190,34 +202,23 @@ class LooseLock:
                             f"'{name.decode('utf-8', 'replace')}': reference broken") from None
         self.gitdir = gitdir
         self.name = name
-        parent = os.path.dirname(self.path)
-        # remember the directories we create, to remove them again on rollback
-        existing = parent
+        existing = os.path.dirname(self.path)
         missing: list[str] = []
         while existing and not os.path.isdir(existing) and existing != os.path.dirname(existing):
             missing.append(existing)
             existing = os.path.dirname(existing)
-        self._made_below = existing if existing != parent else None
         for d in reversed(missing):               # one level at a time: no recursion
             try:
                 os.mkdir(d)
             except FileExistsError:
-                if not os.path.isdir(d):
-                    self._fail(NotADirectoryError(20, "Not a directory"))
-            except OSError as e:                  # ENOTDIR, ENAMETOOLONG, EACCES, ...
-                self._fail(e)
-        try:
-            self._lock = LockFile(self.path)
-        except LockError:
-            self._unmake_dirs()
-            raise
+                if not os.path.isdir(d):          # a file (or a dangling symlink: failed)
+                    raise LeadingDirError(self.path, os.path.exists(d)) from None
+            except OSError:                       # ENAMETOOLONG, EACCES, ...
+                raise LeadingDirError(self.path, False) from None
+        self._lock = LockFile(self.path)
         # held but closed until written, as git's lock_raw_ref / close_ref_gently leave
         # it: a transaction of 100k refs holds 100k locks, not 100k descriptors
         self._lock.close_fd()
-
-    def _fail(self, err: OSError) -> None:
-        self._unmake_dirs()
-        raise LockError(unable_to_lock_message(self.path + LOCK_SUFFIX, err)) from None
 
     @property
     def lock_path(self) -> str:
@@ -243,16 +244,9 @@ class LooseLock:
             self._lock.commit()
 
     def rollback(self) -> None:
-        """Remove the lock and the directories made for it (no-op once committed)."""
-        if not self._lock.is_locked:
-            return
-        self._lock.rollback()
-        self._unmake_dirs()
-
-    def _unmake_dirs(self) -> None:
-        if self._made_below is not None:
-            prune_empty_parents(os.path.dirname(self.path), self._made_below)
-            self._made_below = None
+        """Remove the lock (no-op once committed)."""
+        if self._lock.is_locked:
+            self._lock.rollback()
 
 
 def prune_empty_tree(path: str) -> None:
@@ -319,6 +313,6 @@ def prune_empty_parents(d: str, stop: str) -> None:
         d = os.path.dirname(d)
 
 
-__all__ = ["LooseValue", "LooseLock", "read_loose", "iter_loose_names", "write_loose",
+__all__ = ["LooseValue", "LooseLock", "LeadingDirError", "read_loose", "iter_loose_names", "write_loose",
            "delete_loose", "format_loose", "parse_loose_contents", "prune_ref_parents",
            "prune_empty_parents", "prune_empty_tree", "keep_dir", "ref_path"]
