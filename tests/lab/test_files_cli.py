@@ -243,6 +243,26 @@ def test_lock_directories_and_dangling_reflogs_as_git(git, files_repo: Path, tmp
     assert _state(git, mine) == _state(git, files_repo)
 
 
+@pytest.mark.parametrize("script", [
+    "update refs/tags/zz {one}\nsymref-update refs/heads/main refs/tags/zz\n",
+    "symref-update refs/heads/main refs/tags/zz\nupdate refs/tags/zz {one}\n",
+])
+def test_symref_reflog_sees_the_updates_queued_before_it(git, files_repo: Path,
+                                                         tmp_path: Path, script: str) -> None:
+    """git's files_transaction_finish writes reflogs and commits refs in queue order: a
+    symref's reflog entry resolves its target after the updates queued before it are in
+    place (the lab went by name, so refs/heads/main's entry missed refs/tags/zz)."""
+    mine = tmp_path / "mine"
+    shutil.copytree(files_repo, mine, symlinks=True)
+    text = script.format(**_oids(git, files_repo)).encode()
+    theirs = git.run(["update-ref", "-m", "msg", "--stdin"], cwd=files_repo, input=text,
+                     check=False)
+    ours = lab(git, ["update-ref", "--git-dir", str(mine / ".git"), "-m", "msg", "--stdin"],
+               input=text)
+    assert (ours.returncode, ours.stderr) == (theirs.returncode, theirs.stderr) == (0, b"")
+    assert _state(git, mine) == _state(git, files_repo)
+
+
 def test_update_ref_stale_lock(git, files_repo: Path, tmp_path: Path) -> None:
     mine = tmp_path / "mine"
     shutil.copytree(files_repo, mine, symlinks=True)

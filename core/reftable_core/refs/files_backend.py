@@ -585,7 +585,10 @@ class FilesTransaction:
         store = self.store
         zero = store.zero
         gitdir = store.gitdir
-        work = sorted((u for u in self.updates if u.write), key=lambda x: x.refname)
+        # in queue order, as git's files_transaction_finish: a symref's reflog resolves
+        # its target after the updates queued before it are in place, not after those
+        # named before it
+        work = [u for u in self.updates if u.write]
         ident: tuple[bytes, bytes, int, int] | None = None
         # git's REF_DELETING: every delete, of a missing ref too (its reflog removed,
         # the directories made for its lock pruned)
