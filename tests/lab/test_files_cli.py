@@ -263,6 +263,31 @@ def test_symref_reflog_sees_the_updates_queued_before_it(git, files_repo: Path,
     assert _state(git, mine) == _state(git, files_repo)
 
 
+@pytest.mark.parametrize("script", ["delete refs/heads/blocked/x\n",
+                                    "delete refs/heads/nope/x\n",
+                                    "delete refs/heads/blocked/x\ncreate refs/heads/main {one}\n"])
+def test_a_reflog_that_cannot_be_removed_is_warned_of(git, files_repo: Path, tmp_path: Path,
+                                                      script: str) -> None:
+    """A delete (of a missing ref too) whose reflog path runs through a file: git's
+    unlink_or_warn prints "warning: unable to unlink '...': Not a directory" and goes on
+    (the lab was silent)."""
+    git.run(["update-ref", "refs/heads/blocked/x", "HEAD"], cwd=files_repo)
+    logs = files_repo / ".git" / "logs" / "refs" / "heads"
+    shutil.rmtree(logs / "blocked", ignore_errors=True)
+    (logs / "blocked").write_text("in the way\n")
+    (logs / "nope").write_text("in the way\n")
+    mine = tmp_path / "mine"
+    shutil.copytree(files_repo, mine, symlinks=True)
+    text = script.format(**_oids(git, files_repo)).encode()
+    theirs = git.run(["update-ref", "--stdin"], cwd=files_repo, input=text, check=False)
+    env = {k: v for k, v in git.env.items() if k != "REFTABLE_LAB_FLAGS"}
+    ours = subprocess.run([sys.executable, "-m", "lab.cli", "update-ref", "--stdin"], cwd=mine,
+                          input=text, env=env, capture_output=True)
+    assert (ours.returncode, ours.stderr) == (theirs.returncode, theirs.stderr)
+    assert b"warning: unable to unlink" in theirs.stderr or theirs.returncode
+    assert _state(git, mine) == _state(git, files_repo)
+
+
 def test_update_ref_stale_lock(git, files_repo: Path, tmp_path: Path) -> None:
     mine = tmp_path / "mine"
     shutil.copytree(files_repo, mine, symlinks=True)

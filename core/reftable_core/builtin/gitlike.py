@@ -82,7 +82,14 @@ def git_message(e: ReftableError) -> str:
     """e's text as git prints it: a packed-refs error, a directory blocking a ref name the
     file after the git dir as git names it (see _SHOWN_GITDIR)."""
     msg = str(e)
-    if not isinstance(e, PackedRefsError | BlockedRefError) or _SHOWN_GITDIR is None:
+    if not isinstance(e, PackedRefsError | BlockedRefError):
+        return msg
+    return git_paths(msg)
+
+
+def git_paths(msg: str) -> str:
+    """msg with the paths in the git dir named as git names them (see _SHOWN_GITDIR)."""
+    if _SHOWN_GITDIR is None:
         return msg
     lab, git = _SHOWN_GITDIR
     return msg.replace(lab + os.sep, git + os.sep)

@@ -44,7 +44,8 @@ from reftable_core.refs.refname import (
 from reftable_core.refs.transaction import HookAbortedError
 from reftable_core.repo import Repo
 
-from .gitlike import Die, add_git_command, git_message, open_git_repo, ref_resolver, write_err
+from .gitlike import (Die, add_git_command, git_message, git_paths, open_git_repo, ref_resolver,
+                      write_err)
 from .parseopt import OptSpec, parse_git_options, split_lab_options
 from .quote import cstr, unquote_c
 
@@ -379,12 +380,24 @@ class _UpdateRefStdin:
         "<command>: <error>"."""
         self._extra(buf, pos, command)
         try:
-            getattr(self.tx, command)()
+            if command == "commit":
+                self._commit()
+            else:
+                self.tx.prepare()
         except HookAbortedError as refused:
             raise Die(str(refused)) from None
         except ReftableError as e:
             raise Die(f"{command}: {git_message(e)}")
         self._report(command)
+
+    def _commit(self) -> None:
+        """The transaction committed, git's warnings printed as they came (before
+        the error that ends a failed commit)."""
+        try:
+            self.tx.commit()
+        finally:
+            for warning in self.tx.warnings:
+                write_err("warning: ", git_paths(warning))
 
     def cmd_prepare(self, buf: bytes, pos: int, end: int) -> None:
         self._finish(buf, pos, "prepare")
@@ -465,7 +478,7 @@ class _UpdateRefStdin:
             getattr(self, "cmd_" + name.replace("-", "_"))(line, start, len(line))
         if state == OPEN:
             try:
-                self.tx.commit()
+                self._commit()
             except ReftableError as e:
                 raise Die(git_message(e))
         elif state in (STARTED, PREPARED):
@@ -507,7 +520,7 @@ def _update_ref_args(o: dict[str, Any], rest: list[str], gitdir: str | None, fla
             if not ok_name:
                 raise ReftableError(f"refusing to update ref with bad name '{rest[0]}'")
             runner._queue(refname, new, old, "delete" if o["delete"] else "update")
-            runner.tx.commit()
+            runner._commit()
         except (HookAbortedError, PackedRefsError) as dying:  # git dies inside the transaction
             raise Die(git_message(dying)) from None           # (packed-refs: as it reads it)
         except ReftableError as e:

@@ -325,6 +325,7 @@ class FilesTransaction:
         self._packed_lock: LockFile | None = None
         self._packed_updates: list[_Upd] = []     # the packed-refs transaction, when needed
         self._types: dict[bytes, str] = {}
+        self.warnings: list[str] = []         # git's warning()s of the commit, in order
 
     def queue(self, update: RefUpdate) -> None:
         if self.state != "open":
@@ -643,7 +644,9 @@ class FilesTransaction:
             run_transaction_hook(store.hooks, "committed", dels, zero)
         for u in deletes:
             delete_loose(gitdir, u.refname, prune=False)      # still holding its lock
-            delete_reflog(gitdir, u.refname)
+            warning = delete_reflog(gitdir, u.refname)
+            if warning is not None:
+                self.warnings.append(warning)
             if u.lock is not None:
                 u.lock.rollback()
             prune_ref_parents(gitdir, u.refname)              # as git does after unlocking

@@ -173,13 +173,19 @@ def reflog_exists(gitdir: str, name: bytes) -> bool:
     return os.path.isfile(reflog_path(gitdir, name))
 
 
-def delete_reflog(gitdir: str, name: bytes) -> None:
+def delete_reflog(gitdir: str, name: bytes) -> str | None:
+    """Remove name's reflog and its empty parents; None, or git's unlink_or_warn text
+    when the file was there to remove but could not be (a file or a directory in the
+    way: ENOTDIR, EISDIR), the caller's warning."""
     path = reflog_path(gitdir, name)
     try:
         os.unlink(path)
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-        return
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"unable to unlink '{path}': {os.strerror(e.errno or 0)}"
     prune_empty_parents(os.path.dirname(path), keep_dir(os.path.join(gitdir, "logs"), name))
+    return None
 
 
 def parse_reflog_line(refname: bytes, line: bytes, hash_size: int, index: int) -> LogEntry | None:

@@ -308,6 +308,7 @@ class ReftableTransaction:
         self.hooks: str | None = store.hooks
         self.updates: list[QueuedUpdate] = []
         self.queued: list[QueuedUpdate] = []
+        self.warnings: list[str] = []         # (the files backend's; none here)
         self.state = "open"
         self._addition: Any = None
         self._types: dict[bytes, str] = {}

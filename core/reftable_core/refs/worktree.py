@@ -169,6 +169,11 @@ class WorktreeTransaction:
         self.shown: list[tuple[Any, bytes]] = []
         self.shown_splits: list[tuple[Any, bytes]] = []
 
+    @property
+    def warnings(self) -> list[str]:
+        """Its stores' transactions' warnings, in commit order."""
+        return [w for part in self.parts.values() for w in part.warnings]
+
     def queue(self, update: RefUpdate) -> None:
         self.names.append(update.refname)
         self._route(update)
