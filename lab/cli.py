@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 from collections.abc import Callable, Sequence
 
@@ -66,7 +67,20 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def default_sigpipe() -> None:
+    """As git: a write to a pipe whose reader is gone ends the program by SIGPIPE,
+    silently (Python ignores the signal, and its EPIPE printed "fatal: Broken pipe").
+    Only for the program: a process that runs commands in itself keeps its own."""
+    try:
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    except (AttributeError, ValueError):     # no SIGPIPE here, or not the main thread
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The program (argv None: the command line) or one command run in this process."""
+    if argv is None:
+        default_sigpipe()
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         argv = apply_global_options(argv)

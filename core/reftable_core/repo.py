@@ -185,6 +185,11 @@ class Repo:
             self._objects = open_object_store(self.commondir, self.object_format, self.flags)
         return self._objects
 
+    @property
+    def objects_opened(self) -> bool:
+        """Has the object store been asked for (an object looked up)?"""
+        return self._objects is not None
+
     def _object_store(self) -> ObjectStore:
         return self.objects
 

@@ -206,3 +206,26 @@ def test_symref_to_a_broken_name_is_skipped_as_git(repos: dict[str, Path], gitru
     for opts in (["refs/heads/main"], ["--heads"], ["badname"]):
         g = gitrun.run(["show-ref", *opts], cwd=path, check=False)
         assert run_lab(["show-ref", *opts], cwd=path) == (g.returncode, g.stdout, g.stderr)
+
+
+@pytest.mark.parametrize("command", [["for-each-ref"], ["show-ref"],
+                                     ["for-each-ref", "--format=%(refname) %(objecttype)"]])
+def test_a_closed_pipe_ends_the_program_as_git(repos: dict[str, Path], gitrun: GitRunner,
+                                               command: list[str]) -> None:
+    """stdout a pipe whose reader is gone (closed before the program starts): git dies
+    of SIGPIPE, silently; so does the program (it printed "fatal: Broken pipe" and
+    exited 128)."""
+    import os
+    import subprocess
+    import sys
+    seen = []
+    for argv in ([gitrun.git, *command], [sys.executable, "-m", "lab.cli", *command]):
+        r, w = os.pipe()
+        os.close(r)
+        try:
+            proc = subprocess.run(argv, cwd=repos["files-sha1"], env=gitrun.env, stdout=w,
+                                  stderr=subprocess.PIPE, check=False)
+        finally:
+            os.close(w)
+        seen.append((proc.returncode, proc.stderr))
+    assert seen[1] == seen[0] == (-13, b"")

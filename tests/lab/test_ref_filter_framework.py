@@ -61,6 +61,16 @@ CASES: list[list[str]] = [
     ["--shell", "--sort=raw", "--format=%(raw:size)"], ["--shell", "--format=%(raw:bad)"],
     ["--python", "--format=%(foo)%(raw)"], ["--tcl", "--format=%(raw)%(foo)"],
     ["--format=%(trailers:only=0x1,unfold=010)|%(describe:tags=0x0)"],   # git_parse_maybe_bool
+    # an object looked up before the refs are listed: git's files backend has filled its
+    # loose ref cache (refs/replace/) without the root refs; --points-at=HEAD reads none
+    ["--include-root-refs", "--merged=HEAD"], ["--include-root-refs", "--contains=HEAD~1"],
+    ["--include-root-refs", "--format=%(refname) %(ahead-behind:b01)"],
+    ["--include-root-refs", "--points-at=HEAD"], ["--include-root-refs", "--points-at=HEAD~1"],
+    ["--include-root-refs", "--sort=is-base:b01"],
+    # a sort key's ahead-behind / is-base: counted only when the format has one (git's
+    # dummy format), else "" on every ref
+    ["--sort=ahead-behind:b01"], ["--sort=-is-base:b01", "--format=%(refname)"],
+    ["--sort=-ahead-behind:b01", "--format=%(ahead-behind:b01) %(refname)"],
 ]
 
 

@@ -34,7 +34,7 @@ from reftable_core.odb.revision import resolve_revision
 from reftable_core.repo import Repo
 
 from .gitlike import (Die, add_git_command, git_message, open_git_repo, ref_resolver,
-                      write_err)
+                      replace_refs_enabled, write_err)
 from .parseopt import OptSpec, parse_git_options, split_lab_options
 from .ref_filter.atom import AtomValue
 from .ref_filter.filters import (
@@ -249,6 +249,7 @@ def _run(repo: Repo, o: dict[str, Any], patterns: list[str], out: Any) -> int:
     filt.excludes = [p.encode("utf-8", "surrogateescape") for p in o["exclude"]]
     filt.ignore_case = icase
     filt.include_root_refs = o["include_root_refs"]
+    filt.roots_cached_away = repo.objects_opened and replace_refs_enabled(repo)
     store = repo.refs
     objects = repo.objects if (filt.points_at or filt.needs_commit()) else None
     items = collect(store, pats, filt, objects)

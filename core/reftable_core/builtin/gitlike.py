@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from reftable_core.config import env_config, push_config_parameter
+from reftable_core.config import config_bool, env_config, push_config_parameter
 from reftable_core.errors import BlockedRefError, ConfigError, ReftableError
 from reftable_core.flags import Flags
 from reftable_core.lockfile import FSYNC_COUNTS
@@ -233,10 +233,19 @@ def apply_global_options(argv: list[str]) -> list[str]:
         opt, eq, value = a.partition("=")
         if eq and opt in _DIR_OPTIONS:
             os.environ[_DIR_OPTIONS[opt]] = value
+        elif a == "--no-replace-objects":
+            os.environ["GIT_NO_REPLACE_OBJECTS"] = "1"      # as git sets it
         elif a not in ("--no-pager", "-P"):
             break
         i += 1
     return argv[i:]
+
+
+def replace_refs_enabled(repo: Repo) -> bool:
+    """git's replace_refs_enabled: no $GIT_NO_REPLACE_OBJECTS (--no-replace-objects) and
+    core.useReplaceRefs true (the default)."""
+    return ("GIT_NO_REPLACE_OBJECTS" not in os.environ
+            and config_bool(repo.config, "core.usereplacerefs", True))
 
 
 def open_git_repo(gitdir: str | None, flags: Flags) -> Repo:

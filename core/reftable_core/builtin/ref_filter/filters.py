@@ -123,6 +123,11 @@ class RefFilter:
     excludes: list[bytes] = field(default_factory=list)
     ignore_case: bool = False
     include_root_refs: bool = False
+    # git 2.47's files backend fills its loose ref cache once, with the root refs only
+    # if the first iteration asked for them: an object looked up before the refs are
+    # listed (--merged, --contains, %(ahead-behind:...), ...) iterates refs/replace/
+    # first, and --include-root-refs then lists no root ref (HEAD included)
+    roots_cached_away: bool = False
     points_at: list[bytes] = field(default_factory=list)
     merged: list[bytes] = field(default_factory=list)
     no_merged: list[bytes] = field(default_factory=list)
@@ -226,7 +231,8 @@ def collect(store: RefStore, patterns: list[bytes], filt: RefFilter | None = Non
     wanted = set(filt.points_at) if filt is not None and filt.points_at else None
     commits = filt is not None and filt.needs_commit()
     rows: list[tuple[bytes, Any, bytes | None]] = []
-    if roots:
+    if roots and filt is not None and not (filt.roots_cached_away
+                                           and getattr(store, "stack", None) is None):
         rows = [r for r in _root_records(store)]
     for prefix in prefixes:
         recs = store.iter_ref_records(prefix, True)
@@ -354,15 +360,20 @@ def commit_by_name(ctx: Any, rev: str, quiet: bool = True) -> bytes | None:
 
 
 class AheadBehindAtom:
-    """%(ahead-behind:REF): "<ahead> <behind>" of the ref's commit against REF."""
-    __slots__ = ("base", "counts", "source")
+    """%(ahead-behind:REF): "<ahead> <behind>" of the ref's commit against REF.
+    counted False: a --sort key's atom that no format atom of its kind shares (git
+    parses it into a dummy format, so nothing counts it: "" on every ref)."""
+    __slots__ = ("base", "counted", "counts", "source")
 
     def __init__(self, base: bytes) -> None:
         self.source = SOURCE_OTHER
         self.base = base
         self.counts: dict[bytes, AtomValue] = {}
+        self.counted = True
 
     def prepare(self, ctx: AtomContext, refs: list[RefItem]) -> None:
+        if not self.counted:
+            return
         tips: list[bytes] = []
         names: list[bytes] = []
         for it in refs:
@@ -392,15 +403,18 @@ def parse_ahead_behind(ctx: Any, name: str, arg: str | None) -> AheadBehindAtom:
 class IsBaseAtom:
     """%(is-base:REF): "(REF)" on the one listed ref git's get_branch_base_for_tip
     picks as REF's base, "" on the others."""
-    __slots__ = ("source", "text", "tip", "winner")
+    __slots__ = ("counted", "source", "text", "tip", "winner")
 
     def __init__(self, tip: bytes, text: str) -> None:
         self.source = SOURCE_OTHER
         self.tip = tip
         self.text = AtomValue(f"({text})".encode("utf-8", "surrogateescape"))
         self.winner: bytes | None = None
+        self.counted = True                 # as AheadBehindAtom's
 
     def prepare(self, ctx: AtomContext, refs: list[RefItem]) -> None:
+        if not self.counted:
+            return
         bases: list[bytes] = []
         names: list[bytes] = []
         for it in refs:

@@ -449,6 +449,7 @@ class RefFormat:
         self.reset_eol = reset_eol and ctx.use_color
         self.structural = any(isinstance(self.used[p].atom, Structural)
                               for p in self.parts if isinstance(p, int))
+        self.format_atoms = len(self.used)      # the format's; the sort keys' come after
         self._plan()
 
     def add_atom(self, text: str) -> int:

@@ -46,8 +46,24 @@ def parse_sort_keys(fmt: RefFormat, keys: list[str], icase: bool) -> list[SortKe
                 k = k[len(pre):]
                 version = True
                 break
-        out.insert(0, SortKey(fmt.add_atom(k), reverse, version, icase))
+        known = len(fmt.used)
+        index = fmt.add_atom(k)
+        if index >= known:
+            _uncounted(fmt, index)
+        out.insert(0, SortKey(index, reverse, version, icase))
     return out
+
+
+def _uncounted(fmt: RefFormat, index: int) -> None:
+    """git's parse_sorting_atom parses into a dummy ref_format: an ahead-behind or
+    is-base key's commit is looked up, but only the format's own atoms of that kind are
+    counted (filter_ahead_behind, filter_is_base). With none in the format, the key is
+    "" on every ref. (With some, git reads past their counts: undefined, a crash here;
+    the lab counts the key.)"""
+    atom = fmt.used[index].atom
+    if hasattr(atom, "counted") and not any(type(u.atom) is type(atom)
+                                            for u in fmt.used[:fmt.format_atoms]):
+        atom.counted = False
 
 
 _S_N, _S_I, _S_F, _S_Z = 0, 3, 6, 9
