@@ -7,7 +7,8 @@ expand_ref: "%s", refs/%s, refs/tags/%s, refs/heads/%s, refs/remotes/%s,
 refs/remotes/%s/HEAD; all six, expand_ref stops early only when the option is off)
 and warns "refname '<hex>' is ambiguous." plus advice.objectNameWarning's text when
 one exists. The lab prints what git prints, and reads those candidates only when
-the option is on.
+the option is on. A name (not a full hex id) is warned of the same way, without the
+advice, when more than one candidate resolves or it is also a unique abbreviated id.
 """
 from __future__ import annotations
 
@@ -99,3 +100,22 @@ def test_creating_refs_reads_the_candidates(monkeypatch: pytest.MonkeyPatch, git
                                              b"refs/remotes/%s/HEAD")]
     read = [n for n in names if tip.encode() in n]
     assert read == (candidates * 3 if not config else [])
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=["default", "quiet", "no-advice"])
+@pytest.mark.parametrize("value", ["main", "v1", "v1~0", "dead"])
+def test_an_ambiguous_name_is_warned_of(repo: Path, git: GitRunner, config: list[str],
+                                        value: str) -> None:
+    """A name more than one dwim rule resolves (refs/heads/main and refs/tags/main; a
+    tag and a branch v1), or one that is also a unique abbreviated id: git's
+    get_oid_basic warns "refname '<name>' is ambiguous." (no advice: that is the full hex
+    id's), once per name resolved; core.warnAmbiguousRefs=false is quiet."""
+    oid = _tip(git, repo)
+    for ref in ("refs/heads/main", "refs/tags/main", "refs/tags/v1", "refs/heads/v1",
+                f"refs/heads/{oid[:4]}"):             # a branch named as its own abbreviation
+        git.run(["update-ref", ref, oid], cwd=repo)
+    name = oid[:4] if value == "dead" else value
+    stdin = f"update refs/heads/new {name}\ncreate refs/heads/new2 {name}\n".encode()
+    err = _same(git, repo, [*config, "update-ref", "--stdin"], stdin)
+    assert (b"is ambiguous" in err) == (config != ["-c", "core.warnAmbiguousRefs=false"])
+    assert b"Git normally never creates" not in err

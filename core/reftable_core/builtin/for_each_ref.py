@@ -33,8 +33,8 @@ from reftable_core.flags import Flags
 from reftable_core.odb.revision import resolve_revision
 from reftable_core.repo import Repo
 
-from .gitlike import (Die, add_git_command, git_message, open_git_repo, ref_resolver,
-                      replace_refs_enabled, write_err)
+from .gitlike import (Die, add_git_command, ambiguity_warning, git_message, open_git_repo,
+                      ref_resolver, replace_refs_enabled, write_err)
 from .parseopt import OptSpec, parse_git_options, split_lab_options
 from .ref_filter.atom import AtomValue
 from .ref_filter.filters import (
@@ -184,7 +184,8 @@ def _integer(val: str, name: str) -> int:
 def _resolve(repo: Repo, text: str) -> bytes | None:
     try:
         return resolve_revision(text.encode("utf-8", "surrogateescape"), ref_resolver(repo.refs),
-                                lambda: repo.objects, repo.hash_size)
+                                lambda: repo.objects, repo.hash_size,
+                                ambiguity_warning(repo.config))
     except ReftableError:
         return None
 

@@ -32,10 +32,10 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from reftable_core.config import config_bool, env_config, push_config_parameter
+from reftable_core.config import config_bool, env_config, parse_bool, push_config_parameter
 from reftable_core.errors import BlockedRefError, ConfigError, ReftableError
 from reftable_core.flags import Flags
 from reftable_core.lockfile import FSYNC_COUNTS
@@ -239,6 +239,37 @@ def apply_global_options(argv: list[str]) -> list[str]:
             break
         i += 1
     return argv[i:]
+
+
+# object-name.c get_oid_basic's object_name_msg, after its warning (advice.objectNameWarning)
+OBJECT_NAME_ADVICE = (
+    "Git normally never creates a ref that ends with 40 hex characters\n"
+    "because it will be ignored when you just specify 40-hex. These refs\n"
+    "may be created by mistake. For example,\n"
+    "\n"
+    "  git switch -c $br $(git rev-parse ...)\n"
+    "\n"
+    "where \"$br\" is somehow empty and a 40-hex ref is created. Please\n"
+    "examine these refs and maybe delete them. Turn this message off by\n"
+    "running \"git config advice.objectNameWarning false\"")
+
+
+def ambiguity_warning(config: Mapping[str, str]) -> Callable[[bytes], None] | None:
+    """get_oid_basic's warning of an ambiguous name (odb.revision.Ambiguous), when
+    core.warnAmbiguousRefs (default true) is on, else None; after a full hex id's, the
+    advice unless advice.objectNameWarning is false or GIT_ADVICE is (advice_enabled)."""
+    if not config_bool(config, "core.warnambiguousrefs", True):
+        return None
+    advise = (config_bool(config, "advice.objectnamewarning", True)
+              and parse_bool(os.environ.get("GIT_ADVICE", "1")) is not False)
+
+    def warn(name: bytes) -> None:
+        write_err("warning: ", f"refname '{name.decode('utf-8', 'surrogateescape')}' is "
+                               "ambiguous.")
+        if advise and len(name) in (40, 64) and all(c in b"0123456789abcdefABCDEF"
+                                                    for c in name):
+            write_err("", OBJECT_NAME_ADVICE)
+    return warn
 
 
 def replace_refs_enabled(repo: Repo) -> bool:

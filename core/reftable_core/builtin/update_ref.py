@@ -24,13 +24,11 @@ from __future__ import annotations
 
 import argparse
 import io
-import os
 import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
-from reftable_core.config import config_bool, parse_bool
 from reftable_core.errors import ReftableError
 from reftable_core.flags import Flags
 from reftable_core.odb.revision import resolve_revision
@@ -44,8 +42,8 @@ from reftable_core.refs.refname import (
 from reftable_core.refs.transaction import HookAbortedError
 from reftable_core.repo import Repo
 
-from .gitlike import (Die, add_git_command, git_message, git_paths, open_git_repo, ref_resolver,
-                      write_err)
+from .gitlike import (Die, add_git_command, ambiguity_warning, git_message, git_paths,
+                      open_git_repo, ref_resolver, write_err)
 from .parseopt import OptSpec, parse_git_options, split_lab_options
 from .quote import cstr, unquote_c
 
@@ -66,35 +64,6 @@ UPDATE_REF_SPECS = [
     OptSpec("stdin", None, "bool", "stdin"),
     OptSpec("create-reflog", None, "bool", "create_reflog"),
 ]
-
-# object-name.c get_oid_basic's object_name_msg, after its warning (advice.objectNameWarning)
-OBJECT_NAME_ADVICE = (
-    "Git normally never creates a ref that ends with 40 hex characters\n"
-    "because it will be ignored when you just specify 40-hex. These refs\n"
-    "may be created by mistake. For example,\n"
-    "\n"
-    "  git switch -c $br $(git rev-parse ...)\n"
-    "\n"
-    "where \"$br\" is somehow empty and a 40-hex ref is created. Please\n"
-    "examine these refs and maybe delete them. Turn this message off by\n"
-    "running \"git config advice.objectNameWarning false\"")
-
-
-def _warn_ambiguous(config: dict[str, str]) -> Callable[[bytes], None] | None:
-    """get_oid_basic's check of a full hex id against the refs of that name, when
-    core.warnAmbiguousRefs (default true) is on: a warning, then the advice unless
-    advice.objectNameWarning is false or GIT_ADVICE is (git's advice_enabled)."""
-    if not config_bool(config, "core.warnambiguousrefs", True):
-        return None
-    advise = (config_bool(config, "advice.objectnamewarning", True)
-              and parse_bool(os.environ.get("GIT_ADVICE", "1")) is not False)
-
-    def warn(hex_text: bytes) -> None:
-        write_err("warning: ", f"refname '{hex_text.decode('ascii')}' is ambiguous.")
-        if advise:
-            write_err("", OBJECT_NAME_ADVICE)
-    return warn
-
 
 USAGE_UPDATE_REF = (
     "usage: git update-ref [<options>] -d <refname> [<old-oid>]\n"
@@ -131,7 +100,7 @@ class _UpdateRefStdin:
         self.repo = repo
         self.store = repo.refs
         self.resolve_ref = ref_resolver(self.store)
-        self.ambiguous = _warn_ambiguous(repo.config)
+        self.ambiguous = ambiguity_warning(repo.config)
         self.msg = msg
         self.default_no_deref = no_deref
         self.no_deref = no_deref

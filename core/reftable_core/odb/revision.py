@@ -40,7 +40,10 @@ from .tree import tree_entry
 
 RefResolver = Callable[[bytes], bytes | None]
 ObjectsGetter = Callable[[], ObjectStore | None]
-Ambiguous = Callable[[bytes], None]       # told a full hex id that also names a ref
+# told a name git's get_oid_basic warns of (core.warnAmbiguousRefs): a full hex id that
+# also names a ref, or a ref name that more than one dwim rule resolves or that is also a
+# unique abbreviated object id
+Ambiguous = Callable[[bytes], None]
 
 # git's ref_rev_parse_rules, in order
 DWIM_RULES = (b"%s", b"refs/%s", b"refs/tags/%s", b"refs/heads/%s", b"refs/remotes/%s",
@@ -180,7 +183,10 @@ def _resolve_basic(text: bytes, resolve_ref: RefResolver, objects: ObjectsGetter
                    hash_size: int, ambiguous: Ambiguous | None = None) -> bytes | None:
     """A full hex id (ambiguous: told when a ref has that name, git's get_oid_basic),
     a dwim'd ref name ("@" alone is HEAD: git's interpret_empty_at), or a unique
-    abbreviated id (in that order)."""
+    abbreviated id (in that order). With ambiguous (git's warn_ambiguous_refs) every
+    dwim rule is read, as git's expand_ref reads them, and a name more than one
+    resolves, or one that is also a unique abbreviated id, is told; else the first
+    rule that resolves wins."""
     if text == b"@":
         text = b"HEAD"
     hexsz = hash_size * 2
@@ -188,23 +194,34 @@ def _resolve_basic(text: bytes, resolve_ref: RefResolver, objects: ObjectsGetter
         if ambiguous is not None and dwim_ref_count(text, resolve_ref):
             ambiguous(text)
         return bytes.fromhex(text.decode("ascii"))
+    found = None
+    count = 0
     for rule in DWIM_RULES:
         oid = resolve_ref(rule % text)
         if oid:
-            return oid
-    if MIN_ABBREV <= len(text) < hexsz:
-        try:
-            int(text, 16)
-        except ValueError:
-            return None
-        store = objects()
-        if store is None:
-            return None
-        t = text.decode().lower()
-        hits = [o for o in store.iter_oids() if o.hex().startswith(t)]
-        if len(hits) == 1:
-            return hits[0]
-    return None
+            if ambiguous is None:
+                return oid
+            count += 1
+            found = found or oid
+    if found is not None:
+        assert ambiguous is not None
+        if count > 1 or _unique_abbrev(text, objects, hexsz) is not None:
+            ambiguous(text)
+        return found
+    return _unique_abbrev(text, objects, hexsz)
+
+
+def _unique_abbrev(text: bytes, objects: ObjectsGetter, hexsz: int) -> bytes | None:
+    """The one object whose id starts with the hex text (at least MIN_ABBREV digits),
+    or None."""
+    if not MIN_ABBREV <= len(text) < hexsz or not _HEX.issuperset(text):
+        return None
+    store = objects()
+    if store is None:
+        return None
+    t = text.decode().lower()
+    hits = [o for o in store.iter_oids() if o.hex().startswith(t)]
+    return hits[0] if len(hits) == 1 else None
 
 
 def _tree_colon(text: bytes) -> int:

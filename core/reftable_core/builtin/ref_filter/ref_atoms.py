@@ -339,9 +339,26 @@ class FlagAtom:
         words = []
         if ref.flag & FLAG_SYMREF:
             words.append(b"symref")
-        if ref.flag & FLAG_PACKED or (ref.target is None and _packed(ctx.repo, ref.name)):
+        if ref.flag & FLAG_PACKED or _packed(ctx.repo, _last_target(ctx.repo, ref)):
             words.append(b"packed")
         return AtomValue(b",".join(words))
+
+
+def _last_target(repo: Any, ref: RefItem) -> bytes:
+    """The ref a symref's chain ends at (its own name for a plain ref): git's flags are
+    those refs_resolve_ref_unsafe gathers on the way, so a symref to a packed ref is
+    "symref,packed" (at most SYMREF_MAXDEPTH, 5, steps)."""
+    name, target = ref.name, ref.target
+    for _ in range(5):
+        if target is None:
+            break
+        name = target
+        try:
+            nxt = repo.refs.read_ref(name)
+        except ReftableError:
+            break
+        target = nxt.target if nxt is not None else None
+    return name
 
 
 def parse_flag(ctx: Any, name: str, arg: str | None) -> FlagAtom:
