@@ -160,3 +160,19 @@ def test_versioncmp_and_strip() -> None:
     assert lstrip_components(b"refs/heads", 5) == b""
     assert rstrip_components(b"refs/heads/a/b", 1) == b"refs/heads/a"
     assert rstrip_components(b"refs/heads/a/b", -1) == b"refs"
+
+
+@pytest.mark.parametrize("position", ["left", "middle", "right"])
+def test_align_counts_display_width_as_git(make_repo, gitrun: GitRunner, position: str) -> None:
+    """%(align) pads to git's utf8_strnwidth: a newline, a tab and other control
+    characters 0, zero-width (a combining mark, U+200B, U+1160) 0, the soft hyphen 1, a
+    wide character 2 (the lab counted every control character as 1)."""
+    path = make_repo("w", ref_format="files")
+    gitrun.run(["commit", "-q", "--allow-empty", "-m", "c"], cwd=path)
+    message = "a\u200bb\te\u0301\u6f22\u00ad\u1160x\x7f!\n\nbody\twith\ttabs\n"
+    gitrun.run(["tag", "-a", "-m", message, "wide"], cwd=path)
+    for atom in ("contents:subject", "contents", "contents:body", "body"):
+        fmt = f"--format=[%(align:24,{position})%(" + atom + ")%(end)]"
+        g = gitrun.run(["for-each-ref", fmt, "refs/tags"], cwd=path, check=False)
+        assert run_lab(["for-each-ref", fmt, "refs/tags"], cwd=path) == \
+            (g.returncode, g.stdout, g.stderr), atom

@@ -364,17 +364,26 @@ class UsedAtom:
 
 
 def _utf8_width(b: bytes) -> int:
-    """utf8.c utf8_strnwidth: the display width (an invalid sequence: its bytes)."""
+    """utf8.c utf8_strnwidth: the display width (an invalid sequence: its bytes), each
+    character's git_wcwidth: a control character (a newline too) or NUL 0; git's
+    zero_width table (categories Mn, Me, Cf and U+1160..U+11FF, not U+00AD) 0; east
+    Asian wide or fullwidth 2; else 1."""
     try:
         s = b.decode("utf-8")
     except UnicodeDecodeError:
         return len(b)
     w = 0
     for ch in s:
-        if unicodedata.combining(ch):
+        o = ord(ch)
+        if o < 0x20 or 0x7F <= o < 0xA0 or 0x1160 <= o <= 0x11FF:
+            continue
+        if unicodedata.category(ch) in _ZERO_WIDTH and o != 0xAD:
             continue
         w += 2 if unicodedata.east_asian_width(ch) in "WF" else 1
     return w
+
+
+_ZERO_WIDTH = ("Mn", "Me", "Cf")
 
 
 def utf8_align(position: int, width: int, s: bytes) -> bytes:
