@@ -81,8 +81,8 @@ cython-core: setup
 test-cython: cython-core
 	REFTABLE_LAB_CORE=cython REFTABLE_LAB_GIT="$$(bash scripts/provision-git.sh)" $(BIN)/python -m pytest -n $(JOBS) -q tests/reftable tests/refs tests/odb tests/builtin tests/test_flags.py
 
-# sixteen of git's own test scripts (t1400, t1403, t1404, t1416, t0600, t0601, t0613, t1401,
-# t1410, t1430, t1450, t1460, t0610, t6300, t6301, t6302) with the lab in place of show-ref,
+# seventeen of git's own test scripts (t1400, t1403, t1404, t1416, t0600, t0601, t0602, t0613,
+# t1401, t1410, t1430, t1450, t1460, t0610, t6300, t6301, t6302) with the lab in place of show-ref,
 # update-ref, refs and for-each-ref; git's source is built once into the cache
 git-tests: setup
 	bash scripts/git-tests.sh

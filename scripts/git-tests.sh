@@ -14,7 +14,7 @@
 # t1416-ref-transaction-hooks, t1450-fsck, t1430-bad-ref-name,
 # t0601-reffiles-pack-refs, t1410-reflog, t1401-symbolic-ref,
 # t0613-reftable-write-options, t0600-reffiles-backend, t1460-refs-migrate,
-# t6301-for-each-ref-errors and t6302-for-each-ref-filter with
+# t6301-for-each-ref-errors, t6302-for-each-ref-filter and t0602-reffiles-fsck with
 # GIT_TEST_DEFAULT_REF_FORMAT=files and
 # =reftable, and t0610-reftable-basics (reftable only), JOBS at a time (default
 # 2, the longest scripts first), each under a TIMEOUT (seconds, default 2400).
@@ -28,7 +28,7 @@
 #
 # Environment: REFTABLE_LAB_BIN (default <project>/.venv/bin/reftable-lab),
 # JOBS, TIMEOUT, GIT_TESTS_OUT (folder for the logs; default a new temporary
-# one, kept), GIT_TESTS (the scripts, default the sixteen above; "t1403 t0610"
+# one, kept), GIT_TESTS (the scripts, default the seventeen above; "t1403 t0610"
 # works too), GIT_TESTS_RUN (git's --run=<selection> for every script, e.g.
 # "99,147,173"; a partial run's plan counts the tests not selected as skipped),
 # GIT_TESTS_FLAGS (the lab's flags for the run, default migrate_initial=off: the
@@ -43,7 +43,7 @@ LAB=${REFTABLE_LAB_BIN:-$ROOT/.venv/bin/reftable-lab}
 JOBS=${JOBS:-2}
 TIMEOUT=${TIMEOUT:-2400}
 RUN=${GIT_TESTS_RUN:-}
-TESTS=${GIT_TESTS:-t1400-update-ref t6300-for-each-ref t0610-reftable-basics t1404-update-ref-errors t1403-show-ref t1416-ref-transaction-hooks t1450-fsck t1430-bad-ref-name t0601-reffiles-pack-refs t1410-reflog t1401-symbolic-ref t0613-reftable-write-options t0600-reffiles-backend t1460-refs-migrate t6301-for-each-ref-errors t6302-for-each-ref-filter}
+TESTS=${GIT_TESTS:-t1400-update-ref t6300-for-each-ref t0610-reftable-basics t1404-update-ref-errors t1403-show-ref t1416-ref-transaction-hooks t1450-fsck t1430-bad-ref-name t0601-reffiles-pack-refs t1410-reflog t1401-symbolic-ref t0613-reftable-write-options t0600-reffiles-backend t1460-refs-migrate t6301-for-each-ref-errors t6302-for-each-ref-filter t0602-reffiles-fsck}
 FLAGS=${GIT_TESTS_FLAGS-migrate_initial=off}
 . "$ROOT/scripts/git-router.sh"   # write_git_router, GIT_ROUTER_MARK
 MARK=$GIT_ROUTER_MARK
