@@ -28,7 +28,8 @@ def _run(git: GitRunner, who: str, argv: list[str], d: Path, stdin: bytes) -> tu
 
 
 @pytest.mark.parametrize("blocker", ["directory", "broken"])
-@pytest.mark.parametrize("line", ["update refs/b/foo HEAD\n", "update refs/b/foo HEAD HEAD\n"])
+@pytest.mark.parametrize("line", ["update refs/b/foo HEAD\n", "update refs/b/foo HEAD HEAD\n",
+                                  "delete refs/b/foo\n", "verify refs/b/foo\n"])
 def test_what_blocks_a_create_as_git(git: GitRunner, tmp_path: Path, blocker: str,
                                      line: str) -> None:
     seen = []

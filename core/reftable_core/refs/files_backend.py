@@ -429,11 +429,11 @@ class FilesTransaction:
             ref = store.read_ref(u.refname)
             if ref is None:
                 if self._is_broken_loose(u.refname):
-                    if u.new_value != zero or u.new_target is not None:
-                        raise TransactionError(   # git's lock_raw_ref: broken blocks a write
-                            f"cannot lock ref '{refname_text(u.original)}': unable to "
-                            f"resolve reference '{refname_text(u.refname)}': reference broken")
-                    ref = Ref(u.refname, zero)                     # a delete removes it
+                    # git's lock_raw_ref: a broken loose file blocks every update of it, a
+                    # delete too (git 2.47 cannot delete one with update-ref)
+                    raise TransactionError(
+                        f"cannot lock ref '{refname_text(u.original)}': unable to "
+                        f"resolve reference '{refname_text(u.refname)}': reference broken")
                 elif not u.expects_existing(zero):
                     # git's lock_raw_ref: any missing ref (a delete or verify of one too)
                     conflict = self._packed_conflict(u.refname, affected)
