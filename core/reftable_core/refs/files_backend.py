@@ -363,11 +363,11 @@ class FilesTransaction:
         when one must exist), else named as in the way."""
         try:
             u.lock = LooseLock(self.store.gitdir, u.refname)
-        except LeadingDirError as e:
-            conflict = self._conflict(u.refname, affected) if e.in_the_way else None
+        except LeadingDirError as blocked:
+            conflict = self._conflict(u.refname, affected) if blocked.in_the_way else None
             if conflict is None:            # the path, shown as git names it
                 raise BlockedRefError(f"cannot lock ref '{refname_text(u.original)}': "
-                                      f"{e}") from None
+                                      f"{blocked}") from None
             reason = (f"unable to resolve reference '{refname_text(u.refname)}'"
                       if u.expects_existing(self.store.zero) else conflict)
             raise TransactionError(f"cannot lock ref '{refname_text(u.original)}': "
