@@ -22,7 +22,10 @@ Contract:
       show-ref                         --verify, --exists, --exclude-existing (stdin),
           patterns, over the same repository;
       migrate-files, migrate-reftable  `refs migrate` (and --dry-run) from the format
-          named, after a random script (migrate_initial=off: git 2.47's layout).
+          named, after a random script (migrate_initial=off: git 2.47's layout);
+      hooks-files, hooks-reftable      update-ref scripts under a reference-transaction
+          hook that logs each call (its state and lines, in hook.log at the worktree's
+          top, where git runs hooks) and sometimes refuses one.
   The repository after a command is compared file by file under the git dir (files
   backend) or as git lists it (refs with their values and symrefs, every reflog).
 
@@ -334,7 +337,22 @@ def _show_command(rng: random.Random) -> tuple[list[str], bytes]:
 # -- the cases ------------------------------------------------------------------------
 
 KINDS = ("update-files", "update-reftable", "update-z", "read-files", "read-reftable",
-         "atoms-files", "atoms-reftable", "show-ref", "migrate-files", "migrate-reftable")
+         "atoms-files", "atoms-reftable", "show-ref", "migrate-files", "migrate-reftable",
+         "hooks-files", "hooks-reftable")
+
+_HOOK = """#!/bin/sh
+echo "== $1" >>hook.log
+cat >>hook.log
+test "$1" != "{refuse}"
+"""
+
+
+def _install_hook(rng: random.Random, repo: Path) -> None:
+    hook = repo / ".git" / "hooks" / "reference-transaction"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(_HOOK.format(refuse=rng.choice(["prepared", "committed", "aborted",
+                                                    "none", "none"])))
+    hook.chmod(0o755)
 
 
 def _one(c: _Case, kind: str, seed: int) -> str | None:
@@ -353,7 +371,9 @@ def _one(c: _Case, kind: str, seed: int) -> str | None:
             shutil.copytree(template, repo, symlinks=True)
             _state_setup(c, rng, repo, fmt == "files")
         stdin = b""
-        if kind.startswith("update"):
+        if kind.startswith("hooks"):
+            _install_hook(rng, repo)
+        if kind.startswith(("update", "hooks")):
             z = kind == "update-z"
             stdin = (_script_z(c, rng) if z else _script(c, rng)).encode()
             nd = ["--no-deref"] if rng.random() < 0.3 else []
@@ -380,6 +400,9 @@ def _one(c: _Case, kind: str, seed: int) -> str | None:
         if not read_only:
             state = (_files_state(repo) if fmt == "files" and not kind.startswith("migrate")
                      else _listed_state(c, repo))
+            log = repo / "hook.log"             # the hook runs at the worktree's top
+            if log.exists():
+                state.append("hook.log " + log.read_text("utf-8", "replace"))
         err = p.stderr.replace(str(c.work / "lab").encode(), str(c.work / "git").encode())
         results.append((p.returncode, p.stdout, err, state))
         shown = f"{' '.join(args)!r} stdin={stdin!r}"

@@ -417,62 +417,71 @@ class FilesTransaction:
         head_target = head.target if head is not None else None
         updates = self.updates
         i = 0
-        while i < len(updates):
-            u = updates[i]
-            i += 1
-            if (head_target is not None and not u.log_only and not u.via_head
-                    and u.refname == head_target):
-                updates.append(head_log_update(u, affected))
-            self._lock(u, affected)
-            if not u.log_only and not u.expects_existing(zero):
-                self._clear_directory(u, affected)
-            ref = store.read_ref(u.refname)
-            if ref is None:
-                if self._is_broken_loose(u.refname):
-                    # git's lock_raw_ref: a broken loose file blocks every update of it, a
-                    # delete too (git 2.47 cannot delete one with update-ref)
-                    raise TransactionError(
-                        f"cannot lock ref '{refname_text(u.original)}': unable to "
-                        f"resolve reference '{refname_text(u.refname)}': reference broken")
-                elif not u.expects_existing(zero):
-                    # git's lock_raw_ref: any missing ref (a delete or verify of one too)
-                    conflict = self._packed_conflict(u.refname, affected)
-                    if conflict is not None:
-                        raise TransactionError(f"cannot lock ref '{refname_text(u.original)}': "
-                                               f"{conflict}")
-                    creating = u.new_target is not None or (u.new_value is not None
-                                                            and u.new_value != zero)
-                    u.current = zero
-                    u.write = creating or u.log_only
-                    if creating and not u.log_only and u.new_target is None:
+        try:
+            while i < len(updates):
+                u = updates[i]
+                i += 1
+                if (head_target is not None and not u.log_only and not u.via_head
+                        and u.refname == head_target):
+                    updates.append(head_log_update(u, affected))
+                self._lock(u, affected)
+                if not u.log_only and not u.expects_existing(zero):
+                    self._clear_directory(u, affected)
+                ref = store.read_ref(u.refname)
+                if ref is None:
+                    if self._is_broken_loose(u.refname):
+                        # git's lock_raw_ref: a broken loose file blocks every update of it, a
+                        # delete too (git 2.47 cannot delete one with update-ref)
+                        raise TransactionError(
+                            f"cannot lock ref '{refname_text(u.original)}': unable to "
+                            f"resolve reference '{refname_text(u.refname)}': reference broken")
+                    elif not u.expects_existing(zero):
+                        # git's lock_raw_ref: any missing ref (a delete or verify of one too)
+                        conflict = self._packed_conflict(u.refname, affected)
+                        if conflict is not None:
+                            raise TransactionError(f"cannot lock ref '{refname_text(u.original)}': "
+                                                   f"{conflict}")
+                        creating = u.new_target is not None or (u.new_value is not None
+                                                                and u.new_value != zero)
+                        u.current = zero
+                        u.write = creating or u.log_only
+                        if creating and not u.log_only and u.new_target is None:
+                            self._check_object(u, objects)
+                        continue
+                    else:
+                        raise unresolvable(u)
+                is_symref = u.is_symref = ref.target is not None
+                if is_symref:
+                    assert ref.target is not None
+                    resolved = store.resolve(u.refname)
+                    current = resolved.value if resolved is not None and resolved.value else zero
+                    if not u.no_deref:
+                        updates.append(deref_symref(u, ref.target, affected))
+                    elif u.old_target is not None:
+                        check_old_target(u, ref.target)
+                    else:
+                        check_old_value(u, current, zero)
+                else:
+                    current = ref.value or zero
+                    check_old_regular(u, current, zero)
+                u.current = current
+                if u.log_only:
+                    u.write = True
+                elif u.new_target is not None:
+                    u.write = True
+                elif u.new_value is not None and (u.new_value == zero or current != u.new_value
+                                                  or is_symref):
+                    u.write = True
+                    if u.new_value != zero:
                         self._check_object(u, objects)
-                    continue
-                else:
-                    raise unresolvable(u)
-            is_symref = u.is_symref = ref.target is not None
-            if is_symref:
-                assert ref.target is not None
-                resolved = store.resolve(u.refname)
-                current = resolved.value if resolved is not None and resolved.value else zero
-                if not u.no_deref:
-                    updates.append(deref_symref(u, ref.target, affected))
-                elif u.old_target is not None:
-                    check_old_target(u, ref.target)
-                else:
-                    check_old_value(u, current, zero)
-            else:
-                current = ref.value or zero
-                check_old_regular(u, current, zero)
-            u.current = current
-            if u.log_only:
-                u.write = True
-            elif u.new_target is not None:
-                u.write = True
-            elif u.new_value is not None and (u.new_value == zero or current != u.new_value
-                                              or is_symref):
-                u.write = True
-                if u.new_value != zero:
-                    self._check_object(u, objects)
+        except BaseException:
+            # git's files_transaction_cleanup: the packed-refs transaction begun for the
+            # deletions locked before the failure is aborted (its hook's "aborted")
+            begun = [_Upd(u.refname, zero, None, None, b"") for u in updates[:i - 1]
+                     if not u.log_only and u.new_target is None and u.new_value == zero]
+            if begun:
+                run_transaction_hook(store.hooks, "aborted", begun, zero)
+            raise
         # deletions: git's packed-refs transaction: packed-refs.lock taken (retried for
         # core.packedRefsTimeout), held until commit when a deleted ref is packed, else
         # released and the transaction aborted at once.
