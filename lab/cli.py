@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -67,20 +68,23 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def default_sigpipe() -> None:
-    """As git: a write to a pipe whose reader is gone ends the program by SIGPIPE,
-    silently (Python ignores the signal, and its EPIPE printed "fatal: Broken pipe").
-    Only for the program: a process that runs commands in itself keeps its own."""
+def die_of_sigpipe() -> None:
+    """As git's check_pipe: stdout's reader gone, the program ends by SIGPIPE, silently
+    (Python ignores the signal, so a write raised BrokenPipeError; the lab printed
+    "fatal: Broken pipe"). Writes to a hook's or a child's pipe are not affected: their
+    EPIPE is handled where they are written, as git ignores SIGPIPE there."""
+    sys.stderr.flush()
     try:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    except (AttributeError, ValueError):     # no SIGPIPE here, or not the main thread
+        os.kill(os.getpid(), signal.SIGPIPE)
+    except (AttributeError, ValueError, OSError):   # no SIGPIPE here, or not the main thread
         pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The program (argv None: the command line) or one command run in this process."""
-    if argv is None:
-        default_sigpipe()
+    """The program (argv None: the command line) or one command run in this process
+    (a closed stdout: status 141, the process lives on)."""
+    program = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         argv = apply_global_options(argv)
@@ -102,6 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"fatal: {e}", file=sys.stderr)
         return 128
     except BrokenPipeError:
+        if program:
+            die_of_sigpipe()
         return 141
 
 

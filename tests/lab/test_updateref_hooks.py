@@ -73,3 +73,29 @@ def test_reference_transaction_hook(make_repo, git: GitRunner, tmp_path: Path,
         assert run_lab(argv, cwd=ours, stdin=data) == (g.returncode, g.stdout, g.stderr), argv
         assert (ours / "hook.log").read_bytes() == (theirs / "hook.log").read_bytes(), argv
     assert _state(git, ours) == _state(git, theirs)
+
+
+def test_a_hook_that_reads_nothing_is_no_broken_pipe(make_repo, git: GitRunner) -> None:
+    """A hook that exits without reading its input (more than a pipe holds): git ignores
+    SIGPIPE while it writes the lines and goes on; so does the program, run as a
+    process (its own SIGPIPE death is for a closed stdout only)."""
+    from tests.helpers.labrun import run_lab_proc
+    seen = []
+    for who in ("git", "lab"):
+        repo = make_repo(who, ref_format="files")
+        git.run(["commit", "-q", "--allow-empty", "-m", "one"], cwd=repo)
+        oid = git.out(["rev-parse", "HEAD"], cwd=repo).decode().strip()
+        hook = repo / ".git" / "hooks" / "reference-transaction"
+        hook.write_text("#!/bin/sh\nexit 0\n")
+        hook.chmod(0o755)
+        stdin = "".join(f"create refs/heads/branch-with-a-longer-name-{i:05d} {oid}\n"
+                        for i in range(3000)).encode()
+        args = ["update-ref", "--stdin"]
+        if who == "git":
+            p = git.run(args, cwd=repo, input=stdin, check=False)
+            got = (p.returncode, p.stdout, p.stderr)
+        else:
+            got = run_lab_proc(args, cwd=repo, stdin=stdin, env=git.env)
+        refs = git.out(["for-each-ref", "--format=%(refname)"], cwd=repo).count(b"\n")
+        seen.append((got, refs))
+    assert seen[1] == seen[0] == ((0, b"", b""), 3001)

@@ -133,13 +133,17 @@ def add_git_command(sub: argparse._SubParsersAction, name: str, helptext: str,
 
 def run_git_command(command: Callable[[list[str], Flags, Any], int], argv: list[str],
                     flags: Flags) -> int:
-    """command(argv, flags, binary stdout) with git's exit on Die; stdout flushed last."""
+    """command(argv, flags, binary stdout) with git's exit on Die; stdout flushed last.
+    A BrokenPipeError (stdout's reader gone) is raised to the caller: git dies of the
+    SIGPIPE there (lab.cli's program does too)."""
     out = sys.stdout.buffer
     try:
         return command(argv, flags, out)
     except Die as d:
         out.flush()
         return report_die(d)
+    except BrokenPipeError:
+        raise
     except OSError as e:        # a full disk, an unreadable file: git's one line, never a trace
         out.flush()
         where = f"'{os.fsdecode(e.filename)}': " if e.filename is not None else ""
@@ -147,9 +151,8 @@ def run_git_command(command: Callable[[list[str], Flags, Any], int], argv: list[
     finally:
         try:
             out.flush()
-        except BrokenPipeError:
-            pass
-        write_trace2_counters()
+        finally:
+            write_trace2_counters()
 
 
 def _trace2_sid(now: float) -> str:
