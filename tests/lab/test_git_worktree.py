@@ -102,6 +102,25 @@ def test_one_transaction_over_two_stores(git: GitRunner, top: Path) -> None:
           b"update refs/heads/main HEAD\n")
 
 
+@pytest.mark.parametrize("where,stdin", [
+    ("wt2", b"delete main-worktree/HEAD\n"),
+    ("wt1", b"verify main-worktree/refs/bisect/x\n"),
+    ("repo", b"delete worktrees/wt1/HEAD\n"),
+    ("repo", b"verify worktrees/nope/refs/bisect/n\n"),
+    ("wt1", b"symref-update main-worktree/HEAD refs/heads/main\n"),
+    ("wt1", b"update main-worktree/refs/bisect/ok HEAD\n"),
+])
+def test_prefixed_names_checked_as_given(git: GitRunner, top: Path, where: str,
+                                         stdin: bytes) -> None:
+    """git's ref_transaction_update checks the name as given: without a new id (a
+    delete, a verify, a symref update) main-worktree/... and worktrees/<w>/... are not
+    safe names and are refused, "refusing to update ref with bad name" (the lab routed
+    them: `delete main-worktree/HEAD` from a linked worktree removed the main HEAD and
+    left no repository)."""
+    _same(git, top, where, ["update-ref", "--stdin"], stdin)
+    assert git.run(["rev-parse", "HEAD"], cwd=top / "repo").returncode == 0
+
+
 def test_bisect_refs_stay_in_their_worktree(git: GitRunner, top: Path) -> None:
     """t1400's 'handle per-worktree refs in refs/bisect'."""
     assert run_lab(["update-ref", "refs/bisect/something", "HEAD"], cwd=top / "wt1")[0] == 0

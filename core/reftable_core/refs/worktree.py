@@ -50,6 +50,7 @@ from typing import Any
 from ..errors import TransactionError
 from ..reftable.record import RefRecord
 from .api import LogEntry, Ref, RefStoreBase, RefUpdate
+from .refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, refname_is_safe
 from .transaction import (HookAbortedError, reject_duplicates, run_transaction_hook,
                           via_referent_conflict, via_symref_conflict)
 
@@ -175,7 +176,17 @@ class WorktreeTransaction:
         return [w for part in self.parts.values() for w in part.warnings]
 
     def queue(self, update: RefUpdate) -> None:
-        self.names.append(update.refname)
+        """git's ref_transaction_update checks the name as given before any backend
+        sees it: check_refname_format when a new id is set, else refname_is_safe. So a
+        delete, verify or symref update of main-worktree/... or worktrees/<w>/... is
+        refused (the lab routed it: `delete main-worktree/HEAD` removed the main HEAD)."""
+        name = update.refname
+        new = update.new_value
+        if not (check_refname_format(name, REFNAME_ALLOW_ONELEVEL)
+                if new is not None and any(new) else refname_is_safe(name)):
+            raise TransactionError(f"refusing to update ref with bad name "
+                                   f"'{name.decode('utf-8', 'replace')}'")
+        self.names.append(name)
         self._route(update)
 
     def _route(self, update: RefUpdate, split: bool = False) -> None:
