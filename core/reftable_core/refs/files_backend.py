@@ -241,6 +241,11 @@ def _left_out(name: bytes, oid: bytes) -> RefRow | None:
     return None
 
 
+def _deleting(u: _Upd, zero: bytes) -> bool:
+    """git's REF_DELETING (a zero new id, no symref target), not a log-only update."""
+    return not u.log_only and u.new_target is None and u.new_value == zero
+
+
 def _check_update_name(name: bytes) -> None:
     if not path_safe_refname(name):
         raise unsafe_refname_error(name)
@@ -478,15 +483,14 @@ class FilesTransaction:
             # git's files_transaction_cleanup: the packed-refs transaction begun for the
             # deletions locked before the failure is aborted (its hook's "aborted")
             begun = [_Upd(u.refname, zero, None, None, b"") for u in updates[:i - 1]
-                     if not u.log_only and u.new_target is None and u.new_value == zero]
+                     if _deleting(u, zero)]
             if begun:
                 run_transaction_hook(store.hooks, "aborted", begun, zero)
             raise
         # deletions: git's packed-refs transaction: packed-refs.lock taken (retried for
         # core.packedRefsTimeout), held until commit when a deleted ref is packed, else
         # released and the transaction aborted at once.
-        dels = [_Upd(u.refname, zero, None, None, b"") for u in updates
-                if not u.log_only and u.new_target is None and u.new_value == zero]
+        dels = [_Upd(u.refname, zero, None, None, b"") for u in updates if _deleting(u, zero)]
         if dels:
             lock = _lock_packed(store)      # for any deletion, as git's files backend
             packed = store.packed()
@@ -602,13 +606,11 @@ class FilesTransaction:
         ident: tuple[bytes, bytes, int, int] | None = None
         # git's REF_DELETING: every delete, of a missing ref too (its reflog removed,
         # the directories made for its lock pruned)
-        deletes = [u for u in self.updates if not u.log_only and u.new_target is None
-                   and u.new_value == zero and not u.write]
+        deletes = [u for u in self.updates if _deleting(u, zero) and not u.write]
         fsync = fsync_references(store.config)
         symlinks = config_bool(store.config, "core.prefersymlinkrefs", False)
         for u in work:
-            is_delete = u.new_target is None and u.new_value == zero
-            if is_delete and not u.log_only:
+            if _deleting(u, zero):
                 deletes.append(u)
                 continue
             new_id = u.new_value

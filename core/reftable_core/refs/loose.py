@@ -180,8 +180,8 @@ class LeadingDirError(LockError):
     one must go (SCLD_EXISTS), else a failure such as a name too long (SCLD_FAILED)."""
 
     def __init__(self, path: str, in_the_way: bool) -> None:
-        super().__init__(f"unable to create lock file {path}{LOCK_SUFFIX}; non-directory in the way"
-                         if in_the_way else f"unable to create directory for {path}")
+        super().__init__(f"unable to create lock file {path}{LOCK_SUFFIX}; non-directory in "
+                         "the way" if in_the_way else f"unable to create directory for {path}")
         self.in_the_way = in_the_way
 
 
@@ -313,6 +313,6 @@ def prune_empty_parents(d: str, stop: str) -> None:
         d = os.path.dirname(d)
 
 
-__all__ = ["LooseValue", "LooseLock", "LeadingDirError", "read_loose", "iter_loose_names", "write_loose",
-           "delete_loose", "format_loose", "parse_loose_contents", "prune_ref_parents",
+__all__ = ["LooseValue", "LooseLock", "LeadingDirError", "read_loose", "iter_loose_names",
+           "write_loose", "delete_loose", "format_loose", "parse_loose_contents", "prune_ref_parents",
            "prune_empty_parents", "prune_empty_tree", "keep_dir", "ref_path"]

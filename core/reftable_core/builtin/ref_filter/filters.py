@@ -38,7 +38,7 @@ from ...odb.store import ObjectStore
 from ...refs.api import RefStore
 from ...refs.refname import REFNAME_ALLOW_ONELEVEL, check_refname_format, is_root_ref
 from ...reftable.record import REF_SYMREF
-from ..gitlike import Die, ambiguity_warning, ref_resolver, write_err
+from ..gitlike import Die, ref_resolver, write_err
 from ..wildmatch import wildmatch
 from .atom import (
     FLAG_SYMREF,
@@ -351,8 +351,7 @@ def commit_by_name(ctx: Any, rev: str, quiet: bool = True) -> bytes | None:
     repo = ctx.repo
     try:
         oid = resolve_revision(rev.encode("utf-8", "surrogateescape"), ref_resolver(repo.refs),
-                               lambda: repo.objects, repo.hash_size,
-                               ambiguity_warning(repo.config))
+                               lambda: repo.objects, repo.hash_size, ctx.ambiguous)
     except ReftableError:
         return None
     if oid is None:

@@ -37,7 +37,7 @@ from typing import Any
 from ...config import config_bool
 from ...errors import ReftableError
 from ...repo import Repo
-from ..gitlike import Die, write_err
+from ..gitlike import Die, ambiguity_warning, write_err
 from ..show_ref import Objects
 from .atom import (
     SOURCE_NONE,
@@ -209,6 +209,8 @@ class Context:
         self._cache: dict[bytes, GitObject] = {}
         self.known: dict[bytes, str] = {}
         self.strict = config_bool(repo.config, "core.warnambiguousrefs", True)
+        # get_oid_basic's warning of an ambiguous name, read from the config once a run
+        self.ambiguous = ambiguity_warning(repo.config)
 
     def object(self, oid: bytes, refname: bytes) -> GitObject:
         """get_object with contentp: read and parse (parse_object_buffer)."""
