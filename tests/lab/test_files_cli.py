@@ -218,6 +218,29 @@ def test_missing_ref_in_the_way_of_a_packed_one(git, files_repo: Path, tmp_path:
     assert _state(git, mine) == _state(git, files_repo)
 
 
+@pytest.mark.parametrize("junk", [False, True], ids=["empty", "non-empty"])
+@pytest.mark.parametrize("script", ["update refs/heads/topic/t03 {head}\n",
+                                    "delete refs/heads/topic/t03\n"])
+def test_a_directory_in_the_way_of_a_packed_ref(git, files_repo: Path, tmp_path: Path,
+                                                script: str, junk: bool) -> None:
+    """git's lock_raw_ref reads the ref once: a directory where the loose file goes is
+    EISDIR only when no packed ref has the name. With one, the ref is the packed one
+    and the directory stays until the commit, whose rename fails on a non-empty one
+    ("couldn't set"); the lab had removed or refused the directory before reading,
+    and named a conflict with a file in it."""
+    sub = files_repo / ".git" / "refs" / "heads" / "topic" / "t03" / "sub"
+    sub.mkdir(parents=True)
+    if junk:
+        (sub / "junk").write_bytes(b"not a ref\n")
+    mine = tmp_path / "mine"
+    shutil.copytree(files_repo, mine, symlinks=True)
+    text = script.format(**_oids(git, files_repo)).encode()
+    theirs = git.run(["update-ref", "--stdin"], cwd=files_repo, input=text, check=False)
+    ours = lab(git, ["update-ref", "--git-dir", str(mine / ".git"), "--stdin"], input=text)
+    assert (ours.returncode, ours.stderr) == (theirs.returncode, theirs.stderr)
+    assert _state(git, mine) == _state(git, files_repo)
+
+
 @pytest.mark.parametrize("script", [
     "verify refs/heads/nope/x 0000000000000000000000000000000000000000\n",
     "delete refs/heads/nope/x\n",

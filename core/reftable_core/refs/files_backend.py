@@ -67,8 +67,8 @@ from ..flags import Flags
 from ..lockfile import LockFile, write_all
 from ..reftable.record import REF_SYMREF, REF_VAL1, REF_VAL2, RefRecord
 from .api import LogEntry, Ref, RefStoreBase, RefUpdate
-from .loose import (LeadingDirError, LooseLock, delete_loose, format_loose, iter_loose_names,
-                    prune_empty_tree, prune_ref_parents, read_loose, ref_path)
+from .loose import (IN_THE_WAY, LeadingDirError, LooseLock, delete_loose, format_loose,
+                    iter_loose_names, prune_empty_tree, prune_ref_parents, read_loose, ref_path)
 from .packed import BrokenRow, PackedRefs, RefRow, format_packed_refs
 from .reflog import (append_reflog, committer_ident, delete_reflog, format_reflog_line, log_mode,
                      normalize_reflog_message, read_reflog, reflog_exists,
@@ -382,6 +382,30 @@ class FilesTransaction:
                                        f"{e}") from None
         self._locks.append(u.lock)
 
+    def _read_locked(self, u: _Upd, affected: AffectedNames) -> Ref | None:
+        """git's lock_raw_ref once the lock is held: one read of the ref
+        (files_read_raw_ref: the loose file, else the packed record). A broken loose
+        file blocks every update of it, a delete too (git 2.47 cannot delete one with
+        update-ref); a directory where the file goes, with no packed record (EISDIR),
+        is removed if it holds no file when the ref need not exist."""
+        store = self.store
+        name = u.refname
+        lv = read_loose(store.gitdir, name, store.hash_size, IN_THE_WAY)
+        if lv is None or lv is IN_THE_WAY:
+            e = store.packed().get(name)
+            if e is not None and not e.broken:
+                return Ref(name, e.oid, e.peeled, None)
+            if lv is IN_THE_WAY and not u.log_only and not u.expects_existing(store.zero):
+                self._clear_directory(u, affected)
+            return None
+        if lv.broken:
+            raise TransactionError(
+                f"cannot lock ref '{refname_text(u.original)}': unable to "
+                f"resolve reference '{refname_text(name)}': reference broken")
+        if lv.target is not None:
+            return Ref(name, None, None, lv.target)
+        return Ref(name, lv.oid, None, None)
+
     def _exists(self, name: bytes) -> bool:
         """Does git's raw read of name succeed (a loose file that is not broken, else a
         packed record)?"""
@@ -430,17 +454,9 @@ class FilesTransaction:
                         and u.refname == head_target):
                     updates.append(head_log_update(u, affected))
                 self._lock(u, affected)
-                if not u.log_only and not u.expects_existing(zero):
-                    self._clear_directory(u, affected)
-                ref = store.read_ref(u.refname)
+                ref = self._read_locked(u, affected)
                 if ref is None:
-                    if self._is_broken_loose(u.refname):
-                        # git's lock_raw_ref: a broken loose file blocks every update of it, a
-                        # delete too (git 2.47 cannot delete one with update-ref)
-                        raise TransactionError(
-                            f"cannot lock ref '{refname_text(u.original)}': unable to "
-                            f"resolve reference '{refname_text(u.refname)}': reference broken")
-                    elif not u.expects_existing(zero):
+                    if not u.expects_existing(zero):
                         # git's lock_raw_ref: any missing ref (a delete or verify of one too)
                         conflict = self._packed_conflict(u.refname, affected)
                         if conflict is not None:
@@ -532,9 +548,6 @@ class FilesTransaction:
         except TransactionError as e:
             raise TransactionError(f"cannot update ref '{refname_text(u.refname)}': {e}") from None
 
-    def _is_broken_loose(self, name: bytes) -> bool:
-        lv = read_loose(self.store.gitdir, name, self.store.hash_size)
-        return lv is not None and lv.broken
 
     # -- commit ----------------------------------------------------------------------
     def commit(self) -> None:

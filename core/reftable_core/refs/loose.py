@@ -1,9 +1,10 @@
 """Loose refs and symrefs under $GIT_DIR (git's refs/files-backend.c).
 
 Contract:
-  read_loose(gitdir, name, hash_size) -> LooseValue | None
-      None when there is no file (or a directory) at $GIT_DIR/<name>, or when
-      name may not become a path. At most MAX_LOOSE_SIZE bytes are read (a
+  read_loose(gitdir, name, hash_size, directory=None) -> LooseValue | None
+      None when there is no file at $GIT_DIR/<name>, or when name may not become
+      a path; directory (None, or IN_THE_WAY to tell git's EISDIR from ENOENT)
+      when a directory is there. At most MAX_LOOSE_SIZE bytes are read (a
       non-regular file, FIFO or device, is never read: broken), right-trimmed; "ref:" + optional whitespace + target is
       a symref; otherwise a hex object id followed by end of data or whitespace
       (anything after that whitespace is ignored, as for FETCH_HEAD); anything
@@ -17,8 +18,8 @@ Contract:
       passes the format check; names that are not safe are skipped (junk).
   LooseLock: git's <ref>.lock protocol (lockfile.LockFile: LockError if it
       exists), written, then renamed over the ref (commit) or removed
-      (rollback), creating the ref's directories and removing them again on
-      rollback. delete_loose removes the file and prunes empty directories
+      (rollback), creating the ref's directories (left on rollback, as git leaves
+      them). delete_loose removes the file and prunes empty directories
       (prune_ref_parents, shared with the reflogs in reflog.py).
 """
 from __future__ import annotations
@@ -46,6 +47,11 @@ class LooseValue(NamedTuple):
     oid: bytes | None = None        # direct ref
     target: bytes | None = None     # symref
     broken: bool = False            # unparseable contents
+
+
+# read_loose(..., directory=IN_THE_WAY) when a directory is where the ref's file goes
+# (compared by identity: no file read makes a LooseValue of no fields)
+IN_THE_WAY = LooseValue()
 
 
 def ref_path(gitdir: str, name: bytes) -> str:
@@ -79,7 +85,10 @@ def parse_loose_contents(data: bytes, hash_size: int) -> LooseValue:
         return LooseValue(broken=True)
 
 
-def read_loose(gitdir: str, name: bytes, hash_size: int = 20) -> LooseValue | None:
+def read_loose(gitdir: str, name: bytes, hash_size: int = 20,
+               directory: LooseValue | None = None) -> LooseValue | None:
+    """The loose ref at $GIT_DIR/<name> (the contract); a directory there gives
+    directory (git's EISDIR: IN_THE_WAY, for a caller that tells it from ENOENT)."""
     if not path_safe_refname(name):
         return None                              # never a path: no such ref
     path = ref_path(gitdir, name)
@@ -95,7 +104,7 @@ def read_loose(gitdir: str, name: bytes, hash_size: int = 20) -> LooseValue | No
         if link.startswith(b"refs/") and check_refname_format(link, 0):
             return LooseValue(target=link)
     if _stat.S_ISDIR(st.st_mode):
-        return None
+        return directory
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
