@@ -140,3 +140,23 @@ def test_a_transaction_holds_locks_not_descriptors(make_repo, git, tmp_path: Pat
     refs = git.out(["for-each-ref", "--format=%(refname)", "refs/heads/d7/"], cwd=repo).split()
     assert len(refs) == 50
     assert not list((repo / ".git" / "refs").rglob("*.lock"))
+
+
+def test_skip_create_reflog_writes_no_reflog_even_an_existing_one(tmp_path: Path) -> None:
+    """git's REF_SKIP_CREATE_REFLOG (refs migrate's updates): files_log_ref_write returns
+    at once, so no reflog line is written, to an existing reflog either (the lab appended
+    to one that existed, and looked for it on every update)."""
+    gd = _gitdir(tmp_path)
+    log = Path(gd) / "logs" / "refs" / "heads" / "lf"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(b"")
+    store = FilesRefStore(gd)
+    txn = store.transaction()
+    txn.queue(RefUpdate(b"refs/heads/lf", B, A, message=b"m", flags={"skip-create-reflog"}))
+    txn.queue(RefUpdate(b"refs/heads/new", B, Z, message=b"m",
+                        flags={"skip-create-reflog", "create-reflog"}))
+    txn.prepare()
+    txn.commit()
+    assert store.read_ref(b"refs/heads/lf").value == B
+    assert log.read_bytes() == b""
+    assert not (Path(gd) / "logs" / "refs" / "heads" / "new").exists()

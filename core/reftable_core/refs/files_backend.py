@@ -632,8 +632,8 @@ class FilesTransaction:
             if u.new_target is not None:
                 resolved = store.resolve(u.new_target)
                 new_id = resolved.value if resolved is not None else None
-            if u.skip_create_reflog and not store.reflog_exists(u.refname):
-                new_id = None                 # git's REF_SKIP_CREATE_REFLOG: no new reflog
+            if u.skip_create_reflog:
+                new_id = None                 # git's REF_SKIP_CREATE_REFLOG: no reflog written
             if new_id is not None and (u.log_only or u.force_reflog
                                        or store.should_write_log(u.refname)):
                 if ident is None:
