@@ -153,16 +153,15 @@ def verify_refname_available(refname: bytes, affected: AffectedNames,
                              ) -> str | None:
     """git's refs_verify_refname_available: the D/F conflict's message, or None
     (exists and first_under None: an initial transaction's, the store not read)."""
-    rn = refname_text(refname)
     slash = refname.find(b"/")
     while slash >= 0:
         dirname = refname[:slash]
         if exists is not None:
             WORK.refname_store_checks += 1
             if exists(dirname):
-                return f"'{refname_text(dirname)}' exists; cannot create '{rn}'"
+                return f"'{refname_text(dirname)}' exists; cannot create '{refname_text(refname)}'"
         if dirname in affected:
-            return (f"cannot process '{rn}' and '{refname_text(dirname)}' "
+            return (f"cannot process '{refname_text(refname)}' and '{refname_text(dirname)}' "
                     f"at the same time")
         slash = refname.find(b"/", slash + 1)
     sub = refname + b"/"
@@ -170,10 +169,11 @@ def verify_refname_available(refname: bytes, affected: AffectedNames,
         WORK.refname_store_checks += 1
         name = first_under(sub)
         if name is not None:
-            return f"'{refname_text(name)}' exists; cannot create '{rn}'"
+            return f"'{refname_text(name)}' exists; cannot create '{refname_text(refname)}'"
     name = affected.first_under(sub)
     if name is not None:
-        return f"cannot process '{rn}' and '{refname_text(name)}' at the same time"
+        return (f"cannot process '{refname_text(refname)}' and '{refname_text(name)}' "
+                f"at the same time")
     return None
 
 
