@@ -144,6 +144,24 @@ def test_head_split_over_two_stores_like_git(git: GitRunner, top: Path, stdin: b
     _same(git, top, "wt1", ["update-ref", "--stdin"], stdin)
 
 
+@pytest.mark.parametrize("stdin", [b"symref-update HEAD refs/heads/main\n",
+                                   b"symref-update HEAD refs/heads/nope\n",
+                                   b"symref-update HEAD refs/heads/main refs/heads/wt1\n"])
+def test_symref_update_of_head_follows_it_to_its_branch(git: GitRunner, top: Path,
+                                                        stdin: bytes) -> None:
+    """git's split_symref_update follows a linked worktree's HEAD to its branch, in
+    the main store: the branch becomes the symref, HEAD's reflog and the branch's get
+    the entry (none to a missing target). The lab followed only an update of an id: it
+    queued the whole symref update in the worktree's store, which wrote the branch
+    into the worktree's own directory, where git never reads it, and exited 0."""
+    _same(git, top, "wt1", ["update-ref", "-m", "msg", "--stdin"], stdin)
+    twin = top.with_name("git")
+    listing = ["for-each-ref", "--format=%(refname) %(symref)"]
+    assert git.out(listing, cwd=top / "repo") == git.out(listing, cwd=twin / "repo")
+    own = top / "repo" / ".git" / "worktrees" / "wt1"
+    assert not [p for p in own.rglob("*") if p.name in ("wt1", "main", "nope")]
+
+
 HOOK = '#!/bin/sh\n{ echo "$*"; cat; } >>"$(dirname "$0")/../hook.log"\n'
 REFUSING = HOOK + 'test "$1" != prepared\n'
 

@@ -115,11 +115,15 @@ class RefStore(Protocol):
         """The ref named name (symrefs not followed), or None."""
         ...
 
-    def resolve(self, name: bytes, depth: int = 5, allow_bad_name: bool = True) -> Ref | None:
+    def resolve(self, name: bytes, depth: int = 5, allow_bad_name: bool = True,
+                as_target: bool = False) -> Ref | None:
         """Follow symrefs up to depth levels; a Ref with value set, or None. With
         allow_bad_name False a symref whose target fails the refname check resolves to
         None, as git's refs_resolve_ref_unsafe without RESOLVE_REF_ALLOW_BAD_NAME
-        (what readers use: for-each-ref and show-ref skip a symref to a broken name)."""
+        (what readers use: for-each-ref and show-ref skip a symref to a broken name).
+        With as_target, name is read as this store reads its symrefs' targets (a
+        symref update's new target, resolved for its reflog: in a linked worktree a
+        shared name is the main store's)."""
         ...
 
     def ref_exists(self, name: bytes) -> bool:
@@ -203,8 +207,11 @@ class RefStoreBase:
                          include_broken: bool = False) -> Iterator[RefRecord]:
         raise NotImplementedError
 
-    def resolve(self, name: bytes, depth: int = 5, allow_bad_name: bool = True) -> Ref | None:
+    def resolve(self, name: bytes, depth: int = 5, allow_bad_name: bool = True,
+                as_target: bool = False) -> Ref | None:
         read: Callable[[bytes], Ref | None] = self.read_ref
+        if as_target and self.read_target is not None:
+            read = self.read_target
         for _ in range(depth + 1):
             ref = read(name)
             if ref is None:

@@ -630,7 +630,7 @@ class FilesTransaction:
             if new_id is None and u.log_only and u.new_target is None:
                 new_id = zero
             if u.new_target is not None:
-                resolved = store.resolve(u.new_target)
+                resolved = store.resolve(u.new_target, as_target=True)
                 new_id = resolved.value if resolved is not None else None
             if u.skip_create_reflog:
                 new_id = None                 # git's REF_SKIP_CREATE_REFLOG: no reflog written

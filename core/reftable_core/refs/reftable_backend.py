@@ -479,7 +479,7 @@ class ReftableTransaction:
                 new_id = u.new_value
                 create_log = True
                 if u.new_target is not None:
-                    resolved = store.resolve(u.new_target)
+                    resolved = store.resolve(u.new_target, as_target=True)
                     if resolved is None or not resolved.value:
                         create_log = False
                     else:

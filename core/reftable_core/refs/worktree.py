@@ -202,7 +202,7 @@ class WorktreeTransaction:
             raise TransactionError(f"refusing to update ref with bad name "
                                    f"'{update.refname.decode('utf-8', 'replace')}'")
         flags = update.flags
-        if "no-deref" not in flags and "log-only" not in flags and update.new_target is None:
+        if "no-deref" not in flags and "log-only" not in flags:
             ref = store.read_ref(bare)
             if ref is not None and ref.target is not None:
                 target_store, _ = self.store.store_for(ref.target)
