@@ -81,6 +81,11 @@ def _same(git: GitRunner, top: Path, where: str, args: list[str], stdin: bytes =
     ("wt1", ["update-ref", "worktrees/wt2/refs/bisect/from-wt1", "HEAD"]),
     ("wt2", ["update-ref", "main-worktree/refs/bisect/to-main", "HEAD"]),
     ("wt2", ["update-ref", "main-worktree/HEAD", "HEAD"]),
+    # git's messages and its is_branch name the ref as queued (the lab named the bare
+    # ref, and refused a tree in worktrees/<w>/HEAD as in a branch)
+    ("repo", ["update-ref", "worktrees/wt1/refs/bisect/nope", "HEAD", "HEAD~"]),
+    ("repo", ["update-ref", "--no-deref", "worktrees/wt1/HEAD", "HEAD^{tree}"]),
+    ("wt2", ["update-ref", "--no-deref", "main-worktree/HEAD", "HEAD^{tree}"]),
     ("wt1", ["show-ref"]),
     ("wt1", ["show-ref", "--head"]),
     ("wt2", ["show-ref", "--verify", "HEAD"]),

@@ -71,6 +71,8 @@ class RefUpdate:
     old_target: bytes | None = None   # must be a symref to this (old_value None then)
     original: bytes | None = None     # the name queued, when this came through a symref
     #   (git's messages name it: "cannot lock ref 'HEAD': ...")
+    shown: bytes | None = None        # the ref's name in git's messages, where the store
+    #   works on another (a linked worktree's worktrees/<w>/<ref>, a files store's <ref>)
 
 
 @runtime_checkable

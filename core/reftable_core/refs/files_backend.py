@@ -373,7 +373,7 @@ class FilesTransaction:
             if conflict is None:            # the path, shown as git names it
                 raise BlockedRefError(f"cannot lock ref '{refname_text(u.original)}': "
                                       f"{blocked}") from None
-            reason = (f"unable to resolve reference '{refname_text(u.refname)}'"
+            reason = (f"unable to resolve reference '{refname_text(u.shown)}'"
                       if u.expects_existing(self.store.zero) else conflict)
             raise TransactionError(f"cannot lock ref '{refname_text(u.original)}': "
                                    f"{reason}") from None
@@ -401,7 +401,7 @@ class FilesTransaction:
         if lv.broken:
             raise TransactionError(
                 f"cannot lock ref '{refname_text(u.original)}': unable to "
-                f"resolve reference '{refname_text(name)}': reference broken")
+                f"resolve reference '{refname_text(u.shown)}': reference broken")
         if lv.target is not None:
             return Ref(name, None, None, lv.target)
         return Ref(name, lv.oid, None, None)
@@ -533,7 +533,7 @@ class FilesTransaction:
             raise BlockedRefError(
                 f"cannot lock ref '{refname_text(u.original)}': " + (conflict or (
                     f"there is a non-empty directory '{path}' blocking reference "
-                    f"'{refname_text(u.refname)}'"))) from None
+                    f"'{refname_text(u.shown)}'"))) from None
 
     def _abort_packed(self) -> None:
         """git's abort of the prepared packed-refs transaction (its hook's "aborted")."""
@@ -546,7 +546,7 @@ class FilesTransaction:
         try:
             check_new_object(u, objects, self._types)
         except TransactionError as e:
-            raise TransactionError(f"cannot update ref '{refname_text(u.refname)}': {e}") from None
+            raise TransactionError(f"cannot update ref '{refname_text(u.shown)}': {e}") from None
 
 
     # -- commit ----------------------------------------------------------------------
@@ -645,7 +645,7 @@ class FilesTransaction:
                                   create=u.force_reflog
                                   or should_autocreate_reflog(store.log_mode, u.refname))
                 except ReftableError as e:
-                    raise TransactionError(f"cannot update the ref '{refname_text(u.refname)}': "
+                    raise TransactionError(f"cannot update the ref '{refname_text(u.shown)}': "
                                            f"{e}") from None
             if u.log_only:
                 continue
@@ -660,7 +660,7 @@ class FilesTransaction:
             try:
                 u.lock.commit()
             except OSError:                   # a non-empty directory where the ref goes
-                raise TransactionError(f"couldn't set '{refname_text(u.refname)}'") from None
+                raise TransactionError(f"couldn't set '{refname_text(u.shown)}'") from None
             WORK.loose_refs_written += 1
         if self._packed_updates:
             self._rewrite_packed()

@@ -5,5 +5,5 @@
 # _Upd, a Python subclass, adds its lock state in an instance dict.)
 cdef class QueuedUpdate:
     cdef public object current, force_reflog, is_symref, log_only, msg, new_target
-    cdef public object new_value, no_deref, old_target, old_value, original, refname
+    cdef public object new_value, no_deref, old_target, old_value, original, refname, shown
     cdef public object skip_create_reflog, skip_oid_verification, via_head

@@ -63,11 +63,12 @@ class QueuedUpdate:
     """A RefUpdate as a transaction works on it (git's ref_update after queueing):
     the symref it came through, whether it only writes a log, the value read at
     prepare time. Shared by both backends' transactions. The constructor takes the
-    values and the modes most updates set; via_head, original (default: refname)
-    and old_target are set on the update made, where one is given."""
+    values and the modes most updates set; via_head, original (default: refname),
+    shown (the ref's name in messages; default: refname) and old_target are set on the
+    update made, where one is given."""
     __slots__ = ("current", "force_reflog", "is_symref", "log_only", "msg", "new_target",
                  "new_value", "no_deref", "old_target", "old_value", "original", "refname",
-                 "skip_create_reflog", "skip_oid_verification", "via_head")
+                 "shown", "skip_create_reflog", "skip_oid_verification", "via_head")
 
     def __init__(self, refname: bytes, new_value: bytes | None, old_value: bytes | None,
                  new_target: bytes | None, msg: bytes, no_deref: bool = False,
@@ -87,6 +88,7 @@ class QueuedUpdate:
         self.is_symref = False            # what prepare found (git's REF_ISSYMREF in type)
         self.current = b""
         self.original = refname
+        self.shown = refname
 
     @classmethod
     def of(cls: type[U], update: RefUpdate, msg: bytes) -> U:
@@ -96,7 +98,8 @@ class QueuedUpdate:
                 msg, no_deref="no-deref" in flags, log_only="log-only" in flags,
                 force_reflog="create-reflog" in flags)
         u.via_head = "via-head" in flags
-        u.original = update.original or update.refname
+        u.shown = update.shown or update.refname
+        u.original = update.original or u.shown
         u.old_target = update.old_target
         u.skip_create_reflog = "skip-create-reflog" in flags
         u.skip_oid_verification = "skip-oid-verification" in flags
@@ -257,7 +260,7 @@ def check_old_value(u: QueuedUpdate, current: bytes, zero: bytes) -> None:
 
 def unresolvable(u: QueuedUpdate) -> TransactionError:
     return TransactionError(f"cannot lock ref '{refname_text(u.original)}': unable to "
-                            f"resolve reference '{refname_text(u.refname)}'")
+                            f"resolve reference '{refname_text(u.shown)}'")
 
 
 def object_type(objects: Any, oid: bytes, types: dict[bytes, str]) -> str:
@@ -290,11 +293,12 @@ def check_new_object(u: QueuedUpdate, objects: Any, types: dict[bytes, str]) -> 
     try:
         typ = object_type(objects, oid, types)
     except ReftableError:
-        raise TransactionError(f"trying to write ref '{refname_text(u.refname)}' with "
+        raise TransactionError(f"trying to write ref '{refname_text(u.shown)}' with "
                                f"nonexistent object {oid.hex()}") from None
-    if typ != "commit" and (u.refname == b"HEAD" or u.refname.startswith(b"refs/heads/")):
+    # git's is_branch on the name as queued: worktrees/<w>/HEAD is none
+    if typ != "commit" and (u.shown == b"HEAD" or u.shown.startswith(b"refs/heads/")):
         raise TransactionError(f"trying to write non-commit object {oid.hex()} "
-                               f"to branch '{refname_text(u.refname)}'")
+                               f"to branch '{refname_text(u.shown)}'")
 
 
 # -- the reference-transaction hook ------------------------------------------------

@@ -239,7 +239,7 @@ class WorktreeTransaction:
             part = self.parts[id(store)] = store.transaction()
             part.hooks = None
         name = update.refname if store.writes_full_worktree_names else bare
-        part.queue(replace(update, refname=name))
+        part.queue(replace(update, refname=name, shown=update.shown or update.refname))
         (self.shown_splits if split else self.shown).append((part.updates[-1], update.refname))
 
     def _hook(self, state: str) -> int:
