@@ -85,6 +85,9 @@ def _same(git: GitRunner, top: Path, where: str, args: list[str], stdin: bytes =
     # ref, and refused a tree in worktrees/<w>/HEAD as in a branch)
     ("repo", ["update-ref", "worktrees/wt1/refs/bisect/nope", "HEAD", "HEAD~"]),
     ("repo", ["update-ref", "--no-deref", "worktrees/wt1/HEAD", "HEAD^{tree}"]),
+    # a reftable store reads the bare name (git's backend_for), writes the name as queued
+    ("wt1", ["update-ref", "--no-deref", "main-worktree/HEAD", "HEAD", "HEAD~"]),
+    ("repo", ["update-ref", "--no-deref", "-m", "m", "worktrees/wt1/HEAD", "HEAD", "HEAD"]),
     ("wt2", ["update-ref", "--no-deref", "main-worktree/HEAD", "HEAD^{tree}"]),
     ("wt1", ["show-ref"]),
     ("wt1", ["show-ref", "--head"]),

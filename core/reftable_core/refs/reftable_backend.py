@@ -355,7 +355,7 @@ class ReftableTransaction:
         store = self.store
         zero = store.zero
         try:
-            reject_duplicates(u.refname for u in self.updates)
+            reject_duplicates(u.shown for u in self.updates)
         except TransactionError:
             self.state = "closed"
             raise
@@ -379,7 +379,7 @@ class ReftableTransaction:
     def _prepare_locked(self, zero: bytes) -> None:
         store = self.store
         objects = store.objects
-        affected = {u.refname for u in self.updates}
+        affected = {u.shown for u in self.updates}
         affected_sorted = sorted(affected)
         head = store.stack.merged.read_ref(b"HEAD")
         head_target = head.target if head is not None and head.value_type == REF_SYMREF else None
@@ -399,7 +399,7 @@ class ReftableTransaction:
             expects_existing = u.expects_existing(zero)
             if rec is None or rec.value_type == REF_DELETION:
                 if not expects_existing:
-                    self._verify_available(u.refname, affected, affected_sorted)
+                    self._verify_available(u.shown, affected, affected_sorted)
                     if u.new_target is not None or (u.new_value is not None
                                                      and u.new_value != zero):
                         u.current = zero
@@ -470,11 +470,11 @@ class ReftableTransaction:
         max_msg = store.options.block_size // 2
         logs: list[LogRecord] = []
         refs: list[RefRecord] = []
-        for u in sorted(self.queued, key=lambda x: x.refname):
+        for u in sorted(self.queued, key=lambda x: x.shown):
             is_delete = u.new_target is None and u.new_value == zero
             if is_delete and not u.is_symref:       # a symref's deletion is logged instead
-                for old in store.stack.merged.iter_logs(u.refname):
-                    logs.append(LogRecord(u.refname, old.update_index, 0))
+                for old in store.stack.merged.iter_logs(u.shown):
+                    logs.append(LogRecord(u.shown, old.update_index, 0))
             elif u.new_value is not None or u.new_target is not None:
                 new_id = u.new_value
                 create_log = True
@@ -485,22 +485,22 @@ class ReftableTransaction:
                     else:
                         new_id = resolved.value
                 if u.skip_create_reflog:
-                    create_log = create_log and store.reflog_exists(u.refname)
-                if create_log and (u.force_reflog or store.should_write_log(u.refname)):
-                    logs.append(LogRecord(u.refname, ts, 1, u.current or zero, new_id,
+                    create_log = create_log and store.reflog_exists(u.shown)
+                if create_log and (u.force_reflog or store.should_write_log(u.shown)):
+                    logs.append(LogRecord(u.shown, ts, 1, u.current or zero, new_id,
                                           name, email, when, tz_hhmm, u.msg[:max_msg]))
             if u.log_only:
                 continue
             if u.new_target is not None:
-                refs.append(RefRecord(u.refname, ts, 3, target=u.new_target))
+                refs.append(RefRecord(u.shown, ts, 3, target=u.new_target))
             elif is_delete:
-                refs.append(RefRecord(u.refname, ts, 0))
+                refs.append(RefRecord(u.shown, ts, 0))
             elif u.new_value is not None:
                 peeled = peeled_value(objects, u.new_value, self._types)
                 if peeled is not None:
-                    refs.append(RefRecord(u.refname, ts, 2, u.new_value, peeled))
+                    refs.append(RefRecord(u.shown, ts, 2, u.new_value, peeled))
                 else:
-                    refs.append(RefRecord(u.refname, ts, 1, u.new_value))
+                    refs.append(RefRecord(u.shown, ts, 1, u.new_value))
         for r in refs:
             wr.add_ref(r)
         logs.sort(key=lambda r: (r.refname, -r.update_index))

@@ -21,11 +21,11 @@ Contract:
       hook once for them all, as git's one transaction does: every update under
       the name it was queued as, in the order queued, then the ones the
       routing split off (a symref's target, the current HEAD's log), then any a
-      store's own prepare added. A
-      reftable store is written under the full name (git's reftable backend
-      writes "worktrees/<w>/<ref>" as given, and reads the bare name: a symref
-      read so is followed here too, its log-only update keeping the full
-      name, with the zero id as its old value where git has the target's). What git
+      store's own prepare added. Each store reads the bare name (git's
+      backend_for) and names the ref in messages as queued (RefUpdate.shown); a
+      reftable store also writes its records under that name (git's reftable
+      backend writes u->refname, "worktrees/<w>/<ref>" as given), so a symref read
+      there is followed here too, its log-only update keeping the full name. What git
       does in one store is spread here over two: a symref whose target lives
       in another store is followed before queueing (the target gets the update,
       the symref a log-only one in its own store: its reflog entry), and a
@@ -193,10 +193,9 @@ class WorktreeTransaction:
         """Queue update in its store's transaction. A symref (HEAD) whose target
         lives in another store is followed here, the update going to the
         target's store (the backends follow symrefs within one store only).
-        A store that writes full worktree names (writes_full_worktree_names: the
-        reftable store; git's reftable backend writes u->refname,
-        "worktrees/<w>/..." included) gets the name as given, a files store the
-        bare name."""
+        Each store gets the bare name and the name as given (shown: its messages; a
+        store that writes full worktree names, writes_full_worktree_names, the
+        reftable store as git's reftable backend, writes its records under it)."""
         store, bare = self.store.store_for(update.refname)
         if not bare:
             raise TransactionError(f"refusing to update ref with bad name "
@@ -238,8 +237,9 @@ class WorktreeTransaction:
         if part is None:
             part = self.parts[id(store)] = store.transaction()
             part.hooks = None
-        name = update.refname if store.writes_full_worktree_names else bare
-        part.queue(replace(update, refname=name, shown=update.shown or update.refname))
+        # the store reads the bare name; its messages (and a reftable store's records,
+        # as git's reftable backend writes u->refname) give the name as queued
+        part.queue(replace(update, refname=bare, shown=update.shown or update.refname))
         (self.shown_splits if split else self.shown).append((part.updates[-1], update.refname))
 
     def _hook(self, state: str) -> int:
