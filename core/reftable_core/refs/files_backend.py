@@ -450,8 +450,9 @@ class FilesTransaction:
             while i < len(updates):
                 u = updates[i]
                 i += 1
+                # git's split_head_update (none for REF_SKIP_CREATE_REFLOG)
                 if (head_target is not None and not u.log_only and not u.via_head
-                        and u.refname == head_target):
+                        and not u.skip_create_reflog and u.refname == head_target):
                     updates.append(head_log_update(u, affected))
                 self._lock(u, affected)
                 ref = self._read_locked(u, affected)

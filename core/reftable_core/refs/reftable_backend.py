@@ -484,8 +484,8 @@ class ReftableTransaction:
                         create_log = False
                     else:
                         new_id = resolved.value
-                if u.skip_create_reflog:
-                    create_log = create_log and store.reflog_exists(u.shown)
+                if u.skip_create_reflog:        # git's REF_SKIP_CREATE_REFLOG: no log written
+                    create_log = False
                 if create_log and (u.force_reflog or store.should_write_log(u.shown)):
                     logs.append(LogRecord(u.shown, ts, 1, u.current or zero, new_id,
                                           name, email, when, tz_hhmm, u.msg[:max_msg]))

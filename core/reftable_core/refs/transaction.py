@@ -233,8 +233,10 @@ def head_log_update(u: U, affected: NameSet) -> U:
     if b"HEAD" in affected:
         raise via_referent_conflict(u.refname)
     affected.add(b"HEAD")
-    return type(u)(b"HEAD", u.new_value, u.old_value, None, u.msg, no_deref=True,
+    head = type(u)(b"HEAD", u.new_value, u.old_value, None, u.msg, no_deref=True,
                    log_only=True, force_reflog=u.force_reflog)
+    head.skip_create_reflog = u.skip_create_reflog     # git: u->flags | REF_LOG_ONLY | ...
+    return head
 
 
 def deref_symref(u: U, target: bytes, affected: NameSet) -> U:
