@@ -138,6 +138,18 @@ def _oids(git, repo: Path) -> dict[str, str]:
                                                           cwd=repo, input=b"x\n").decode().strip()}
 
 
+def _update_beside_git(git, files_repo: Path, tmp_path: Path, script: str) -> None:
+    """The update-ref --stdin script by git in files_repo and by the lab in a copy of it:
+    the same status, stderr and refs, reflogs and directories after."""
+    mine = tmp_path / "mine"
+    shutil.copytree(files_repo, mine, symlinks=True)
+    text = script.format(**_oids(git, files_repo)).encode()
+    theirs = git.run(["update-ref", "--stdin"], cwd=files_repo, input=text, check=False)
+    ours = lab(git, ["update-ref", "--git-dir", str(mine / ".git"), "--stdin"], input=text)
+    assert (ours.returncode, ours.stderr) == (theirs.returncode, theirs.stderr)
+    assert _state(git, mine) == _state(git, files_repo)
+
+
 UPDATE_SCRIPTS = [
     "update refs/heads/new {head}\n",
     "create refs/heads/new2 {one}\n",
@@ -232,13 +244,7 @@ def test_a_directory_in_the_way_of_a_packed_ref(git, files_repo: Path, tmp_path:
     sub.mkdir(parents=True)
     if junk:
         (sub / "junk").write_bytes(b"not a ref\n")
-    mine = tmp_path / "mine"
-    shutil.copytree(files_repo, mine, symlinks=True)
-    text = script.format(**_oids(git, files_repo)).encode()
-    theirs = git.run(["update-ref", "--stdin"], cwd=files_repo, input=text, check=False)
-    ours = lab(git, ["update-ref", "--git-dir", str(mine / ".git"), "--stdin"], input=text)
-    assert (ours.returncode, ours.stderr) == (theirs.returncode, theirs.stderr)
-    assert _state(git, mine) == _state(git, files_repo)
+    _update_beside_git(git, files_repo, tmp_path, script)
 
 
 @pytest.mark.parametrize("script", [
@@ -257,13 +263,7 @@ def test_lock_directories_and_dangling_reflogs_as_git(git, files_repo: Path, tmp
     logs = files_repo / ".git" / "logs" / "refs" / "heads" / "gone"
     logs.mkdir(parents=True)
     (logs / "x").write_bytes((files_repo / ".git" / "logs" / "HEAD").read_bytes())
-    mine = tmp_path / "mine"
-    shutil.copytree(files_repo, mine, symlinks=True)
-    text = script.format(**_oids(git, files_repo)).encode()
-    theirs = git.run(["update-ref", "--stdin"], cwd=files_repo, input=text, check=False)
-    ours = lab(git, ["update-ref", "--git-dir", str(mine / ".git"), "--stdin"], input=text)
-    assert (ours.returncode, ours.stderr) == (theirs.returncode, theirs.stderr)
-    assert _state(git, mine) == _state(git, files_repo)
+    _update_beside_git(git, files_repo, tmp_path, script)
 
 
 @pytest.mark.parametrize("script", [
