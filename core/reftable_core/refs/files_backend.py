@@ -67,8 +67,9 @@ from ..flags import Flags
 from ..lockfile import LockFile, write_all
 from ..reftable.record import REF_SYMREF, REF_VAL1, REF_VAL2, RefRecord
 from .api import LogEntry, Ref, RefStoreBase, RefUpdate
-from .loose import (IN_THE_WAY, LeadingDirError, LooseLock, delete_loose, format_loose,
-                    iter_loose_names, prune_empty_tree, prune_ref_parents, read_loose, ref_path)
+from .loose import (IN_THE_WAY, LeadingDirError, LooseLock, LooseValue, delete_loose,
+                    format_loose, iter_loose_names, prune_empty_tree, prune_ref_parents,
+                    read_loose, ref_path)
 from .packed import BrokenRow, PackedRefs, RefRow, format_packed_refs
 from .reflog import (append_reflog, committer_ident, delete_reflog, format_reflog_line, log_mode,
                      normalize_reflog_message, read_reflog, reflog_exists,
@@ -137,6 +138,11 @@ class FilesRefStore(RefStoreBase):
         if not name or not path_safe_refname(name):
             return None
         lv = read_loose(self.gitdir, name, self.hash_size)
+        return None if lv is not None and lv.broken else self._raw_ref(name, lv)
+
+    def _raw_ref(self, name: bytes, lv: LooseValue | None) -> Ref | None:
+        """The ref git's raw read of name gives: the loose value lv read for it (not a
+        broken one), else (lv None) the packed record, if any and not broken."""
         if lv is None:
             e = self.packed().get(name)
             if e is None or e.broken:
@@ -144,8 +150,6 @@ class FilesRefStore(RefStoreBase):
             return Ref(name, e.oid, e.peeled, None)
         if lv.target is not None:
             return Ref(name, None, None, lv.target)
-        if lv.broken:
-            return None
         return Ref(name, lv.oid, None, None)
 
     def is_broken(self, name: bytes) -> bool:
@@ -389,22 +393,17 @@ class FilesTransaction:
         update-ref); a directory where the file goes, with no packed record (EISDIR),
         is removed if it holds no file when the ref need not exist."""
         store = self.store
-        name = u.refname
-        lv = read_loose(store.gitdir, name, store.hash_size, IN_THE_WAY)
-        if lv is None or lv is IN_THE_WAY:
-            e = store.packed().get(name)
-            if e is not None and not e.broken:
-                return Ref(name, e.oid, e.peeled, None)
-            if lv is IN_THE_WAY and not u.log_only and not u.expects_existing(store.zero):
+        lv = read_loose(store.gitdir, u.refname, store.hash_size, IN_THE_WAY)
+        if lv is IN_THE_WAY:
+            ref = store._raw_ref(u.refname, None)
+            if ref is None and not u.log_only and not u.expects_existing(store.zero):
                 self._clear_directory(u, affected)
-            return None
-        if lv.broken:
+            return ref
+        if lv is not None and lv.broken:
             raise TransactionError(
                 f"cannot lock ref '{refname_text(u.original)}': unable to "
                 f"resolve reference '{refname_text(u.shown)}': reference broken")
-        if lv.target is not None:
-            return Ref(name, None, None, lv.target)
-        return Ref(name, lv.oid, None, None)
+        return store._raw_ref(u.refname, lv)
 
     def _exists(self, name: bytes) -> bool:
         """Does git's raw read of name succeed (a loose file that is not broken, else a
