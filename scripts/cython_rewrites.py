@@ -45,6 +45,10 @@ and line profilers read).
   skip_value, in C (cimported; the build's copies import them from Python no more).
   A record loop's kept last key starts as a copy of the key it starts after, made by
   fresh() (PyByteArray_FromStringAndSize) where the interpreter calls bytearray().
+  finish_loop, which the interpreter runs as a no-op, marks a started loop generator that
+  its caller alone holds finished (loops.pxd's LAB_FINISH_LOOP), so that freeing it does
+  not resume it to throw GeneratorExit: no loop has a finally, a with or a handler that
+  exception matches, so only the cost differs (the iterators' __dealloc__ call it).
 - block.py: a Block is a cdef class (block.pxd: its fields in its C struct, offsets C
   integers); the loader's and the seek's locals are typed, and the seek calls loops.pxd's
   record_extent in C (the build's copy imports it from Python no more: it is cimported).
@@ -165,6 +169,8 @@ REWRITES: list[tuple[str, ...]] = [
     # a field: a new bytes copied from the block
     (LOOPS, rf"(?<![\w.])data\[{FIELD}:((?:off \+ (?:hash_size|h2|n))|nxt)\]",
      r"take(data, buf, \1, \2)", 39),
+    # finish_loop: the sole holder's started generator marked finished (loops.pxd's macro)
+    (LOOPS, r"^    return None$", "    LAB_FINISH_LOOP(gen)", 1, "finish_loop$"),
     # a sub-iterator's next record: the builtin by its name, which Cython calls as the
     # iterator's tp_iternext (the interpreter reads it from a local, nxt = next)
     (LOOPS, r"\bnxt\((its\[t?idx\]), None\)", r"next(\1, None)", 128, "merge_"),
@@ -219,8 +225,9 @@ REWRITES: list[tuple[str, ...]] = [
     (TABLE, r"^    __slots__ = \((.*)\)$", r"    pass    # fields (table.pxd): \1", 1),
     (MERGED, r"^    __slots__ = \((.*)\)$", r"    pass    # fields (merged.pxd): \1", 1),
     # merged.py: the seek's queue add is loops.pxd's, cimported (merged.pxd): called in C
-    (MERGED, r"^from \.loops import MERGE_LOOPS, MergeLoop, pq_add$",
+    (MERGED, r"^from \.loops import MERGE_LOOPS, MergeLoop, finish_loop, pq_add$",
      "from .loops import MERGE_LOOPS, MergeLoop", 1),
+    (TABLE, r"^from \.loops import finish_loop$", "pass    # finish_loop: cimported (table.pxd)", 1),
     # the seek's key: the last key's prefix and the record's suffix copied into one new
     # object (the interpreter slices both first, then adds them)
     (BLOCK, r"\b(key|next_last) = (last|next_last)\[:p\] \+ data\[lo:hi\]$",

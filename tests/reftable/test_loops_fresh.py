@@ -57,10 +57,11 @@ def test_every_generated_function_is_in_a_registry_and_picked_by_flags() -> None
     registered = {fn.__name__ for fn in [*loops.RECORD_LOOPS.values(),
                                          *loops.MERGE_LOOPS.values(), *loops.SCANS.values()]}
     queue = {"pq_add", "pq_remove"}     # pq.MergedIterPQueue's add and remove
-    assert generated == registered | queue
+    finish = {"finish_loop"}            # the iterators' last call on a loop they drop
+    assert generated == registered | queue | finish
     assert len(set(loops.RECORD_LOOPS.values())) == 13      # 6 ref, 3 log, 2 obj, 2 index
     assert len(set(loops.MERGE_LOOPS.values())) == 64      # 32 flag variants x suppress
-    picked = set(loops.SCANS) | queue   # no flag variants: each is the one there is
+    picked = set(loops.SCANS) | queue | finish  # no flag variants: each is the one there is
     for values in itertools.product((False, True), repeat=8):
         flags = Flags(block_key_swap=values[0], ref_name_alloc=values[1],
                       merged_cmp=values[2], same_subiter_skip=values[3],

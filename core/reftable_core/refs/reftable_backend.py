@@ -190,6 +190,7 @@ class ReftableRefStore(RefStoreBase):
                 WORK.deletions_returned += 1
                 continue
             yield rec
+        it.close()                      # git's reftable_iterator_destroy
 
     def _reused_ref_iter(self) -> MergedIter:
         """The ref iterator kept across reads (iterator_reuse=on; git's be->it)."""
@@ -269,6 +270,7 @@ class ReftableRefStore(RefStoreBase):
             if rec.refname != name:
                 break
             yield rec
+        it.close()                      # git's reftable_iterator_destroy
 
     def iter_log(self, name: bytes) -> Iterator[LogEntry]:
         self.stack.reload()

@@ -11,6 +11,21 @@ from reftable_core.counters cimport Counters
 
 cdef Counters WORK     # counters.pxd: the import's WORK, its counters added to in C
 
+# finish_loop's C (loops.py): a generator of this module, started and not finished, that
+# the caller's reference alone holds is marked finished (Cython's resume label -1), so
+# that its deallocation drops its locals without resuming it to throw GeneratorExit
+cdef extern from *:
+    """
+    #define LAB_FINISH_LOOP(g) ((Py_REFCNT(g) == 1 && __Pyx_Generator_CheckExact(g) \
+        && ((__pyx_CoroutineObject *)(g))->resume_label > 0 \
+        && PyUnicode_CompareWithASCIIString(((__pyx_CoroutineObject *)(g))->gi_modulename, \
+                                            "reftable_core.reftable.loops") == 0) \
+        ? (((__pyx_CoroutineObject *)(g))->resume_label = -1) : 0)
+    """
+    int LAB_FINISH_LOOP(object g)
+
+cpdef finish_loop(gen)
+
 @cython.locals(heap=list, i=Py_ssize_t, j=Py_ssize_t)
 cpdef pq_add(pq, entry)
 

@@ -5,7 +5,7 @@
 # stay untyped: a merged table takes any table-shaped reader, as the interpreter does.)
 import cython
 from reftable_core.reftable.iter cimport RecordIter
-from reftable_core.reftable.loops cimport pq_add
+from reftable_core.reftable.loops cimport finish_loop, pq_add
 from reftable_core.reftable.pq cimport MergedIterPQueue
 
 
@@ -14,3 +14,4 @@ cdef class MergedIter(RecordIter):
 
     @cython.locals(pq=MergedIterPQueue, its=list)
     cpdef seek(self, key)
+    cpdef _drop_loop(self)

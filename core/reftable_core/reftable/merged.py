@@ -44,7 +44,7 @@ from typing import Any
 from ..errors import FormatError
 from ..flags import Flags
 from .iter import RecordIter, Reftable
-from .loops import MERGE_LOOPS, MergeLoop, pq_add
+from .loops import MERGE_LOOPS, MergeLoop, finish_loop, pq_add
 from .pq import LOG, REF, MergedIterPQueue, make_less
 
 
@@ -77,6 +77,7 @@ class MergedIter(RecordIter):
 
     def seek(self, key: bytes) -> MergedIter:
         """Position every sub-iterator at the first record with key >= key."""
+        self._drop_loop()               # before the sub-iterators drop theirs
         pq = MergedIterPQueue(self._less)
         its: list[Iterator[Any]] = []
         for i, sub in enumerate(self._subs):
@@ -102,9 +103,23 @@ class MergedIter(RecordIter):
         return next(self._gen)
 
     def close(self) -> None:
-        self._gen = None
+        self._drop_loop()
         for sub in self._subs:
             sub.close()
+
+    def _drop_loop(self) -> None:
+        """Drop the merge loop of the last seek, through loops.finish_loop: in the Cython
+        build one that nothing else holds (not handed out by iter(), or no longer held
+        there) is let go without GeneratorExit. The sub-iterators then do the same with
+        their record loops, which the merge loop no longer holds."""
+        gen = self._gen
+        self._gen = None
+        finish_loop(gen)
+
+    def __dealloc__(self) -> None:
+        """Called by the Cython build as it frees the iterator (the interpreter and mypyc
+        never call it: the name is nothing to them)."""
+        self._drop_loop()
 
 
 class MergedTable(Reftable):

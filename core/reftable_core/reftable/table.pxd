@@ -14,6 +14,7 @@ from reftable_core.reftable.parsed_block cimport Block
 from reftable_core.reftable.block cimport (load_block_early_exit, load_block_full_setup,
                                            seek_in_block, seek_in_block_copying)
 from reftable_core.counters cimport Counters
+from reftable_core.reftable.loops cimport finish_loop
 
 cdef Counters WORK     # counters.pxd: the import's WORK, its counters added to in C
 
@@ -45,3 +46,4 @@ cdef class RecordIterator(RecordIter):
     cdef public TableReader _reader
 
     cpdef seek(self, key)
+    cpdef _drop_loop(self)

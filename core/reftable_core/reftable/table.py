@@ -38,6 +38,7 @@ from ..counters import WORK
 from ..errors import FormatError, ReftableError
 from ..flags import Flags
 from .iter import RecordIter, Reftable
+from .loops import finish_loop
 from .parsed_block import Block
 from .record import (
     BLOCK_TYPE_INDEX,
@@ -72,6 +73,7 @@ class RecordIterator(RecordIter):
         self._gen: Iterator | None = None     # positioned lazily: seek() or section start
 
     def seek(self, key: bytes) -> RecordIterator:
+        self._drop_loop()
         self._gen = self._reader._seek(self._typ, key if type(key) is bytes else bytes(key))
         return self
 
@@ -90,7 +92,19 @@ class RecordIterator(RecordIter):
         return next(gen)
 
     def close(self) -> None:
+        self._drop_loop()
+
+    def _drop_loop(self) -> None:
+        """Drop the record loop of the last seek, through loops.finish_loop (see
+        merged.MergedIter._drop_loop)."""
+        gen = self._gen
         self._gen = None
+        finish_loop(gen)
+
+    def __dealloc__(self) -> None:
+        """Called by the Cython build as it frees the iterator (the interpreter and mypyc
+        never call it: the name is nothing to them)."""
+        self._drop_loop()
 
 
 class TableReader(Reftable):
