@@ -35,9 +35,9 @@ cpdef Block load_block_full_setup(source, off, Py_ssize_t header_off,
                                   Py_ssize_t want_type=*, bint views=*)
 
 @cython.locals(base=Py_ssize_t, end=Py_ssize_t, off=Py_ssize_t, start=Py_ssize_t,
-               lo=Py_ssize_t, hi=Py_ssize_t)
+               lo=Py_ssize_t, hi=Py_ssize_t, p=Py_ssize_t)
 cpdef tuple seek_in_block(Block block, want, Py_ssize_t hash_size, scan=*)
 
 @cython.locals(base=Py_ssize_t, end=Py_ssize_t, off=Py_ssize_t, start=Py_ssize_t,
-               lo=Py_ssize_t, hi=Py_ssize_t)
+               lo=Py_ssize_t, hi=Py_ssize_t, p=Py_ssize_t)
 cpdef tuple seek_in_block_copying(Block block, want, Py_ssize_t hash_size, scan=*)

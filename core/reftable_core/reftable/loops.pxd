@@ -42,10 +42,13 @@ cpdef Py_ssize_t restart_scan_start(Block block, want) except? -1
                n=Py_ssize_t, key=bytearray, bp=cbuf, bn=Py_ssize_t)
 cpdef Py_ssize_t restart_scan_start_decoding(Block block, want) except? -1
 
+# record_extent's prefix and suffix varints are C integers (a varint is below 2**64), its
+# result a C struct of four (a prefix length past last_len raises before it is returned)
 @cython.locals(start=Py_ssize_t, lo=Py_ssize_t, hi=Py_ssize_t, vt=Py_ssize_t, bp=cbuf,
-               bn=Py_ssize_t)
-cpdef tuple record_extent(Block block, data, Py_ssize_t off, Py_ssize_t end,
-                          Py_ssize_t last_len, Py_ssize_t hash_size)
+               bn=Py_ssize_t, p="unsigned long long", s="unsigned long long")
+cpdef (Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t) record_extent(
+        Block block, data, Py_ssize_t off, Py_ssize_t end, Py_ssize_t last_len,
+        Py_ssize_t hash_size)
 
 @cython.locals(count=Py_ssize_t, h2=Py_ssize_t, vt=Py_ssize_t)
 cpdef Py_ssize_t walk_ref_records(data, Py_ssize_t off, Py_ssize_t end,
