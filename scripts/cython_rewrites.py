@@ -54,7 +54,9 @@ and line profilers read).
   record_extent in C (the build's copy imports it from Python no more: it is cimported).
   The seek's key (the last key's prefix, then the record's suffix) is one new object with
   both parts copied in (cbytes.pxd's joinkey; the interpreter slices both, then adds them),
-  and the loader reads its few header and trailer bytes through a pointer (byte_in).
+  and the loader reads its few header and trailer bytes through a pointer (byte_in) and
+  makes its Block by the type's tp_new, its six fields stored in C (parsed_block.pxd's
+  new_block), where the interpreter calls the class.
 - iter.py, table.py, merged.py: the table interface (Reftable) and the record iterator
   (RecordIter) are extension types (iter.pxd), declared without their Python bases (ABC,
   collections.abc.Iterator: the same methods, the abstract ones not enforced; Reftable's
@@ -230,6 +232,9 @@ REWRITES: list[tuple[str, ...]] = [
     (TABLE, r"^from \.loops import finish_loop$", "pass    # finish_loop: cimported (table.pxd)", 1),
     # the seek's key: the last key's prefix and the record's suffix copied into one new
     # object (the interpreter slices both first, then adds them)
+    # a block made by its type's tp_new and its six fields stored in C (parsed_block.pxd)
+    (BLOCK, r"\bBlock\(typ, data, off, header_off, source\.name, base\)",
+     "new_block(typ, data, off, header_off, source.name, base)", 2),
     (BLOCK, r"\b(key|next_last) = (last|next_last)\[:p\] \+ data\[lo:hi\]$",
      r"\1 = joinkey(\2, p, data, lo, hi)", 2, "seek_in_block"),
     # the loaders are cpdef (block.pxd): block_loader hands out the Python function of the

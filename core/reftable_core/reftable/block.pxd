@@ -6,7 +6,7 @@
 # offset read from a table (an index record's) is compared with the table's end before it
 # becomes one.
 import cython
-from reftable_core.reftable.parsed_block cimport Block
+from reftable_core.reftable.parsed_block cimport Block, new_block
 from reftable_core.reftable.loops cimport record_extent
 from reftable_core.reftable.cbytes cimport byte_in, joinkey
 from reftable_core.counters cimport Counters

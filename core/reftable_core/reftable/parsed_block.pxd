@@ -21,3 +21,18 @@ cdef class Block:
 
     @cython.locals(p=Py_ssize_t, q=Py_ssize_t, r=Py_ssize_t)
     cpdef Py_ssize_t restart_offset(self, Py_ssize_t i) except? -1
+
+
+# Block(typ, data, off, header_off, name, base) as the block loaders make it in the Cython
+# build (scripts/cython_rewrites.py): the type's tp_new, then the six fields __init__ sets,
+# stored in C (the class call parses six arguments into __init__ first)
+cdef inline Block new_block(Py_ssize_t typ, data, Py_ssize_t off, Py_ssize_t header_off,
+                            name, Py_ssize_t base):
+    cdef Block b = Block.__new__(Block)
+    b.typ = typ
+    b.data = data
+    b.base = base
+    b.off = off
+    b.header_off = header_off
+    b.name = name
+    return b
