@@ -56,7 +56,8 @@ and line profilers read).
   both parts copied in (cbytes.pxd's joinkey; the interpreter slices both, then adds them),
   and the loader reads its few header and trailer bytes through a pointer (byte_in) and
   makes its Block by the type's tp_new, its six fields stored in C (parsed_block.pxd's
-  new_block), where the interpreter calls the class.
+  new_block), where the interpreter calls the class; it asks a mapped table's source
+  (MmapSource, mmap=on) for its bytes in place by a C call, any other source by name.
 - iter.py, table.py, merged.py: the table interface (Reftable) and the record iterator
   (RecordIter) are extension types (iter.pxd), declared without their Python bases (ABC,
   collections.abc.Iterator: the same methods, the abstract ones not enforced; Reftable's
@@ -232,6 +233,11 @@ REWRITES: list[tuple[str, ...]] = [
     (TABLE, r"^from \.loops import finish_loop$", "pass    # finish_loop: cimported (table.pxd)", 1),
     # the seek's key: the last key's prefix and the record's suffix copied into one new
     # object (the interpreter slices both first, then adds them)
+    # a mapped table's bytes in place: MmapSource.in_place called in C (blocksource.pxd; any
+    # other source by name, as the interpreter calls every one)
+    (BLOCK, r"^    where = source\.in_place\(off\) if views else None$",
+     "    where = ((cython.cast(MmapSource, source).in_place(off) if type(source) is MmapSource"
+     " else source.in_place(off)) if views else None)", 1),
     # a block made by its type's tp_new and its six fields stored in C (parsed_block.pxd)
     (BLOCK, r"\bBlock\(typ, data, off, header_off, source\.name, base\)",
      "new_block(typ, data, off, header_off, source.name, base)", 2),

@@ -7,6 +7,7 @@
 # becomes one.
 import cython
 from reftable_core.reftable.parsed_block cimport Block, new_block
+from reftable_core.reftable.blocksource cimport MmapSource
 from reftable_core.reftable.loops cimport record_extent
 from reftable_core.reftable.cbytes cimport byte_in, joinkey
 from reftable_core.counters cimport Counters
