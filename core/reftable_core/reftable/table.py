@@ -102,8 +102,7 @@ class RecordIterator(RecordIter):
         finish_loop(gen)
 
     def __dealloc__(self) -> None:
-        """Called by the Cython build as it frees the iterator (the interpreter and mypyc
-        never call it: the name is nothing to them)."""
+        """The Cython build's last call, as merged.MergedIter.__dealloc__."""
         self._drop_loop()
 
 
