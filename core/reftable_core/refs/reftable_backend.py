@@ -479,15 +479,13 @@ class ReftableTransaction:
                     logs.append(LogRecord(u.shown, old.update_index, 0))
             elif u.new_value is not None or u.new_target is not None:
                 new_id = u.new_value
-                create_log = True
-                if u.new_target is not None:
+                create_log = not u.skip_create_reflog   # git's REF_SKIP_CREATE_REFLOG: no log
+                if create_log and u.new_target is not None:
                     resolved = store.resolve(u.new_target, as_target=True)
                     if resolved is None or not resolved.value:
                         create_log = False
                     else:
                         new_id = resolved.value
-                if u.skip_create_reflog:        # git's REF_SKIP_CREATE_REFLOG: no log written
-                    create_log = False
                 if create_log and (u.force_reflog or store.should_write_log(u.shown)):
                     logs.append(LogRecord(u.shown, ts, 1, u.current or zero, new_id,
                                           name, email, when, tz_hhmm, u.msg[:max_msg]))
