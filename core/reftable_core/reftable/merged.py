@@ -77,7 +77,8 @@ class MergedIter(RecordIter):
 
     def seek(self, key: bytes) -> MergedIter:
         """Position every sub-iterator at the first record with key >= key."""
-        self._drop_loop()               # before the sub-iterators drop theirs
+        if self._gen is not None:       # a loop of an earlier seek: dropped before the
+            self._drop_loop()           # sub-iterators drop theirs
         pq = MergedIterPQueue(self._less)
         its: list[Iterator[Any]] = []
         for i, sub in enumerate(self._subs):

@@ -73,7 +73,8 @@ class RecordIterator(RecordIter):
         self._gen: Iterator | None = None     # positioned lazily: seek() or section start
 
     def seek(self, key: bytes) -> RecordIterator:
-        self._drop_loop()
+        if self._gen is not None:
+            self._drop_loop()
         self._gen = self._reader._seek(self._typ, key if type(key) is bytes else bytes(key))
         return self
 
