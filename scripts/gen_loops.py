@@ -222,13 +222,15 @@ if __package__:                 # imported (tests: scripts.gen_loops)
     from .loop_templates import (
         ADD, BYPASS, CYTHON_LOCALS, GENERIC_LOOP, GENERIC_TYPES, HEAP, KEY, KEY_DECODE, LAYOUT,
         LESS, LOG_LOOP, MERGE_LOOP, NAME, REF_LOOP, REMOVE_TOP, RESTART_KEY, RESTART_SCAN,
-        RESTART_SCAN_NAMES, SAME_SUBITER, SCANS, SCAN_LINES, SCAN_NAMES, SHADOW, SUPPRESS,
+        RESTART_SCAN_NAMES, SAME_SUBITER, SCANS, SCAN_LINES, SCAN_NAMES, SHADOW, SHADOW_LOOP,
+        SUPPRESS,
         indented)
 else:                           # run: python scripts/gen_loops.py
     from loop_templates import (
         ADD, BYPASS, CYTHON_LOCALS, GENERIC_LOOP, GENERIC_TYPES, HEAP, KEY, KEY_DECODE, LAYOUT,
         LESS, LOG_LOOP, MERGE_LOOP, NAME, REF_LOOP, REMOVE_TOP, RESTART_KEY, RESTART_SCAN,
-        RESTART_SCAN_NAMES, SAME_SUBITER, SCANS, SCAN_LINES, SCAN_NAMES, SHADOW, SUPPRESS,
+        RESTART_SCAN_NAMES, SAME_SUBITER, SCANS, SCAN_LINES, SCAN_NAMES, SHADOW, SHADOW_LOOP,
+        SUPPRESS,
         indented)
 
 
@@ -334,7 +336,7 @@ def merge_loops() -> tuple[list[str], list[tuple[str, str]]]:
                                  "BUFFERS": shadow["BUFFERS"], "ENTRY_KEY": shadow["ENTRY_KEY"],
                                  "TOP_KEY": shadow["TOP_KEY"], "EMIT": SUPPRESS[sup]["EMIT"],
                                  "SAME_SUBITER": SAME_SUBITER[skip],
-                                 "BYPASS": BYPASS[(bypass, sup)]},
+                                 "BYPASS": BYPASS[(bypass, sup)], **SHADOW_LOOP[bypass]},
                                 {"FUNC": name, "SHADOWED": shadow["SHADOWED"],
                                  "VARIANT": variant, "DELETIONS": SUPPRESS[sup]["DELETIONS"]},
                                 LESS[(kind, pq)]))

@@ -511,7 +511,7 @@ def FUNC(
             entry[0] = rec
             ADD(entry)
         ENTRY_KEY
-        while heap:
+        SHADOW_HEAD
             top = heap[0]
             tidx = top[1]
             SAME_SUBITER
@@ -523,6 +523,7 @@ def FUNC(
             if rec is not None:
                 top[0] = rec
                 ADD(top)
+            DROPPED
         EMIT
 '''
 
@@ -687,6 +688,27 @@ if not heap:
         else:
             WORK.deletions_suppressed += 1
     return""",
+}
+
+# single_subiter_bypass, keyed by bypass: SHADOW_HEAD (the shadow loop's head) and
+# DROPPED (after a shadowed entry's sub-iterator is advanced). f8c1a8e2e1 tests the
+# queue once, before the advance, and lets that answer stand for the test the old
+# code made after it:
+#         +	empty = merged_iter_pqueue_is_empty(mi->pq);
+#         ...
+#         +		if (!err)
+#         +			empty = 0;
+#         -	if (merged_iter_pqueue_is_empty(mi->pq))
+#         +	if (empty)
+#   off:  the shadow loop tests the queue before each pass, the first one included
+#         (after the advance, the queue is empty when the advanced sub-iterator ended
+#         and it held no other entry)
+#   on:   the bypass test found the queue not empty, and the advance only adds, so
+#         the first pass is made untested; a later pass is tested only when the
+#         entry it removed was not put back (its sub-iterator ended)
+SHADOW_LOOP = {
+    False: {"SHADOW_HEAD": "while heap:", "DROPPED": ""},
+    True: {"SHADOW_HEAD": "while True:", "DROPPED": "elif not heap:\n    break"},
 }
 
 # suppress (the merged table's suppress_deletions; the reader view's value is

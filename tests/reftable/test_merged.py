@@ -179,3 +179,20 @@ def test_single_subiter_bypass_leaves_the_queue_when_one_table_is_left(bypass: b
         assert _CountingRef.reads < 20
     else:
         assert _CountingRef.reads >= 2 * 47
+
+
+@pytest.mark.parametrize("flags", COMBOS, ids=str)
+@pytest.mark.parametrize("tables", [2, 3])
+def test_shadow_loop_empties_the_queue(flags: Flags, tables: int) -> None:
+    """Every table's last record has the same key: the newest is returned, the shadow
+    loop drops the older ones and their sub-iterators end, so the queue is left empty
+    inside the shadow loop (with the bypass on, the loop's first pass is not tested and
+    a later one is tested after each drop: f8c1a8e2e1's reuse of its emptiness test)."""
+    stack = [FakeTable([FRef(b"refs/heads/a", i + 1, 1, b"%d" % i)] * (i > 0)
+                       + [FRef(b"refs/heads/z", i + 1, 1, b"%d" % i)], [])
+             for i in range(tables)]
+    newest = b"%d" % (tables - 1)
+    for suppress in (True, False):
+        merged = MergedTable(stack, flags, suppress_deletions=suppress)
+        got = [(r.refname, r.value) for r in merged.refs()]
+        assert got == [(b"refs/heads/a", newest), (b"refs/heads/z", newest)]

@@ -1167,7 +1167,7 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
@@ -1207,6 +1207,8 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         if erec.value_type == 0:
             WORK.deletions_suppressed += 1
             continue
@@ -1268,7 +1270,7 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
@@ -1308,6 +1310,8 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         yield erec
 
 
@@ -1373,7 +1377,7 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
@@ -1413,6 +1417,8 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         if erec.value_type == 0:
             WORK.deletions_suppressed += 1
             continue
@@ -1474,7 +1480,7 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
@@ -1514,6 +1520,8 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         yield erec
 
 
@@ -1961,7 +1969,7 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if top[0].refname > erec.refname:
@@ -1999,6 +2007,8 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         if erec.value_type == 0:
             WORK.deletions_suppressed += 1
             continue
@@ -2060,7 +2070,7 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if top[0].refname > erec.refname:
@@ -2098,6 +2108,8 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         yield erec
 
 
@@ -2163,7 +2175,7 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if top[0].refname > erec.refname:
@@ -2201,6 +2213,8 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         if erec.value_type == 0:
             WORK.deletions_suppressed += 1
             continue
@@ -2262,7 +2276,7 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if top[0].refname > erec.refname:
@@ -2300,6 +2314,8 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         yield erec
 
 
@@ -2742,7 +2758,7 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
                 i = j
             heap[i] = e
         entry_key[:] = erec.refname
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
@@ -2783,6 +2799,8 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         if erec.value_type == 0:
             WORK.deletions_suppressed += 1
             continue
@@ -2847,7 +2865,7 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
                 i = j
             heap[i] = e
         entry_key[:] = erec.refname
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
@@ -2888,6 +2906,8 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         yield erec
 
 
@@ -2956,7 +2976,7 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
                 i = j
             heap[i] = e
         entry_key[:] = erec.refname
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
@@ -2997,6 +3017,8 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         if erec.value_type == 0:
             WORK.deletions_suppressed += 1
             continue
@@ -3061,7 +3083,7 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
                 i = j
             heap[i] = e
         entry_key[:] = erec.refname
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
@@ -3102,6 +3124,8 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         yield erec
 
 
@@ -3568,7 +3592,7 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
                 i = j
             heap[i] = e
         entry_key[:] = erec.refname
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             key[:] = top[0].refname
@@ -3607,6 +3631,8 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         if erec.value_type == 0:
             WORK.deletions_suppressed += 1
             continue
@@ -3671,7 +3697,7 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
                 i = j
             heap[i] = e
         entry_key[:] = erec.refname
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             key[:] = top[0].refname
@@ -3710,6 +3736,8 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         yield erec
 
 
@@ -3778,7 +3806,7 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
                 i = j
             heap[i] = e
         entry_key[:] = erec.refname
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             key[:] = top[0].refname
@@ -3817,6 +3845,8 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         if erec.value_type == 0:
             WORK.deletions_suppressed += 1
             continue
@@ -3881,7 +3911,7 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
                 i = j
             heap[i] = e
         entry_key[:] = erec.refname
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             key[:] = top[0].refname
@@ -3920,6 +3950,8 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         yield erec
 
 
@@ -4375,7 +4407,7 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
@@ -4415,6 +4447,8 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         if erec.value_type == 0:
             WORK.deletions_suppressed += 1
             continue
@@ -4476,7 +4510,7 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
@@ -4516,6 +4550,8 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         yield erec
 
 
@@ -4581,7 +4617,7 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
@@ -4621,6 +4657,8 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         if erec.value_type == 0:
             WORK.deletions_suppressed += 1
             continue
@@ -4682,7 +4720,7 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
@@ -4722,6 +4760,8 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         yield erec
 
 
@@ -5169,7 +5209,7 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if ((tn := top[0].refname) > (en := erec.refname) or (tn == en and top[0].update_index < erec.update_index)):
@@ -5207,6 +5247,8 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         if erec.value_type == 0:
             WORK.deletions_suppressed += 1
             continue
@@ -5268,7 +5310,7 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if ((tn := top[0].refname) > (en := erec.refname) or (tn == en and top[0].update_index < erec.update_index)):
@@ -5306,6 +5348,8 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         yield erec
 
 
@@ -5371,7 +5415,7 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if ((tn := top[0].refname) > (en := erec.refname) or (tn == en and top[0].update_index < erec.update_index)):
@@ -5409,6 +5453,8 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         if erec.value_type == 0:
             WORK.deletions_suppressed += 1
             continue
@@ -5470,7 +5516,7 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
                 heap[i] = parent
                 i = j
             heap[i] = e
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if ((tn := top[0].refname) > (en := erec.refname) or (tn == en and top[0].update_index < erec.update_index)):
@@ -5508,6 +5554,8 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         yield erec
 
 
@@ -5952,7 +6000,7 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
         entry_key[:] = erec.refname
         entry_key += b"\0"
         entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
@@ -5996,6 +6044,8 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         if erec.value_type == 0:
             WORK.deletions_suppressed += 1
             continue
@@ -6062,7 +6112,7 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
         entry_key[:] = erec.refname
         entry_key += b"\0"
         entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
@@ -6106,6 +6156,8 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         yield erec
 
 
@@ -6176,7 +6228,7 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
         entry_key[:] = erec.refname
         entry_key += b"\0"
         entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
@@ -6220,6 +6272,8 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         if erec.value_type == 0:
             WORK.deletions_suppressed += 1
             continue
@@ -6286,7 +6340,7 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
         entry_key[:] = erec.refname
         entry_key += b"\0"
         entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             if tidx == idx:
@@ -6330,6 +6384,8 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         yield erec
 
 
@@ -6818,7 +6874,7 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
         entry_key[:] = erec.refname
         entry_key += b"\0"
         entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             trec = top[0]
@@ -6860,6 +6916,8 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         if erec.value_type == 0:
             WORK.deletions_suppressed += 1
             continue
@@ -6926,7 +6984,7 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
         entry_key[:] = erec.refname
         entry_key += b"\0"
         entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             trec = top[0]
@@ -6968,6 +7026,8 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         yield erec
 
 
@@ -7038,7 +7098,7 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
         entry_key[:] = erec.refname
         entry_key += b"\0"
         entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             trec = top[0]
@@ -7080,6 +7140,8 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         if erec.value_type == 0:
             WORK.deletions_suppressed += 1
             continue
@@ -7146,7 +7208,7 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
         entry_key[:] = erec.refname
         entry_key += b"\0"
         entry_key += (MAX_U64 - erec.update_index).to_bytes(8, "big")
-        while heap:
+        while True:
             top = heap[0]
             tidx = top[1]
             trec = top[0]
@@ -7188,6 +7250,8 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
                     heap[i] = parent
                     i = j
                 heap[i] = e
+            elif not heap:
+                break
         yield erec
 
 
