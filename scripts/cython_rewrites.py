@@ -168,7 +168,8 @@ REWRITES: list[tuple[str, ...]] = [
     # the off value's new key buffer: the first p bytes of the last key
     (LOOPS, r"\bkey = last\[:p\]$", "key = head(last, p)", 6),
     # the record's name, a new bytes copied from the key buffer
-    (LOOPS, r"\bname = bytes\(key\)", "name = frozen(key)", 6),
+    (LOOPS, r"\bname = bytes\(key\)", "name = frozen(key)", 3),
+    (RECORD, r"^    return bytes\(key\)$", "    return frozen(key)", 1, "realloc_refname$"),
     # a field: a new bytes copied from the block
     (LOOPS, rf"(?<![\w.])data\[{FIELD}:((?:off \+ (?:hash_size|h2|n))|nxt)\]",
      r"take(data, buf, \1, \2)", 39),

@@ -473,12 +473,13 @@ KEY_DECODE = {
 #         NULL, so we would always end up allocating a new char array anyway")
 #   on:   + r->refname = reftable_malloc(key.len + 1);
 # The allocation plus memcpy is bytes(key) (a new bytes object copied from the
-# key buffer); the release is dropping the loop's reference to the last name.
+# key buffer); the release is dropping the loop's reference to the last name. Off,
+# realloc is record.realloc_refname: one call more, its pointer test, then the same
+# bytes(key) (in C, realloc(NULL, n) calls malloc(n)).
 NAME = {
     True: {"NAME": "name = bytes(key)"},
     False: {"NAME": ("name: bytes | None = None   # reftable_ref_record_release(r): NULL\n"
-                     "if name is None:            # reftable_realloc(NULL, n) is malloc(n)\n"
-                     "    name = bytes(key)")},
+                     "name = realloc_refname(name, key)   # realloc(NULL, n): malloc(n)")},
 }
 # mmap (seed 004 4/4) is not a loop variant: it acts where the block's bytes come
 # from (block._setup: the map in place / a fresh pread buffer). The loops index

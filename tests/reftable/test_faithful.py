@@ -60,11 +60,11 @@ def test_each_record_loop_pair_differs_in_the_patched_lines_only() -> None:
     for swap, views in itertools.product((True, False), repeat=2):      # ref_name_alloc
         off, on = _changed_lines(f[(BLOCK_TYPE_REF, swap, False, views, False)],
                                  f[(BLOCK_TYPE_REF, swap, True, views, False)])
-        # both allocate the name with bytes(key); off reaches it through the
-        # release (NULL) and realloc's NULL test
-        assert [x.split("#")[0].strip() for x in off] == ["name: bytes | None = None",
-                                                          "if name is None:"]
-        assert on == []
+        # on allocates the name with bytes(key); off releases it (NULL) and calls
+        # realloc, which tests the pointer and then makes the same bytes(key)
+        assert [x.split("#")[0].strip() for x in off] == [
+            "name: bytes | None = None", "name = realloc_refname(name, key)"]
+        assert on == ["name = bytes(key)"]
     # mmap acts on the block's source, not in the loop: one loop for both values
     # (a field sliced out of the map or out of a block's bytes is a fresh bytes)
     for key in f:

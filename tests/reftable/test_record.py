@@ -19,6 +19,7 @@ from reftable_core.reftable.record import (
     encode_key,
     encode_record,
     log_key,
+    realloc_refname,
     record_type,
     skip_value,
     split_log_key,
@@ -124,3 +125,15 @@ def test_garbage_raises_only_format_error(typ_i: int, garbage: bytes, prev: byte
 def test_bad_prefix_length() -> None:
     with pytest.raises(FormatError):
         decode_key(bytes([5, 1 << 3]) + b"x", 0, b"ab")
+
+
+def test_realloc_refname_makes_a_new_name_of_the_key() -> None:
+    """ref_name_alloc=off's realloc: NULL (None) or a name to let go, a new bytes of the
+    key either way, equal to what ref_name_alloc=on's bytes(key) makes."""
+    key = bytearray(b"refs/heads/main")
+    for old in (None, b"refs/heads/old"):
+        name = realloc_refname(old, key)
+        assert type(name) is bytes and name == bytes(key)
+        key[-1:] = b"X"                 # the loop's key buffer is reused: the name is a copy
+        assert name == b"refs/heads/main"
+        key[-1:] = b"n"

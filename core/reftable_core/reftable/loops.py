@@ -58,6 +58,7 @@ from .record import (
     Record,
     RefRecord,
     decode_record,
+    realloc_refname,
     skip_value,
 )
 
@@ -239,8 +240,7 @@ def ref_loop__swap_on__alloc_off(
                 else:
                     u, off = get_varint(data, off)
                 name: bytes | None = None   # reftable_ref_record_release(r): NULL
-                if name is None:            # reftable_realloc(NULL, n) is malloc(n)
-                    name = bytes(key)
+                name = realloc_refname(name, key)   # realloc(NULL, n): malloc(n)
                 vt = s & 7
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
@@ -449,8 +449,7 @@ def ref_loop__swap_off__alloc_off(
                 else:
                     u, off = get_varint(data, off)
                 name: bytes | None = None   # reftable_ref_record_release(r): NULL
-                if name is None:            # reftable_realloc(NULL, n) is malloc(n)
-                    name = bytes(key)
+                name = realloc_refname(name, key)   # realloc(NULL, n): malloc(n)
                 vt = s & 7
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus
@@ -660,8 +659,7 @@ def ref_loop__in_place__alloc_off(
                 else:
                     u, off = get_varint(data, off)
                 name: bytes | None = None   # reftable_ref_record_release(r): NULL
-                if name is None:            # reftable_realloc(NULL, n) is malloc(n)
-                    name = bytes(key)
+                name = realloc_refname(name, key)   # realloc(NULL, n): malloc(n)
                 vt = s & 7
                 if vt == 1:
                     # the common records are built slot by slot: __new__ plus

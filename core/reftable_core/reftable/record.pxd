@@ -9,9 +9,15 @@
 # get_varint is basics.pxd's, called in C (the build's copy of record.py imports it from
 # Python no more), and skip_value is callable in C from loops.pxd's record_extent.
 from reftable_core.reftable.basics cimport get_varint
+from reftable_core.reftable.cbytes cimport frozen
 
 
 cpdef skip_value(typ, buf, off, vt, hash_size)
+# realloc_refname is called in C by the ref loops (loops.pxd cimports it), through a
+# function pointer the loops' module takes at import, which the C compiler cannot
+# inline, as git's call of libc's realloc is not inlined; its bytes(key) is spelled as
+# the loops spell the allocation (frozen)
+cpdef bytes realloc_refname(refname, bytearray key)
 
 cdef class RefRecord:
     cdef public object refname

@@ -456,6 +456,19 @@ def decode_record(typ: int, buf: Buf, off: int, last_key: bytes, hash_size: int,
     raise FormatError(f"unknown block type {typ!r}", offset=off)
 
 
+def realloc_refname(refname: bytes | None, key: bytearray) -> bytes:
+    """reftable_realloc(r->refname, key.len + 1) and the memcpy of the key into it, as
+    reftable_ref_record_decode named a record before seed 000 6/7 (the ref loops'
+    ref_name_alloc=off; on, they make the bytes themselves: reftable_malloc). realloc is
+    one more call, which tests its pointer first; NULL (None: the name was released just
+    before, as it always is there) makes it malloc's work, the same new bytes holding the
+    key. A bytes cannot grow in place, so a name given is let go, as realloc's move frees
+    the old block."""
+    if refname is not None:
+        del refname
+    return bytes(key)
+
+
 def skip_value(typ: int, buf: Buf, off: int, vt: int, hash_size: int) -> int:
     """Offset just past a record's value (used by seeks that only need keys)."""
     if typ == BLOCK_TYPE_REF:
