@@ -39,7 +39,10 @@ stream; the pytest-varying variables dropped) and, by private_tmpdir, with a
 TMPDIR of its own whose path is a function of the command alone (emptied
 first, one count of a command at a time). Without these, random table and
 temporary names (same length, other bytes) made dict probes and string
-compares differ by a few thousand instructions per run. write_count()
+compares differ by a few thousand instructions per run. A count is the
+median of the command's counts in three memory layouts (LAYOUTS: a padding
+variable of three lengths; one layout in a few dozen costs a percent more in
+CPython's allocator, see LAYOUTS). write_count()
 stores one as a pyperf benchmark (unit "integer", one value, metadata
 lab_measure="instructions" plus the raw parts), load_count() reads it back.
 """
@@ -367,20 +370,53 @@ def analyse(procs: dict[int, list[Part]], top: int) -> Count:
     return Count(round(work), parts)
 
 
+# Counting one command in several memory layouts (count_worker): the timed region of a
+# Python worker counts differently by where its objects fall in CPython's allocator.
+# Found (show-ref over one table of 20,000 refs, one flag variant, a padding variable
+# of 8, 24, ..., 520 bytes): 31 of 33 lengths counted 67.16-67.20 M, two (88 and 440
+# bytes) 67.95 and 68.01 M, +1.2%, all of it in obmalloc's _PyObject_Malloc and
+# _PyObject_Free (a pool that empties and fills again on every record). Three more
+# bytes of PATH moved that variant by as much, and the flag specs and names on two
+# variants' command lines differ in length as such a padding does: a count of one
+# layout could put a flag worth 1% on the wrong side of 1. So a count is the median of
+# the counts in LAYOUTS: the command with LAYOUT_VAR set to that many bytes (its
+# environment, at the top of the process's stack and copied into os.environ, moves
+# both); one unlucky layout of three no longer moves it, and it still repeats to the
+# instruction.
+LAYOUT_VAR = "REFTABLE_LAB_LAYOUT"
+LAYOUTS = (0, 104, 232)
+
+
 def count_worker(cmd: Sequence[str], env: Mapping[str, str] | None = None,
-                 keep: Path | None = None) -> Count:
-    """Count the `python -m lab.worker --count ...` command cmd (see the module doc);
-    keep: a directory to leave the callgrind files in (default: a temporary one)."""
+                 keep: Path | None = None, layouts: Sequence[int] = LAYOUTS) -> Count:
+    """Count the `python -m lab.worker --count ...` command cmd (see the module doc):
+    the median of its counts in each of `layouts` (LAYOUTS), the layouts' counts in
+    parts["lab_layouts"]; keep: a directory to leave the callgrind files in, one
+    folder a layout, layout-<bytes> (default: temporary ones)."""
     if not available():
         raise BenchError("counting instructions needs valgrind and the detrand library "
                          "(gcc to build it)")
+    if not layouts:
+        raise BenchError("counting needs at least one layout")
+    counts = [(_count_worker_in(cmd, env, pad, Path(keep) / f"layout-{pad}" if keep else None),
+               pad) for pad in layouts]
+    ordered = sorted(counts, key=lambda c: c[0].instructions)
+    median, _ = ordered[(len(ordered) - 1) // 2]
+    parts = {**median.parts,
+             "lab_layouts": " ".join(f"{pad}:{c.instructions}" for c, pad in counts)}
+    return Count(median.instructions, parts)
+
+
+def _count_worker_in(cmd: Sequence[str], env: Mapping[str, str] | None, pad: int,
+                     keep: Path | None) -> Count:
+    """One count of cmd, with LAYOUT_VAR `pad` bytes long in its environment."""
     with tempfile.TemporaryDirectory(prefix="reftable-lab-cg-") as tmp:
         out_dir = Path(keep) if keep else Path(tmp)
         out_dir.mkdir(parents=True, exist_ok=True)
         for old in out_dir.glob("cg.*"):
             old.unlink()
         argv = [*callgrind_argv(out_dir), *cmd]
-        worker_env = count_env(env)
+        worker_env = {**count_env(env), LAYOUT_VAR: "." * pad}
         if client_requests_supported():
             worker_env = uninstrumented_env(worker_env)
         with private_tmpdir(cmd, worker_env) as tmpdir:

@@ -127,3 +127,40 @@ def test_a_count_does_not_depend_on_the_callers_environment_or_clock(
                          env=counting.count_env(), capture_output=True, text=True,
                          check=True).stdout.split()
     assert 1700000000 <= float(out[0]) < float(out[1]) < 1700000001
+
+
+def test_a_count_is_the_median_of_its_layouts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """count_worker counts the command once in each layout (the padding variable that
+    many bytes long in its environment) and gives the median: one layout whose
+    allocator state costs a percent more (as 2 of 33 paddings did for a show-ref
+    variant) does not move the count."""
+    seen: list[tuple[int, str]] = []
+
+    def once(cmd, env, pad, keep):   # type: ignore[no-untyped-def]
+        seen.append((pad, str(keep)))
+        return counting.Count({0: 1000, 104: 1012, 232: 999, 8: 1001, 16: 1000}[pad],
+                              {"lab_worker": pad})
+    monkeypatch.setattr(counting, "_count_worker_in", once)
+    monkeypatch.setattr(counting, "available", lambda: True)
+    c = counting.count_worker(["cmd"], env={}, keep=Path("/k"))
+    assert [p for p, _ in seen] == list(counting.LAYOUTS) and len(counting.LAYOUTS) >= 3
+    assert seen[1][1] == f"/k/layout-{counting.LAYOUTS[1]}"
+    assert c.instructions == 1000 and c.parts["lab_worker"] == 0
+    assert c.parts["lab_layouts"] == "0:1000 104:1012 232:999"
+    assert counting.count_worker(["cmd"], layouts=(8, 104, 16, 0, 232)).instructions == 1000
+    with pytest.raises(counting.BenchError):
+        counting.count_worker(["cmd"], layouts=())
+
+
+def test_a_saved_count_carries_its_layouts(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each layout's count is its own run, in one scenario run: the saved count
+    carries all of them, in LAYOUTS' order, and is their median."""
+    s = _spin(tmp_path, monkeypatch)
+    r = run_scenario(s, "small", tmp_path / "out", only=["all-on"], progress=False,
+                     measures="instructions", work=False)
+    v = r.variants[0]
+    _, md = counting.load_count_metadata(Path(v.instructions_json))
+    layouts = [tuple(map(int, x.split(":"))) for x in md["lab_layouts"].split()]
+    assert [p for p, _ in layouts] == list(counting.LAYOUTS)
+    assert v.instructions == sorted(n for _, n in layouts)[1]
