@@ -390,7 +390,8 @@ LAYOUTS = (0, 104, 232)
 def count_worker(cmd: Sequence[str], env: Mapping[str, str] | None = None,
                  keep: Path | None = None, layouts: Sequence[int] = LAYOUTS) -> Count:
     """Count the `python -m lab.worker --count ...` command cmd (see the module doc):
-    the median of its counts in each of `layouts` (LAYOUTS), the layouts' counts in
+    the median of its counts in each of `layouts` (LAYOUTS; of an even number, the lower
+    middle one: a count is one run's, never an average), the layouts' counts in
     parts["lab_layouts"]; keep: a directory to leave the callgrind files in, one
     folder a layout, layout-<bytes> (default: temporary ones)."""
     if not available():

@@ -153,7 +153,7 @@ def test_a_count_is_the_median_of_its_layouts(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_a_saved_count_carries_its_layouts(tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """Each layout's count is its own run, in one scenario run: the saved count
     carries all of them, in LAYOUTS' order, and is their median."""
     s = _spin(tmp_path, monkeypatch)
