@@ -125,6 +125,7 @@ REFNAME = "reftable_core/refs/refname.py"
 IDX = "reftable_core/odb/idx.py"
 BLOCK = "reftable_core/reftable/block.py"
 STACK = "reftable_core/reftable/stack.py"
+BASICS = "reftable_core/reftable/basics.py"
 TABLE = "reftable_core/reftable/table.py"
 DELTA = "reftable_core/odb/delta.py"
 TREE = "reftable_core/odb/tree.py"
@@ -296,10 +297,16 @@ REWRITES: list[tuple[str, ...]] = [
      " if typ == BLOCK_TYPE_LOG else", 1),
     (TABLE, r"^                BLOCK_TYPE_OBJ: self\.obj_index_offset\}\[typ\]$",
      "                {BLOCK_TYPE_OBJ: self.obj_index_offset}[typ])", 1),
+    # basics.py: a varint of a bytes or a map read through its pointer, its value summed in
+    # a C integer (cbytes.pxd's varint_at), where the interpreter indexes the object a byte
+    # and sums Python ints; any other, and any longer than nine bytes, as committed
+    (BASICS, r"^    \"\"\"Decode git's varint at buf\[off:\]; return \(value, new_off\)\.\"\"\"$",
+     "    if (t := varint_at(buf, off)) is not None: return t", 1),
     # stack.py: stat_cache=on's stat of tables.list, its key made from one stat(2)
+    # and compared with the kept key field by field in C (cstat.pxd's stat_is: no tuple)
     (STACK, r"^                st = os\.stat\(self\.list_file\)$",
-     "                st = stat_key(self.list_file)", 1),
-    (STACK, r"^            if _stat_key\(st\) == self\._list_stat:$", "            if st == self._list_stat:", 1),
+     "                st = stat_is(self.list_file, self._list_stat)", 1),
+    (STACK, r"^            if _stat_key\(st\) == self\._list_stat:$", "            if st:", 1),
     # a reload's up-to-date check called in C, the one stat_cache picks (stack.pxd)
     (STACK, r"^            self\._uptodate_stat if self\.flags\.stat_cache else self\._uptodate_names\)$",
      "            self._uptodate_stat if self.flags.stat_cache else self._uptodate_names); "

@@ -42,6 +42,38 @@ def test_varint_bad_input_raises_format_error(bad: bytes) -> None:
         get_varint(bad, 0)
 
 
+def _varint_lengths() -> list[int]:
+    """The least and the greatest value of each varint length, 1 to 10 bytes: n bytes
+    hold B(n) to B(n + 1) - 1, B(1) = 0 and B(n + 1) = B(n) + 128**n (the +1 bias)."""
+    out, lo = [], 0
+    for n in range(1, 11):
+        hi = min(lo + 128 ** n, 1 << 64) - 1
+        assert len(put_varint(lo)) == len(put_varint(hi)) == n
+        out += [lo, hi]
+        lo = hi + 1
+    return out
+
+
+def test_varint_every_length_in_every_container(tmp_path) -> None:
+    """Every length's least and greatest value, read from a bytes, a bytearray, a
+    memoryview and a map (the Cython build reads a bytes' and a map's varints of up to
+    nine bytes through their pointer: cbytes.pxd's varint_at), at an offset, and every
+    truncation of each a FormatError."""
+    import mmap
+    for value in _varint_lengths():
+        enc = put_varint(value)
+        data = b"ab" + enc + b"\x01"
+        path = tmp_path / "v"
+        path.write_bytes(data)
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            for buf in (data, bytearray(data), memoryview(data), m):
+                assert get_varint(buf, 2) == (value, 2 + len(enc)), (value, type(buf))
+        for cut in range(1, len(enc)):
+            with pytest.raises(FormatError):
+                get_varint(b"ab" + enc[:cut], 2)
+    assert _varint_lengths()[-1] == (1 << 64) - 1
+
+
 def test_varint_tables_agree_with_the_loop() -> None:
     """The tables, filled on first use, give the loop's encoding for every value they
     cover (every one- and two-byte varint, and the three-byte ones through _LEAD),

@@ -283,7 +283,7 @@ def test_the_cython_rewrites_keep_every_line_and_check_their_counts(tmp_path: Pa
     touched = cython_rewrites.apply(tree)
     assert touched == [cython_rewrites.RECORD, cython_rewrites.LOOPS, cython_rewrites.BLOCK,
                        cython_rewrites.ITER, cython_rewrites.TABLE, cython_rewrites.MERGED,
-                       cython_rewrites.STACK, cython_rewrites.PACKED,
+                       cython_rewrites.BASICS, cython_rewrites.STACK, cython_rewrites.PACKED,
                        cython_rewrites.REFNAME, cython_rewrites.IDX, cython_rewrites.DELTA,
                        cython_rewrites.TREE, cython_rewrites.SHOW_REF, cython_rewrites.READERS,
                        cython_rewrites.WRITER, cython_rewrites.BLOCK_WRITER]
@@ -335,9 +335,15 @@ def test_the_cython_rewrites_keep_every_line_and_check_their_counts(tmp_path: Pa
     # the merge loops' off values: every strbuf key made, refilled and compared in C
     assert "bytearray(cython.cast" not in loops_text and "[:] = " not in loops_text
     assert loops_text.count("fresh(cython.cast(RefRecord, ") == 192
-    # stat_cache=on: tables.list's key from one stat(2)
+    # get_varint: a bytes' or a map's varint of up to nine bytes summed in C first
+    basics_text = (tree / cython_rewrites.BASICS).read_text()
+    varint = basics_text[basics_text.index("def get_varint"):basics_text.index("def _get_be")]
+    assert varint.count("if (t := varint_at(buf, off)) is not None: return t") == 1
+    assert "val = ((val + 1) << 7) | (c & 0x7F)" in varint        # the rest as committed
+    # stat_cache=on: tables.list's stat(2) compared with the kept key in C
     stack_text = (tree / cython_rewrites.STACK).read_text()
-    assert "os.stat(self.list_file)" not in stack_text and "stat_key(self.list_file)" in stack_text
+    assert "os.stat(self.list_file)" not in stack_text and "_stat_key(st)" not in stack_text
+    assert "stat_is(self.list_file, self._list_stat)" in stack_text
     tree_text = (tree / cython_rewrites.TREE).read_text()
     assert "findall(data)" not in tree_text and "split_known(data, " in tree_text
     # a source edit that moves a rewritten line: an error naming the rewrite

@@ -120,19 +120,83 @@ cdef inline int bytescmp(a, b) except? -2:
 ctypedef const unsigned char *cbuf
 
 
+# A map's bytes are read where the map holds them: CPython's mmap object starts, after its
+# object header, with the pointer to the mapping and its length (Modules/mmapmodule.c,
+# mmap_object; the same in every 3.x), which its buffer export reads too (mmap_buffer_getbuf
+# fills a Py_buffer with them, counts an export, and the release uncounts it: some hundred
+# instructions a byte the loader reads, where git reads through its pointer). A closed map
+# (no pointer) and anything else take the buffer protocol, which raises as it does.
+cdef extern from *:
+    """
+    typedef struct { PyObject_HEAD char *data; Py_ssize_t size; } lab_mmap_head;
+    static PyTypeObject *lab_mmap_type = NULL;
+    static int lab_is_mmap(PyObject *o) {
+        if (lab_mmap_type == NULL) {
+            PyObject *m = PyImport_ImportModule("mmap");
+            PyObject *t = m ? PyObject_GetAttrString(m, "mmap") : NULL;
+            Py_XDECREF(m);
+            if (t == NULL || !PyType_Check(t)) { Py_XDECREF(t); PyErr_Clear(); return 0; }
+            lab_mmap_type = (PyTypeObject *)t;      /* kept for the module's life */
+        }
+        return Py_TYPE(o) == lab_mmap_type && ((lab_mmap_head *)o)->data != NULL;
+    }
+    """
+    ctypedef struct lab_mmap_head:
+        char *data
+        Py_ssize_t size
+    bint lab_is_mmap(object o)
+
+
 cdef inline cbuf bufptr(data, Py_ssize_t *n) except? NULL:
-    """A pointer to data's bytes (a bytes or an object with the buffer protocol), their
-    number in n."""
+    """A pointer to data's bytes (a bytes, a map, or an object with the buffer protocol),
+    their number in n."""
     cdef Py_buffer view
     cdef cbuf p
     if type(data) is bytes:
         n[0] = PyBytes_GET_SIZE(data)
         return <cbuf>PyBytes_AS_STRING(data)
+    if lab_is_mmap(data):
+        n[0] = (<lab_mmap_head *><void *>data).size
+        return <cbuf>(<lab_mmap_head *><void *>data).data
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     p = <cbuf>view.buf
     n[0] = view.len
     PyBuffer_Release(&view)
     return p
+
+
+cdef inline object varint_at(data, Py_ssize_t off):
+    """basics.get_varint(data, off) of a bytes or a map, its bytes read through the pointer
+    and the value summed in a C integer: (value, offset after it). None for anything else,
+    a negative or out-of-range offset, and a varint of more than nine bytes (one that is
+    truncated among them): get_varint's own loop then reads it and raises as it does. (Nine
+    bytes hold at most 2**63 + 2**56 + ... + 2**7 - 1: below 2**64.)"""
+    cdef Py_ssize_t n
+    cdef cbuf p
+    cdef unsigned long long val
+    cdef unsigned char c
+    cdef int count = 1
+    if type(data) is bytes:
+        n = PyBytes_GET_SIZE(data)
+        p = <cbuf>PyBytes_AS_STRING(data)
+    elif lab_is_mmap(data):
+        n = (<lab_mmap_head *><void *>data).size
+        p = <cbuf>(<lab_mmap_head *><void *>data).data
+    else:
+        return None
+    if off < 0 or off >= n:
+        return None
+    c = p[off]
+    off += 1
+    val = c & 0x7F
+    while c & 0x80:
+        if off >= n or count == 9:
+            return None
+        count += 1
+        c = p[off]
+        off += 1
+        val = ((val + 1) << 7) | (c & 0x7F)
+    return (val, off)
 
 
 cdef inline Py_ssize_t byte_at(cbuf p, Py_ssize_t n, Py_ssize_t i) except -1:

@@ -11,6 +11,8 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.exc cimport PyErr_SetFromErrno, PyErr_SetFromErrnoWithFilenameObject
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_DECREF
+from cpython.long cimport PyLong_AsLongLong, PyLong_AsUnsignedLongLong
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.errno cimport EINTR, errno
 from posix.fcntl cimport open as c_open
 from posix.stat cimport stat, struct_stat
@@ -42,17 +44,34 @@ cdef inline int _raise(path=None) except -1:
     return -1
 
 
-cdef inline tuple stat_key(path):
-    """stack._stat_key(os.stat(path)) by one stat(2): (st_dev, st_ino, st_size,
-    st_mtime_ns, st_ctime_ns); a failing stat raises the OSError os.stat raises
-    (FileNotFoundError when the file is missing)."""
+cdef inline bint _same_u(object key, Py_ssize_t i, unsigned long long v) except -1:
+    """key[i] == v for a field that is never negative (device, inode, size)."""
+    f = <object>PyTuple_GET_ITEM(key, i)
+    return type(f) is int and f >= 0 and PyLong_AsUnsignedLongLong(f) == v
+
+
+cdef inline bint _same_s(object key, Py_ssize_t i, long long v) except -1:
+    """key[i] == v for a time in nanoseconds (before 1970: negative)."""
+    f = <object>PyTuple_GET_ITEM(key, i)
+    return type(f) is int and PyLong_AsLongLong(f) == v
+
+
+cdef inline bint stat_is(path, key) except -1:
+    """stack._stat_key(os.stat(path)) == key, by one stat(2): each of the five fields
+    compared in C with the kept key's (a tuple of five ints; None is never equal), where
+    the interpreter builds os.stat's result, then a tuple of five new ints, and compares
+    the two tuples; a failing stat raises the OSError os.stat raises."""
     cdef struct_stat st
     cdef bytes name = _fsname(path)
     if stat(name, &st) != 0:
         _raise(path)
-    return (st.st_dev, st.st_ino, st.st_size,
-            <long long>st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
-            <long long>st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec)
+    if type(key) is not tuple or PyTuple_GET_SIZE(key) != 5:
+        return False
+    return (_same_u(key, 0, <unsigned long long>st.st_dev)
+            and _same_u(key, 1, <unsigned long long>st.st_ino)
+            and _same_u(key, 2, <unsigned long long>st.st_size)
+            and _same_s(key, 3, <long long>st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec)
+            and _same_s(key, 4, <long long>st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec))
 
 
 cdef inline int sys_open(path, int flags) except -1:

@@ -4,7 +4,7 @@
 # (scripts/cython_rewrites.py).
 from libc.stdio cimport SEEK_END, SEEK_SET
 from posix.fcntl cimport O_CLOEXEC, O_NONBLOCK, O_RDONLY
-from reftable_core.reftable.cstat cimport stat_key, sys_close, sys_lseek, sys_open, sys_read
+from reftable_core.reftable.cstat cimport stat_is, sys_close, sys_lseek, sys_open, sys_read
 from reftable_core.counters cimport Counters
 
 cdef Counters WORK     # counters.pxd: the import's WORK, its counters added to in C
