@@ -31,6 +31,7 @@ module knows nothing of ref storage (odb sits below refs and repo).
 """
 from __future__ import annotations
 
+import binascii
 import re
 from collections.abc import Callable
 
@@ -54,12 +55,19 @@ MIN_ABBREV = 4
 _REV_STEP = re.compile(rb"~(\d*)|\^\{([a-z]*)\}|\^(\d*)")
 
 
-_HEX = frozenset(b"0123456789abcdefABCDEF")
+_HEX_DIGITS = b"0123456789abcdefABCDEF"
+
+
+def _is_hex(text: bytes) -> bool:
+    """Every byte of text a hex digit (git's get_oid_hex's test, byte by byte): what is
+    left once bytes.translate has deleted the hex digits, in one C pass (a frozenset's
+    issuperset hashes an int object a byte)."""
+    return not text.translate(None, _HEX_DIGITS)
 
 
 def _header_id(value: bytes, what: str) -> bytes:
     """A commit header's hex id: 40 or 64 hex digits (git's get_oid_hex)."""
-    if len(value) not in (40, 64) or not _HEX.issuperset(value):
+    if len(value) not in (40, 64) or not _is_hex(value):
         raise FormatError(f"bad {what} pointer in commit")
     return bytes.fromhex(value.decode("ascii"))
 
@@ -190,10 +198,10 @@ def _resolve_basic(text: bytes, resolve_ref: RefResolver, objects: ObjectsGetter
     if text == b"@":
         text = b"HEAD"
     hexsz = hash_size * 2
-    if len(text) == hexsz and _HEX.issuperset(text):
+    if len(text) == hexsz and _is_hex(text):
         if ambiguous is not None and dwim_ref_count(text, resolve_ref):
             ambiguous(text)
-        return bytes.fromhex(text.decode("ascii"))
+        return binascii.unhexlify(text)
     found = None
     count = 0
     for rule in DWIM_RULES:
@@ -214,7 +222,7 @@ def _resolve_basic(text: bytes, resolve_ref: RefResolver, objects: ObjectsGetter
 def _unique_abbrev(text: bytes, objects: ObjectsGetter, hexsz: int) -> bytes | None:
     """The one object whose id starts with the hex text (at least MIN_ABBREV digits),
     or None."""
-    if not MIN_ABBREV <= len(text) < hexsz or not _HEX.issuperset(text):
+    if not MIN_ABBREV <= len(text) < hexsz or not _is_hex(text):
         return None
     store = objects()
     if store is None:
@@ -226,6 +234,8 @@ def _unique_abbrev(text: bytes, objects: ObjectsGetter, hexsz: int) -> bytes | N
 
 def _tree_colon(text: bytes) -> int:
     """The index of the first ":" outside "{...}" (git's get_oid_with_context), or -1."""
+    if b":" not in text:                    # (memchr) no colon at all: none outside
+        return -1
     depth = 0
     for m in _BRACE_OR_COLON.finditer(text):   # only these bytes, found in C
         c = text[m.start()]
@@ -266,6 +276,8 @@ def _suffix_start(text: bytes) -> int:
     (len(text): none), found from its end as git's get_oid_1 finds its last suffix: a
     closing brace back to its "^{" (peel_onion), else the digits back to a "~" or "^"."""
     end = len(text)
+    if b"^" not in text and b"~" not in text:            # (memchr) no suffix can end it
+        return end
     while end:
         if text[end - 1] == 0x7D:                         # "}"
             at = text.rfind(b"^{", 0, end - 1)
