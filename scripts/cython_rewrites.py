@@ -126,6 +126,8 @@ IDX = "reftable_core/odb/idx.py"
 BLOCK = "reftable_core/reftable/block.py"
 STACK = "reftable_core/reftable/stack.py"
 BASICS = "reftable_core/reftable/basics.py"
+PARSED_BLOCK = "reftable_core/reftable/parsed_block.py"
+BACKEND = "reftable_core/refs/reftable_backend.py"
 TABLE = "reftable_core/reftable/table.py"
 DELTA = "reftable_core/odb/delta.py"
 TREE = "reftable_core/odb/tree.py"
@@ -161,7 +163,7 @@ REWRITES: list[tuple[str, ...]] = [
     (LOOPS, r"\brec(?:: RefRecord)? = new\(RefRec\)$", "rec = RefRecord.__new__(RefRecord)", 12),
     (LOOPS, r"^    new = RefRec\.__new__ .*$", "    pass    # (RefRecord's tp_new is called by name: below)", 6),
     # strbuf_add(last_key, suffix): in place (decode_key_in_place=on) or onto a new key
-    (LOOPS, r"\b(last|key) \+= data\[off:nxt\]", r"extend(\1, data, buf, off, nxt)", 9),
+    (LOOPS, r"\b(last|key) \+= data\[off:nxt\]", r"extend_at(\1, data, bp, bn, off, nxt)", 9),
     # strbuf_setlen(last_key, prefix_len)
     (LOOPS, r"\bdel last\[p:\]", "setlen(last, p)", 3),
     # block_key_swap=off: the key copied into the kept last key (strbuf_reset + strbuf_addbuf)
@@ -173,7 +175,27 @@ REWRITES: list[tuple[str, ...]] = [
     (RECORD, r"^    return bytes\(key\)$", "    return frozen(key)", 1, "realloc_refname$"),
     # a field: a new bytes copied from the block
     (LOOPS, rf"(?<![\w.])data\[{FIELD}:((?:off \+ (?:hash_size|h2|n))|nxt)\]",
-     r"take(data, buf, \1, \2)", 39),
+     r"take_at(data, bp, bn, \1, \2)", 39),
+    # a log record's name and update index from its key (cbytes.pxd's head_bytes and
+    # rev_index: the name copied once into a new bytes, the index's eight bytes read in C),
+    # and the record made by its type's tp_new, its ten fields stored in C (record.pxd's
+    # new_log), where the interpreter calls the class
+    (LOOPS, r"\brefname = bytes\(key\[:kl - 9\]\)$", "refname = head_bytes(key, kl - 9)", 3),
+    (LOOPS, r"\bui = MAX_U64 - int\.from_bytes\(key\[kl - 8:\], \"big\"\)$",
+     "ui = rev_index(key, kl - 8)", 3),
+    (LOOPS, r"\brec = LogRec\(", "rec = new_log(", 6),
+    # the ref and log loops read a block's bytes through a pointer (cbytes.pxd's bufptr: a
+    # bytes' own, or a map's, read from the map) with byte_at (an int a byte, IndexError out
+    # of range, as indexing), taken again each time the loop resumes after a yield, so that
+    # a map closed or a bytearray resized while the loop waits is read no more (a closed
+    # map raises ValueError, as indexing it does); a typed view of the map, made at each
+    # block, cost more than the seek's few reads of a record
+    (LOOPS, r'\bbuf="const unsigned char\[:\]"', 'bp="cbuf", bn="Py_ssize_t"', 9),
+    (LOOPS, r"^(\s+)buf = data\b.*$", r"\1bp = bufptr(data, cython.address(bn))", 9,
+     "(ref|log)_loop__"),
+    (LOOPS, r"\bbuf\[([^\]]+)\]", r"byte_at(bp, bn, \1)", 39, "(ref|log)_loop__"),
+    (LOOPS, r"^(\s+)yield rec$", r"\1yield rec; bp = bufptr(data, cython.address(bn))", 9,
+     "(ref|log)_loop__"),
     # finish_loop: the sole holder's started generator marked finished (loops.pxd's macro)
     (LOOPS, r"^    return None$", "    LAB_FINISH_LOOP(gen)", 1, "finish_loop$"),
     # a sub-iterator's next record: the builtin by its name, which Cython calls as the
@@ -229,6 +251,9 @@ REWRITES: list[tuple[str, ...]] = [
     (ITER, r"^    __slots__ = \(\)$", "    pass    # no fields", 1),
     (TABLE, r"^    __slots__ = \((.*)\)$", r"    pass    # fields (table.pxd): \1", 1),
     (MERGED, r"^    __slots__ = \((.*)\)$", r"    pass    # fields (merged.pxd): \1", 1),
+    # merged.py: the seek's queue made by its type's tp_new, its two fields stored in C
+    # (pq.pxd's new_pq), where the interpreter calls the class
+    (MERGED, r"^        pq = MergedIterPQueue\(self\._less\)$", "        pq = new_pq(self._less)", 1),
     # merged.py: the seek's queue add is loops.pxd's, cimported (merged.pxd): called in C
     (MERGED, r"^from \.loops import MERGE_LOOPS, MergeLoop, finish_loop, pq_add$",
      "from .loops import MERGE_LOOPS, MergeLoop", 1),
@@ -240,6 +265,11 @@ REWRITES: list[tuple[str, ...]] = [
     (BLOCK, r"^    where = source\.in_place\(off\) if views else None$",
      "    where = ((cython.cast(MmapSource, source).in_place(off) if type(source) is MmapSource"
      " else source.in_place(off)) if views else None)", 1),
+    # the loaders read a block's header by block.pxd's read_header: base, have and the type
+    # written through pointers, where _read_header returns them in a tuple
+    (BLOCK, r"^    data, base, have, typ = _read_header\(source, off, header_off, guess, limit, views\)$",
+     "    data = read_header(source, off, header_off, guess, limit, views, cython.address(base),"
+     " cython.address(have), cython.address(typ))", 2),
     # a block made by its type's tp_new and its six fields stored in C (parsed_block.pxd)
     (BLOCK, r"\bBlock\(typ, data, off, header_off, source\.name, base\)",
      "new_block(typ, data, off, header_off, source.name, base)", 2),
@@ -297,6 +327,27 @@ REWRITES: list[tuple[str, ...]] = [
      " if typ == BLOCK_TYPE_LOG else", 1),
     (TABLE, r"^                BLOCK_TYPE_OBJ: self\.obj_index_offset\}\[typ\]$",
      "                {BLOCK_TYPE_OBJ: self.obj_index_offset}[typ])", 1),
+    # block_writer.py: a key's common prefix with the last key, the bytes of two bytes or
+    # bytearrays compared one by one in C (cbytes.pxd's prefix_len_c: git's
+    # common_prefix_size), where the interpreter XORs two big ints made of them
+    (BLOCK_WRITER, r"^    \"\"\"Length of the common prefix, in a constant number of big-int operations\.\"\"\"$",
+     "    if (c := prefix_len_c(a, b)) >= 0: return c", 1),
+    # parsed_block.py: a restart point's three bytes read through the pointer (byte_in: an
+    # int a byte, IndexError out of range, as indexing the bytes or the map)
+    (PARSED_BLOCK, r"^        r = \(d\[q\] << 16\) \| \(d\[q \+ 1\] << 8\) \| d\[q \+ 2\]$",
+     "        r = (byte_in(d, q) << 16) | (byte_in(d, q + 1) << 8) | byte_in(d, q + 2)", 1),
+    # reftable_backend.py: a read's steps called on their types in C through checked casts
+    # (reftable_backend.pxd): the stack's reload, the merged iterator's seek, the record's
+    # type and name, where the interpreter looks each up by name on the object
+    (BACKEND, r"^import bisect$", "import bisect; import cython", 1),
+    (BACKEND, r"^        self\.stack\.reload\(\)$",
+     "        cython.cast(Stack, self.stack, typecheck=True).reload()", 5),
+    (BACKEND, r"^        it\.seek\(name\)$", "        cython.cast(MergedIter, it, typecheck=True).seek(name)",
+     1),
+    (BACKEND, r"^        if rec\.value_type == REF_DELETION:( +# returned only under tombstone_suppression=on:)$",
+     r"        if cython.cast(RefRecord, rec, typecheck=True).value_type == REF_DELETION:\1", 1),
+    (BACKEND, r"^        return rec if rec\.refname == name else None$",
+     "        return rec if cython.cast(RefRecord, rec, typecheck=True).refname == name else None", 1),
     # basics.py: a varint of a bytes or a map read through its pointer, its value summed in
     # a C integer (cbytes.pxd's varint_at), where the interpreter indexes the object a byte
     # and sums Python ints; any other, and any longer than nine bytes, as committed

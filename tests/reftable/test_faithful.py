@@ -283,10 +283,12 @@ def test_the_cython_rewrites_keep_every_line_and_check_their_counts(tmp_path: Pa
     touched = cython_rewrites.apply(tree)
     assert touched == [cython_rewrites.RECORD, cython_rewrites.LOOPS, cython_rewrites.BLOCK,
                        cython_rewrites.ITER, cython_rewrites.TABLE, cython_rewrites.MERGED,
-                       cython_rewrites.BASICS, cython_rewrites.STACK, cython_rewrites.PACKED,
+                       cython_rewrites.BLOCK_WRITER, cython_rewrites.PARSED_BLOCK,
+                       cython_rewrites.BACKEND, cython_rewrites.BASICS,
+                       cython_rewrites.STACK, cython_rewrites.PACKED,
                        cython_rewrites.REFNAME, cython_rewrites.IDX, cython_rewrites.DELTA,
                        cython_rewrites.TREE, cython_rewrites.SHOW_REF, cython_rewrites.READERS,
-                       cython_rewrites.WRITER, cython_rewrites.BLOCK_WRITER]
+                       cython_rewrites.WRITER]
     for name in touched:
         new = (tree / name).read_text().split("\n")
         old = (core.parent / name).read_text().split("\n")
@@ -296,8 +298,14 @@ def test_the_cython_rewrites_keep_every_line_and_check_their_counts(tmp_path: Pa
         assert changed and all(a.strip() and b.strip() for a, b in changed)
     loops_text = (tree / cython_rewrites.LOOPS).read_text()
     assert "= data[off" not in loops_text and "bytes(key)" not in loops_text
-    # a record loop's field slices all became take(); nothing else was touched
-    assert loops_text.count("take(data, buf, ") == 39
+    # a record loop's field slices all became take_at(); nothing else was touched
+    assert loops_text.count("take_at(data, bp, bn, ") == 39
+    # the ref and log loops read their bytes through the pointer, taken again at each
+    # block and after each yield; no typed view is made
+    records = loops_text[:loops_text.index("def obj_loop__swap_on(")]
+    assert "buf[" not in records and "unsigned char[:]" not in records
+    assert records.count("bp = bufptr(data, cython.address(bn))") == 18
+    assert records.count("yield rec; bp = bufptr(data, cython.address(bn))") == 9
     # the seek's scans read data's bytes through cbytes.pxd's pointer, none by indexing
     scans = loops_text[loops_text.index("def restart_scan_start("):
                        loops_text.index("def walk_ref_records(")]
@@ -335,6 +343,21 @@ def test_the_cython_rewrites_keep_every_line_and_check_their_counts(tmp_path: Pa
     # the merge loops' off values: every strbuf key made, refilled and compared in C
     assert "bytearray(cython.cast" not in loops_text and "[:] = " not in loops_text
     assert loops_text.count("fresh(cython.cast(RefRecord, ") == 192
+    # common_prefix_len: two bytes' or bytearrays' bytes compared in C first
+    bw_text = (tree / cython_rewrites.BLOCK_WRITER).read_text()
+    cpl = bw_text[bw_text.index("def common_prefix_len"):bw_text.index("def deflate_block")]
+    assert cpl.count("if (c := prefix_len_c(a, b)) >= 0: return c") == 1
+    assert 'int.from_bytes(a[:n], "big")' in cpl                  # the rest as committed
+    # a read of one ref: the stack, the iterator and the record called on their types
+    backend_text = (tree / cython_rewrites.BACKEND).read_text()
+    assert "        self.stack.reload()" not in backend_text
+    assert backend_text.count("cython.cast(Stack, self.stack, typecheck=True).reload()") == 5
+    # a log record's name and index from its key in C, the record made by tp_new
+    assert "int.from_bytes(key[kl - 8:]" not in loops_text and "LogRec(" not in loops_text
+    assert loops_text.count("rec = new_log(") == 6
+    # a restart point's offset: its three bytes read through the pointer
+    pb_text = (tree / cython_rewrites.PARSED_BLOCK).read_text()
+    assert "(d[q] << 16)" not in pb_text and pb_text.count("byte_in(d, q + 2)") == 1
     # get_varint: a bytes' or a map's varint of up to nine bytes summed in C first
     basics_text = (tree / cython_rewrites.BASICS).read_text()
     varint = basics_text[basics_text.index("def get_varint"):basics_text.index("def _get_be")]

@@ -165,6 +165,66 @@ cdef inline cbuf bufptr(data, Py_ssize_t *n) except? NULL:
     return p
 
 
+# A log key is the ref's name, a NUL, then the update index reversed (MAX_U64 minus it) in
+# eight big-endian bytes; the log loops spell its two parts as a slice made a bytes and an
+# int of a slice (git's decode: the name copied into the record, get_be64 of the rest).
+cdef inline bytes head_bytes(key, Py_ssize_t n):
+    """bytes(key[:n]) of a bytes or bytearray key: one new bytes, the first n bytes copied
+    (the interpreter makes the slice first, then a bytes of it); else as that expression."""
+    if type(key) is bytearray and 0 <= n <= PyByteArray_GET_SIZE(key):
+        return PyBytes_FromStringAndSize(PyByteArray_AS_STRING(key), n)
+    if type(key) is bytes and 0 <= n <= PyBytes_GET_SIZE(key):
+        return PyBytes_FromStringAndSize(PyBytes_AS_STRING(key), n)
+    return bytes(key[:n])
+
+
+cdef inline object rev_index(key, Py_ssize_t at):
+    """MAX_U64 - int.from_bytes(key[at:], "big") for a bytes or bytearray key whose last
+    eight bytes start at at: the eight bytes read in C (get_be64); else as that expression."""
+    cdef const unsigned char *p
+    cdef Py_ssize_t n
+    cdef unsigned long long v = 0
+    cdef int i
+    if type(key) is bytearray:
+        p, n = <const unsigned char *>PyByteArray_AS_STRING(key), PyByteArray_GET_SIZE(key)
+    elif type(key) is bytes:
+        p, n = <const unsigned char *>PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key)
+    else:
+        return 0xFFFFFFFFFFFFFFFF - int.from_bytes(key[at:], "big")
+    if at < 0 or n - at != 8:
+        return 0xFFFFFFFFFFFFFFFF - int.from_bytes(key[at:], "big")
+    for i in range(8):
+        v = (v << 8) | p[at + i]
+    return 0xFFFFFFFFFFFFFFFFULL - v
+
+
+cdef inline Py_ssize_t prefix_len_c(a, b) except -2:
+    """block_writer.common_prefix_len(a, b) of two bytes or bytearrays: their bytes
+    compared one by one from the first (git's common_prefix_size), where the interpreter
+    makes two big ints of them and finds the highest bit of their XOR; -1 for any other
+    objects (common_prefix_len then runs as committed)."""
+    cdef const char *pa
+    cdef const char *pb
+    cdef Py_ssize_t la, lb, i = 0
+    if type(a) is bytes:
+        pa, la = PyBytes_AS_STRING(a), PyBytes_GET_SIZE(a)
+    elif type(a) is bytearray:
+        pa, la = PyByteArray_AS_STRING(a), PyByteArray_GET_SIZE(a)
+    else:
+        return -1
+    if type(b) is bytes:
+        pb, lb = PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b)
+    elif type(b) is bytearray:
+        pb, lb = PyByteArray_AS_STRING(b), PyByteArray_GET_SIZE(b)
+    else:
+        return -1
+    if lb < la:
+        la = lb
+    while i < la and pa[i] == pb[i]:
+        i += 1
+    return i
+
+
 cdef inline object varint_at(data, Py_ssize_t off):
     """basics.get_varint(data, off) of a bytes or a map, its bytes read through the pointer
     and the value summed in a C integer: (value, offset after it). None for anything else,
@@ -197,6 +257,13 @@ cdef inline object varint_at(data, Py_ssize_t off):
         off += 1
         val = ((val + 1) << 7) | (c & 0x7F)
     return (val, off)
+
+
+cdef inline bytes take_at(data, cbuf p, Py_ssize_t n, Py_ssize_t a, Py_ssize_t b):
+    """data[a:b] of data's n bytes at p: a new bytes, the range copied."""
+    if 0 <= a < b <= n:
+        return PyBytes_FromStringAndSize(<const char *>p + a, b - a)
+    return data[a:b]
 
 
 cdef inline Py_ssize_t byte_at(cbuf p, Py_ssize_t n, Py_ssize_t i) except -1:

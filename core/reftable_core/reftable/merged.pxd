@@ -6,7 +6,7 @@
 import cython
 from reftable_core.reftable.iter cimport RecordIter
 from reftable_core.reftable.loops cimport finish_loop, pq_add
-from reftable_core.reftable.pq cimport MergedIterPQueue
+from reftable_core.reftable.pq cimport MergedIterPQueue, new_pq
 
 
 cdef class MergedIter(RecordIter):

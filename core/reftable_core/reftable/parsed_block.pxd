@@ -3,8 +3,9 @@
 # in its C struct (the interpreted class has the same names as __slots__;
 # tests/reftable/test_cython_decls.py); block.pxd and loops.pxd cimport it, so that the
 # loader, the seek's scans and the record loops read its fields there and call its
-# restart_offset in C.
+# restart_offset in C (its three bytes read through cbytes.pxd's byte_in).
 import cython
+from reftable_core.reftable.cbytes cimport byte_in
 
 
 cdef class Block:

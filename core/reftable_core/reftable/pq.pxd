@@ -5,3 +5,13 @@
 cdef class MergedIterPQueue:
     cdef public list heap
     cdef public object less
+
+
+# MergedIterPQueue(less) as the merged iterator's seek makes it in the Cython build
+# (scripts/cython_rewrites.py): the type's tp_new, then the two fields __init__ sets,
+# stored in C (the class call parses its argument into __init__ first)
+cdef inline MergedIterPQueue new_pq(less):
+    cdef MergedIterPQueue pq = MergedIterPQueue.__new__(MergedIterPQueue)
+    pq.heap = []
+    pq.less = less
+    return pq

@@ -46,3 +46,23 @@ cdef class ObjRecord:
 cdef class IndexRecord:
     cdef public object last_key
     cdef public object offset
+
+
+# LogRecord(refname, ui, vt, old, new, name, email, time, tz, message) as the log loops make
+# one in the Cython build (scripts/cython_rewrites.py): the type's tp_new, then the ten fields
+# the dataclass's __init__ sets, stored in its C struct (the class call parses ten
+# arguments into __init__ first), as the ref loops make a RefRecord
+cdef inline LogRecord new_log(refname, update_index, value_type, old_id, new_id, name, email,
+                              time, tz_offset, message):
+    cdef LogRecord r = LogRecord.__new__(LogRecord)
+    r.refname = refname
+    r.update_index = update_index
+    r.value_type = value_type
+    r.old_id = old_id
+    r.new_id = new_id
+    r.name = name
+    r.email = email
+    r.time = time
+    r.tz_offset = tz_offset
+    r.message = message
+    return r
