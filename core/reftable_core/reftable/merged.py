@@ -68,11 +68,14 @@ class MergedIter(RecordIter):
 
     __slots__ = ("_gen", "_kind", "_less", "_subs", "_variant")
 
-    def __init__(self, subs: list[Any], kind: str, flags: Flags, suppress: bool) -> None:
+    def __init__(self, subs: list[Any], kind: str, less: Any, variant: MergeLoop) -> None:
+        """subs: the sub-iterators, oldest table first; less and variant: the queue's
+        less-than and the merge loop the flags pick (pq.make_less, merge_function), picked
+        once by the merged table that makes the iterator."""
         self._subs = subs
         self._kind = kind
-        self._less = make_less(kind, flags)
-        self._variant = merge_function(flags, kind, suppress)
+        self._less = less
+        self._variant = variant
         self._gen: Iterator[Any] | None = None
 
     def seek(self, key: bytes) -> MergedIter:
@@ -144,17 +147,24 @@ class MergedTable(Reftable):
         else:
             self.min_update_index = 0
             self.max_update_index = 0
+        # the queue's less-than and the merge loop of each kind, deletions suppressed or
+        # returned, picked from the flags once (an iterator is made for every read)
+        self._parts = {(kind, s): (make_less(kind, self.flags),
+                                   merge_function(self.flags, kind, s))
+                       for kind in (REF, LOG) for s in (True, False)}
 
     def refs(self, suppress: bool | None = None) -> MergedIter:
         """A fresh merged ref iterator; suppress (default: suppress_deletions) says
         whether it consumes deletions itself or returns them."""
-        return MergedIter([r.refs() for r in self.readers], REF, self.flags,
-                          self.suppress_deletions if suppress is None else suppress)
+        less, variant = self._parts[REF, bool(self.suppress_deletions if suppress is None
+                                              else suppress)]
+        return MergedIter([r.refs() for r in self.readers], REF, less, variant)
 
     def logs(self, suppress: bool | None = None) -> MergedIter:
         """A fresh merged log iterator (suppress as for refs())."""
-        return MergedIter([r.logs() for r in self.readers], LOG, self.flags,
-                          self.suppress_deletions if suppress is None else suppress)
+        less, variant = self._parts[LOG, bool(self.suppress_deletions if suppress is None
+                                              else suppress)]
+        return MergedIter([r.logs() for r in self.readers], LOG, less, variant)
 
     # -- conveniences over the iterators ----------------------------------------
     def read_ref(self, name: bytes) -> Any | None:
