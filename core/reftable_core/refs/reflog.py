@@ -82,6 +82,8 @@ def hhmm_to_minutes(hhmm: int) -> int:
 
 def normalize_reflog_message(msg: bytes) -> bytes:
     """git's copy_reflog_msg: drop leading space, squeeze whitespace runs, rtrim."""
+    if not msg:
+        return b""
     out = bytearray()
     was_space = True
     for c in msg:

@@ -501,8 +501,8 @@ class ReftableTransaction:
                     refs.append(RefRecord(u.shown, ts, 2, u.new_value, peeled))
                 else:
                     refs.append(RefRecord(u.shown, ts, 1, u.new_value))
-        for r in refs:
-            wr.add_ref(r)
+        if refs:                        # the writer's one loop (git: add_ref a record)
+            wr.add_refs(refs)
         logs.sort(key=lambda r: (r.refname, -r.update_index))
-        for lg in logs:
-            wr.add_log(lg)
+        if logs:
+            wr.add_logs(logs)
