@@ -134,6 +134,8 @@ TREE = "reftable_core/odb/tree.py"
 ITER = "reftable_core/reftable/iter.py"
 MERGED = "reftable_core/reftable/merged.py"
 SHOW_REF = "reftable_core/builtin/show_ref.py"
+UPDATE_REF = "reftable_core/builtin/update_ref.py"
+API = "reftable_core/refs/api.py"
 READERS = "reftable_core/refs/packed_readers.py"
 WRITER = "reftable_core/reftable/writer.py"
 BLOCK_WRITER = "reftable_core/reftable/block_writer.py"
@@ -251,6 +253,9 @@ REWRITES: list[tuple[str, ...]] = [
     (ITER, r"^    __slots__ = \(\)$", "    pass    # no fields", 1),
     (TABLE, r"^    __slots__ = \((.*)\)$", r"    pass    # fields (table.pxd): \1", 1),
     (MERGED, r"^    __slots__ = \((.*)\)$", r"    pass    # fields (merged.pxd): \1", 1),
+    # merged.py: a table's record iterator sought in C (merged.pxd's seek_sub), any other
+    # sub-iterator by name
+    (MERGED, r"^            sub\.seek\(key\)$", "            seek_sub(sub, key)", 1),
     # merged.py: the seek's queue made by its type's tp_new, its two fields stored in C
     # (pq.pxd's new_pq), where the interpreter calls the class
     (MERGED, r"^        pq = MergedIterPQueue\(self\._less\)$", "        pq = new_pq(self._less)", 1),
@@ -272,7 +277,7 @@ REWRITES: list[tuple[str, ...]] = [
      " cython.address(have), cython.address(typ))", 2),
     # a block made by its type's tp_new and its six fields stored in C (parsed_block.pxd)
     (BLOCK, r"\bBlock\(typ, data, off, header_off, source\.name, base\)",
-     "new_block(typ, data, off, header_off, source.name, base)", 2),
+     "new_block(typ, data, off, header_off, source_name(source), base)", 2),
     (BLOCK, r"\b(key|next_last) = (last|next_last)\[:p\] \+ data\[lo:hi\]$",
      r"\1 = joinkey(\2, p, data, lo, hi)", 2, "seek_in_block"),
     # the loaders are cpdef (block.pxd): block_loader hands out the Python function of the
@@ -348,6 +353,16 @@ REWRITES: list[tuple[str, ...]] = [
      r"        if cython.cast(RefRecord, rec, typecheck=True).value_type == REF_DELETION:\1", 1),
     (BACKEND, r"^        return rec if rec\.refname == name else None$",
      "        return rec if cython.cast(RefRecord, rec, typecheck=True).refname == name else None", 1),
+    # update_ref.py: an argument's end found by a loop over the bytes in C (update_ref.pxd's
+    # arg_end: git's parse_arg), where the interpreter searches with _ARG_END
+    (UPDATE_REF, r"^        m = _ARG_END\.search\(buf, pos\) .*$",
+     "        end = arg_end(buf, pos, _ARG_END)     # (update_ref.pxd)", 1),
+    (UPDATE_REF, r"^        end = len\(buf\) if m is None else m\.start\(\)$", "        pass", 1),
+    # api.py: RefUpdate as Cython's dataclass (api.pxd), as record.py's records are
+    (API, r"^from dataclasses import dataclass, field$",
+     "import cython; from dataclasses import dataclass, field", 1),
+    (API, r"^@dataclass\(slots=True\)$", "@cython.dataclasses.dataclass", 1),
+    (API, r"= field\(default_factory=set\)", "= cython.dataclasses.field(default_factory=set)", 1),
     # basics.py: a varint of a bytes or a map read through its pointer, its value summed in
     # a C integer (cbytes.pxd's varint_at), where the interpreter indexes the object a byte
     # and sums Python ints; any other, and any longer than nine bytes, as committed

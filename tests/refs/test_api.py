@@ -68,3 +68,26 @@ def test_should_autocreate_reflog() -> None:
     assert not should_autocreate_reflog("normal", b"refs/tags/x")
     assert should_autocreate_reflog("always", b"refs/tags/x")
     assert not should_autocreate_reflog("none", b"refs/heads/x")
+
+
+def test_ref_update_is_the_same_dataclass_in_every_build() -> None:
+    """RefUpdate (the Cython build: Cython's own dataclass, api.pxd) has the same fields in
+    the same order, defaults (a new set of flags each), equality, replace() and slots."""
+    import dataclasses
+
+    from reftable_core.refs.api import RefUpdate
+    names = [f.name for f in dataclasses.fields(RefUpdate)]
+    assert names == ["refname", "new_value", "old_value", "new_target", "message", "flags",
+                     "old_target", "original", "shown"]
+    a = RefUpdate(b"refs/heads/a", new_value=b"\1" * 20)
+    b = RefUpdate(b"refs/heads/a", new_value=b"\1" * 20)
+    assert a == b and a.flags == set() and a.flags is not b.flags and a.message == b""
+    assert (a.old_value, a.new_target, a.old_target, a.original, a.shown) == (None,) * 5
+    c = dataclasses.replace(a, refname=b"refs/heads/c", flags={"create"})
+    assert (c.refname, c.new_value, c.flags) == (b"refs/heads/c", b"\1" * 20, {"create"})
+    assert a.refname == b"refs/heads/a" and a != c
+    a.shown = b"x"                                   # mutable, as the transactions need
+    assert a.shown == b"x"
+    with pytest.raises(AttributeError):
+        a.nope = 1                                   # type: ignore[attr-defined]
+    assert "refs/heads/a" in repr(a)

@@ -82,3 +82,10 @@ cpdef tuple seek_in_block(Block block, want, Py_ssize_t hash_size, scan=*)
 @cython.locals(base=Py_ssize_t, end=Py_ssize_t, off=Py_ssize_t, start=Py_ssize_t,
                lo=Py_ssize_t, hi=Py_ssize_t, p=Py_ssize_t)
 cpdef tuple seek_in_block_copying(Block block, want, Py_ssize_t hash_size, scan=*)
+
+
+# the name of a block's table, from a mapped table's source in C, any other's by name
+cdef inline object source_name(source):
+    if type(source) is MmapSource:
+        return (<MmapSource>source).name
+    return source.name

@@ -14,6 +14,7 @@ from cpython.ref cimport Py_DECREF
 from cpython.long cimport PyLong_AsLongLong, PyLong_AsUnsignedLongLong
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.errno cimport EINTR, errno
+from libc.string cimport strlen
 from posix.fcntl cimport open as c_open
 from posix.stat cimport stat, struct_stat
 from posix.unistd cimport close as c_close, lseek as c_lseek, read as c_read
@@ -24,6 +25,9 @@ cdef extern from "Python.h":
     # a path-like as os takes them; a NUL in it is os's ValueError ("embedded null byte":
     # a C string would end there, another file's name)
     int PyUnicode_FSConverter(object path, void *result) except 0
+    int PyUnicode_IS_ASCII(object o)
+    void *PyUnicode_DATA(object o)
+    Py_ssize_t PyUnicode_GET_LENGTH(object o)
 
 
 cdef inline bytes _fsname(path):
@@ -33,6 +37,18 @@ cdef inline bytes _fsname(path):
     name = <bytes>out               # a new reference ...
     Py_DECREF(name)                 # ... for the one the converter handed over
     return name
+
+
+cdef inline const char *_ascii(path):
+    """A str path of ASCII characters without a NUL as the C string it holds (CPython keeps
+    an ASCII str's characters as bytes followed by a NUL): what os.fsencode makes of it in
+    any file system encoding Python runs with (all are ASCII-compatible), without the new
+    bytes; NULL for anything else (then _fsname)."""
+    cdef const char *p
+    if type(path) is not str or not PyUnicode_IS_ASCII(path):
+        return NULL
+    p = <const char *>PyUnicode_DATA(path)
+    return p if <Py_ssize_t>strlen(p) == PyUnicode_GET_LENGTH(path) else NULL
 
 
 cdef inline int _raise(path=None) except -1:
@@ -62,9 +78,15 @@ cdef inline bint stat_is(path, key) except -1:
     the interpreter builds os.stat's result, then a tuple of five new ints, and compares
     the two tuples; a failing stat raises the OSError os.stat raises."""
     cdef struct_stat st
-    cdef bytes name = _fsname(path)
-    if stat(name, &st) != 0:
-        _raise(path)
+    cdef const char *ascii = _ascii(path)
+    cdef bytes name
+    if ascii != NULL:
+        if stat(ascii, &st) != 0:
+            _raise(path)
+    else:
+        name = _fsname(path)
+        if stat(name, &st) != 0:
+            _raise(path)
     if type(key) is not tuple or PyTuple_GET_SIZE(key) != 5:
         return False
     return (_same_u(key, 0, <unsigned long long>st.st_dev)

@@ -7,6 +7,7 @@ import cython
 from reftable_core.reftable.iter cimport RecordIter
 from reftable_core.reftable.loops cimport finish_loop, pq_add
 from reftable_core.reftable.pq cimport MergedIterPQueue, new_pq
+from reftable_core.reftable.table cimport RecordIterator
 
 
 cdef class MergedIter(RecordIter):
@@ -15,3 +16,11 @@ cdef class MergedIter(RecordIter):
     @cython.locals(pq=MergedIterPQueue, its=list)
     cpdef seek(self, key)
     cpdef _drop_loop(self)
+
+
+# a sub-iterator's seek (scripts/cython_rewrites.py): a table's record iterator's called in
+# C, any other by name (a merged table takes any table-shaped reader)
+cdef inline object seek_sub(sub, key):
+    if type(sub) is RecordIterator:
+        return (<RecordIterator>sub).seek(key)
+    return sub.seek(key)
