@@ -28,7 +28,7 @@ _NEXT_BLOCK = '''\
 # The start of every record loop's pass over one block: its bytes, bounds and name.
 _BLOCK_START = '''\
         data = block.data
-        buf = data                      # its bytes one at a time (Cython: a typed view)
+        buf = data                      # its bytes one at a time (Cython: a pointer)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -194,12 +194,15 @@ def FUNC(
 # cannot type it; this decorator in the .py can. In the interpreter and under mypyc
 # cython is reftable_core.cython_shim, whose locals() returns the function unchanged;
 # scripts/build-cython-core.sh compiles it as Cython's own. block is the extension type
-# (parsed_block.pxd: its fields read from its C struct); buf is a typed memoryview
-# of data (an mmap or bytes; read-only, so const); offsets are C integers; a varint's
-# value p or s fits unsigned 64 bits (basics.get_varint checks); a length n, an update
-# index and a time stay Python ints (a corrupt one may pass 2**63: OverflowError when it
-# meets an offset, a truncated record). A merge loop's queue entries ([record, index]) are
-# lists: their two slots read as a list's, not through the generic item protocol.
+# (parsed_block.pxd: its fields read from its C struct); buf is a typed memoryview of
+# data (an mmap or bytes; read-only, so const), which the build's rewrites replace in the
+# ref and log loops by a pointer to data's bytes and their number (bp, bn: cbytes.pxd's
+# bufptr, taken again after each yield; scripts/cython_rewrites.py); offsets are C
+# integers; a varint's value p or s fits unsigned 64 bits (basics.get_varint checks); a
+# length n, an update index and a time stay Python ints (a corrupt one may pass 2**63:
+# OverflowError when it meets an offset, a truncated record). A merge loop's queue entries
+# ([record, index]) are lists: their two slots read as a list's, not through the generic
+# item protocol.
 _RECORD_TYPES = {"block": "Block", "buf": "const unsigned char[:]",
                  **{v: "Py_ssize_t" for v in ("off", "base", "end", "block_off", "start",
                                               "nxt", "hash_size", "h2", "vt")},

@@ -2,9 +2,9 @@
 # imports this file's names; scripts/cython_rewrites.py spells loops.py's slices and
 # bytearray operations with them in the build's copy (line for line), and loops.pxd
 # cimports them. Each makes the objects its Python spelling makes and copies what it
-# copies; `buf` is the typed view of `data` the loops read their bytes from. Out of range
-# (a corrupt table; the loops check the offsets after the fact) each does what Python's
-# slice does.
+# copies; the loops read `data`'s bytes through a pointer (bufptr, below), taken again at
+# each block and each time a loop resumes. Out of range (a corrupt table; the loops check
+# the offsets after the fact) each does what Python's slice does.
 from cpython.bytearray cimport (PyByteArray_AS_STRING, PyByteArray_FromStringAndSize,
                                 PyByteArray_GET_SIZE, PyByteArray_Resize)
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
@@ -16,19 +16,6 @@ from libc.string cimport memcmp, memcpy
 
 cdef extern from "Python.h":
     void Py_SET_SIZE(object o, Py_ssize_t n)
-
-
-cdef inline bytes take(data, const unsigned char[:] buf, Py_ssize_t a, Py_ssize_t b):
-    """data[a:b]: a new bytes, the range copied from the view."""
-    if 0 <= a < b <= buf.shape[0]:
-        return PyBytes_FromStringAndSize(<char *>&buf[a], b - a)
-    return data[a:b]
-
-
-cdef inline int extend(bytearray key, data, const unsigned char[:] buf, Py_ssize_t a,
-                       Py_ssize_t b) except -1:
-    """key += data[a:b] (strbuf_add) from the view: extend_at over the view's bytes."""
-    return extend_at(key, data, &buf[0] if buf.shape[0] else NULL, buf.shape[0], a, b)
 
 
 cdef inline int setlen(bytearray last, Py_ssize_t p) except -1:
@@ -165,36 +152,42 @@ cdef inline cbuf bufptr(data, Py_ssize_t *n) except? NULL:
     return p
 
 
+cdef inline bint _chars(o, const char **p, Py_ssize_t *n) noexcept:
+    """Point p at the bytes of a bytes or a bytearray o, their number in n; False (p and n
+    untouched) for anything else."""
+    if type(o) is bytes:
+        p[0], n[0] = PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o)
+        return True
+    if type(o) is bytearray:
+        p[0], n[0] = PyByteArray_AS_STRING(o), PyByteArray_GET_SIZE(o)
+        return True
+    return False
+
+
 # A log key is the ref's name, a NUL, then the update index reversed (MAX_U64 minus it) in
 # eight big-endian bytes; the log loops spell its two parts as a slice made a bytes and an
 # int of a slice (git's decode: the name copied into the record, get_be64 of the rest).
 cdef inline bytes head_bytes(key, Py_ssize_t n):
     """bytes(key[:n]) of a bytes or bytearray key: one new bytes, the first n bytes copied
     (the interpreter makes the slice first, then a bytes of it); else as that expression."""
-    if type(key) is bytearray and 0 <= n <= PyByteArray_GET_SIZE(key):
-        return PyBytes_FromStringAndSize(PyByteArray_AS_STRING(key), n)
-    if type(key) is bytes and 0 <= n <= PyBytes_GET_SIZE(key):
-        return PyBytes_FromStringAndSize(PyBytes_AS_STRING(key), n)
+    cdef const char *p
+    cdef Py_ssize_t k
+    if _chars(key, &p, &k) and 0 <= n <= k:
+        return PyBytes_FromStringAndSize(p, n)
     return bytes(key[:n])
 
 
 cdef inline object rev_index(key, Py_ssize_t at):
     """MAX_U64 - int.from_bytes(key[at:], "big") for a bytes or bytearray key whose last
     eight bytes start at at: the eight bytes read in C (get_be64); else as that expression."""
-    cdef const unsigned char *p
+    cdef const char *p
     cdef Py_ssize_t n
     cdef unsigned long long v = 0
     cdef int i
-    if type(key) is bytearray:
-        p, n = <const unsigned char *>PyByteArray_AS_STRING(key), PyByteArray_GET_SIZE(key)
-    elif type(key) is bytes:
-        p, n = <const unsigned char *>PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key)
-    else:
-        return 0xFFFFFFFFFFFFFFFF - int.from_bytes(key[at:], "big")
-    if at < 0 or n - at != 8:
+    if not _chars(key, &p, &n) or at < 0 or n - at != 8:
         return 0xFFFFFFFFFFFFFFFF - int.from_bytes(key[at:], "big")
     for i in range(8):
-        v = (v << 8) | p[at + i]
+        v = (v << 8) | <unsigned char>p[at + i]
     return 0xFFFFFFFFFFFFFFFFULL - v
 
 
@@ -206,17 +199,7 @@ cdef inline Py_ssize_t prefix_len_c(a, b) except -2:
     cdef const char *pa
     cdef const char *pb
     cdef Py_ssize_t la, lb, i = 0
-    if type(a) is bytes:
-        pa, la = PyBytes_AS_STRING(a), PyBytes_GET_SIZE(a)
-    elif type(a) is bytearray:
-        pa, la = PyByteArray_AS_STRING(a), PyByteArray_GET_SIZE(a)
-    else:
-        return -1
-    if type(b) is bytes:
-        pb, lb = PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b)
-    elif type(b) is bytearray:
-        pb, lb = PyByteArray_AS_STRING(b), PyByteArray_GET_SIZE(b)
-    else:
+    if not (_chars(a, &pa, &la) and _chars(b, &pb, &lb)):
         return -1
     if lb < la:
         la = lb

@@ -100,7 +100,7 @@ def ref_loop__swap_on__alloc_on(
     h2 = 2 * hash_size
     while True:
         data = block.data
-        buf = data                      # its bytes one at a time (Cython: a typed view)
+        buf = data                      # its bytes one at a time (Cython: a pointer)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -204,7 +204,7 @@ def ref_loop__swap_on__alloc_off(
     h2 = 2 * hash_size
     while True:
         data = block.data
-        buf = data                      # its bytes one at a time (Cython: a typed view)
+        buf = data                      # its bytes one at a time (Cython: a pointer)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -309,7 +309,7 @@ def ref_loop__swap_off__alloc_on(
     h2 = 2 * hash_size
     while True:
         data = block.data
-        buf = data                      # its bytes one at a time (Cython: a typed view)
+        buf = data                      # its bytes one at a time (Cython: a pointer)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -413,7 +413,7 @@ def ref_loop__swap_off__alloc_off(
     h2 = 2 * hash_size
     while True:
         data = block.data
-        buf = data                      # its bytes one at a time (Cython: a typed view)
+        buf = data                      # its bytes one at a time (Cython: a pointer)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -518,7 +518,7 @@ def ref_loop__in_place__alloc_on(
     h2 = 2 * hash_size
     while True:
         data = block.data
-        buf = data                      # its bytes one at a time (Cython: a typed view)
+        buf = data                      # its bytes one at a time (Cython: a pointer)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -622,7 +622,7 @@ def ref_loop__in_place__alloc_off(
     h2 = 2 * hash_size
     while True:
         data = block.data
-        buf = data                      # its bytes one at a time (Cython: a typed view)
+        buf = data                      # its bytes one at a time (Cython: a pointer)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -725,7 +725,7 @@ def log_loop__swap_on(
     h2 = 2 * hash_size
     while True:
         data = block.data
-        buf = data                      # its bytes one at a time (Cython: a typed view)
+        buf = data                      # its bytes one at a time (Cython: a pointer)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -810,7 +810,7 @@ def log_loop__swap_off(
     h2 = 2 * hash_size
     while True:
         data = block.data
-        buf = data                      # its bytes one at a time (Cython: a typed view)
+        buf = data                      # its bytes one at a time (Cython: a pointer)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -895,7 +895,7 @@ def log_loop__in_place(
     h2 = 2 * hash_size
     while True:
         data = block.data
-        buf = data                      # its bytes one at a time (Cython: a typed view)
+        buf = data                      # its bytes one at a time (Cython: a pointer)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -975,7 +975,7 @@ def obj_loop__swap_on(
     typ = BLOCK_TYPE_OBJ
     while True:
         data = block.data
-        buf = data                      # its bytes one at a time (Cython: a typed view)
+        buf = data                      # its bytes one at a time (Cython: a pointer)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -1009,7 +1009,7 @@ def obj_loop__swap_off(
     typ = BLOCK_TYPE_OBJ
     while True:
         data = block.data
-        buf = data                      # its bytes one at a time (Cython: a typed view)
+        buf = data                      # its bytes one at a time (Cython: a pointer)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -1043,7 +1043,7 @@ def index_loop__swap_on(
     typ = BLOCK_TYPE_INDEX
     while True:
         data = block.data
-        buf = data                      # its bytes one at a time (Cython: a typed view)
+        buf = data                      # its bytes one at a time (Cython: a pointer)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
@@ -1077,7 +1077,7 @@ def index_loop__swap_off(
     typ = BLOCK_TYPE_INDEX
     while True:
         data = block.data
-        buf = data                      # its bytes one at a time (Cython: a typed view)
+        buf = data                      # its bytes one at a time (Cython: a pointer)
         base = block.base               # data[base + i] is byte i of the block
         off += base
         end = base + block.end
