@@ -15,6 +15,8 @@ import os
 import mmap
 from pathlib import Path
 
+import pytest
+
 from reftable_core.flags import Flags
 from reftable_core.reftable import loops
 from reftable_core.reftable.block import block_loader, iter_block, record_loop
@@ -134,22 +136,19 @@ def test_records_outlive_the_close_of_the_map(tmp_path: Path) -> None:
 
 def test_closing_the_map_under_a_suspended_loop_never_reads_unmapped_memory(
         tmp_path: Path) -> None:
-    """A record loop suspended between two records still holds the block's bytes (in the
-    Cython build a typed view of the map, which keeps it mapped): close() succeeds in
-    every build; the loop then ends in a clear error (interpreted, mypyc: the map is
-    closed) or reads on from the still-mapped file, never from unmapped memory."""
+    """A record loop suspended between two records still holds the block's map (in the
+    Cython build a pointer into it, taken again when the loop resumes): close() unmaps it
+    in every build, and the loop then ends in a clear error (the map is closed), never
+    reading unmapped memory. (Until the twelfth round the Cython build's loops held a
+    typed view of the map, which kept it mapped: they read on.)"""
     path = _table(tmp_path / "t.ref", _refs(500))
     reader = TableReader.open(path, Flags(mmap=True))
     it = reader.refs()
     first = next(it)
     reader.close()
     assert first.refname == b"refs/heads/b-00000"
-    try:
-        rest = list(it)
-    except ValueError as e:     # the map closed (mid-block), or the table (the next block)
-        assert "closed" in str(e)
-    else:
-        assert [r.refname for r in rest] == [r.refname for r in _refs(500)][1:]
+    with pytest.raises(ValueError, match="closed"):
+        list(it)
 
 
 def test_the_cython_shim_leaves_the_loops_unchanged() -> None:
