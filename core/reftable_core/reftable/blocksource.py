@@ -224,9 +224,10 @@ class MmapSource:
 
     def close(self) -> None:
         """Unmap; a block still holding the map then raises ValueError, never reads
-        unmapped memory. In the Cython build a suspended record loop may hold a typed
-        view of the map (BufferError on close): the map is then unmapped when the last
-        view of it and the map object are freed, still never read unmapped."""
+        unmapped memory (the Cython build's record loops read through a pointer they take
+        again whenever they resume). Should a view of the map still be exported
+        (BufferError on close: a caller's memoryview of it), the map is unmapped when the
+        last view of it and the map object are freed, still never read unmapped."""
         m = self._map
         self._map = None
         if isinstance(m, mmap.mmap):
