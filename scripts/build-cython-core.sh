@@ -18,8 +18,9 @@
 # the Python and Cython versions, so an edit of the source makes a new build and an
 # unchanged one is reused (it holds lab-build.json once complete). Builds are serialized
 # by a lock (parallel test workers wait for the first one). PYTHON names the interpreter
-# with Cython installed (default: python3; the dev extra installs it). C: -O2, at most
-# CYTHON_JOBS (default 2) compiler jobs. Log: <folder>/lab-build.log.
+# with Cython installed (default: python3; the dev extra installs it). C: -O2 with a raised
+# inlining budget (CFLAGS_LAB, below), at most CYTHON_JOBS (default 2) compiler jobs. Log:
+# <folder>/lab-build.log.
 set -euo pipefail
 export LC_ALL=C                 # one sort order for the key
 
@@ -35,6 +36,7 @@ JOBS="${CYTHON_JOBS:-2}"
 CACHE_ROOT="${REFTABLE_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reftable-lab}"
 BUILD_INFO=lab-build.json
 DIRECTIVES="language_level=3,annotation_typing=False"
+CFLAGS_LAB="-O2 --param large-function-growth=1000 --param inline-unit-growth=1000 --param large-function-insns=100000"
 
 # A .pxd types the locals of cdef/cpdef functions only; a generator can be neither, so the
 # record and merge loops (loops.py's generators) declare theirs with @cython.locals in the
@@ -89,8 +91,14 @@ mapfile -t modules < <(cd "$TMP" && find reftable_core -name '*.py' | sort \
                        | grep -vxF -f <(printf '%s\n' ${skip[@]+"${skip[@]}"} ""))
 echo "build-cython-core: cython ${#modules[@]} modules of $CORE_DIR into $OUT" >&2
 start=$(date +%s)
-# -O2 after Python's own -O3 (the last -O wins)
-if ! (cd "$TMP" && CFLAGS="-O2" "$PYTHON" -m Cython.Build.Cythonize -i -q -j "$JOBS" \
+# -O2 after Python's own -O3 (the last -O wins). GCC's inliner stops inlining into a
+# function once the function has grown past a budget; the generated loops are large
+# generators, so which of Cython's inline helpers (a type test, an int compare, a list
+# read) a loop got inlined depended on the loop's size, and the two values of a flag (two
+# functions) differed by helpers called out of line, 10 to 20 instructions a record, more
+# than some flags change (README: single_subiter_bypass over 3 tables). With the budget
+# raised, every loop inlines the same helpers and two variants differ by their own lines.
+if ! (cd "$TMP" && CFLAGS="$CFLAGS_LAB" "$PYTHON" -m Cython.Build.Cythonize -i -q -j "$JOBS" \
         -X "$DIRECTIVES" "${modules[@]}") > "$TMP/$BUILD_INFO.log" 2>&1; then
   mkdir -p "$CACHE_ROOT/cython-core/failed"
   cp "$TMP/$BUILD_INFO.log" "$CACHE_ROOT/cython-core/failed/$key.log"
@@ -103,14 +111,14 @@ while IFS= read -r -d '' f; do mv "$f" "${f%.committed}"; done \
 mv "$TMP/$BUILD_INFO.log" "$TMP/lab-build.log"
 rm -rf "$TMP/build"
 find "$TMP" -name '*.c' -delete
-"$PYTHON" - "$TMP" "$CORE_DIR" "$seconds" "$cython_version" "$DIRECTIVES" \
+"$PYTHON" - "$TMP" "$CORE_DIR" "$seconds" "$cython_version" "$DIRECTIVES" "$CFLAGS_LAB" \
     ${INTERPRETED[@]+"${INTERPRETED[@]}"} <<'PY'
 import json, sys
 from pathlib import Path
-tmp, src, seconds, cython, directives, *interpreted = sys.argv[1:]
+tmp, src, seconds, cython, directives, cflags, *interpreted = sys.argv[1:]
 root = Path(tmp)
 so = sorted(str(p.relative_to(root)) for p in root.rglob("*.so"))
-info = {"src": src, "cython": cython, "directives": directives, "cflags": "-O2",
+info = {"src": src, "cython": cython, "directives": directives, "cflags": cflags,
         "seconds": int(seconds), "python": sys.version.split()[0], "extensions": so,
         "pxd": sorted(str(p.relative_to(root)) for p in root.rglob("*.pxd")),
         "interpreted": dict(e.split("|", 1) for e in interpreted)}

@@ -221,6 +221,10 @@ REWRITES: list[tuple[str, ...]] = [
     (LOOPS, rf"\bif ({CAST_NAME}) > erec\.refname:$", r"if bytescmp(\1, erec.refname) > 0:", 16,
      "merge_ref__"),
     (LOOPS, r"\blast = pop\(\)$", "last = heap_pop(heap)", 129, "(merge_|pq_remove)"),
+    # the queue's reads (cbytes.pxd's heap_at: the list's array read, as git's pq->heap[i],
+    # where Cython tests the list against None and the entry's type at each)
+    (LOOPS, r"\b(entry|child|right|parent|top) = heap\[(0|j|k)\]$", r"\1 = heap_at(heap, \2)",
+     516, "(merge_|pq_remove|pq_add)"),
     (LOOPS, r"^(\s+)append\(e\)$", r"\1heap.append(e)", 129, "(merge_|pq_add)"),
     # ... so the bound methods (and the builtin next) the interpreter hoists into locals
     # are not made: a method lookup each, at every seek, that C would not use

@@ -58,7 +58,7 @@ from reftable_core.reftable.basics cimport get_varint
 from reftable_core.reftable.record cimport (LogRecord, RefRecord, new_log, realloc_refname,
                                          skip_value)
 from reftable_core.reftable.cbytes cimport (bufptr, byte_at, bytescmp, cbuf, extend_at, fresh,
-                                         frozen, head, head_bytes, heap_pop, keycmp,
+                                         frozen, head, head_bytes, heap_at, heap_pop, keycmp,
                                          rev_index, setkey, setlen, slice_cmp, take_at)
 from reftable_core.reftable.parsed_block cimport Block
 from reftable_core.counters cimport Counters

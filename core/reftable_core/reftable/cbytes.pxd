@@ -337,3 +337,13 @@ cdef inline object heap_pop(list heap):
     Py_SET_SIZE(heap, n - 1)
     Py_DECREF(last)                                 # ... for the one the list gave up
     return last
+
+
+# The merge loops' queue read, heap[i], as git's pq reads pq->heap[i]: the entry at i, read
+# from the list's array. The queue is the list MergedIter.seek made (never None), its
+# entries [record, index] lists (never anything else), i below its length (the loops'
+# boundscheck(False)); Cython's own heap[i] tests the list against None and the entry's
+# type at every read.
+cdef inline list heap_at(list heap, Py_ssize_t i):
+    """heap[i] of a merge loop's queue (a new reference, unchecked)."""
+    return <list><object>PyList_GET_ITEM(heap, i)

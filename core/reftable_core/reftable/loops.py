@@ -1140,7 +1140,7 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             if erec.value_type:
                 yield erec
             else:
@@ -1250,7 +1250,7 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             yield erec
             yield from its[idx]
             return
@@ -1350,7 +1350,7 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             if erec.value_type:
                 yield erec
             else:
@@ -1460,7 +1460,7 @@ def merge_ref__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             yield erec
             yield from its[idx]
             return
@@ -1942,7 +1942,7 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             if erec.value_type:
                 yield erec
             else:
@@ -2050,7 +2050,7 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             yield erec
             yield from its[idx]
             return
@@ -2148,7 +2148,7 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             if erec.value_type:
                 yield erec
             else:
@@ -2256,7 +2256,7 @@ def merge_ref__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             yield erec
             yield from its[idx]
             return
@@ -2730,7 +2730,7 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             if erec.value_type:
                 yield erec
             else:
@@ -2844,7 +2844,7 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             yield erec
             yield from its[idx]
             return
@@ -2948,7 +2948,7 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             if erec.value_type:
                 yield erec
             else:
@@ -3062,7 +3062,7 @@ def merge_ref__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             yield erec
             yield from its[idx]
             return
@@ -3564,7 +3564,7 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             if erec.value_type:
                 yield erec
             else:
@@ -3676,7 +3676,7 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             yield erec
             yield from its[idx]
             return
@@ -3778,7 +3778,7 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             if erec.value_type:
                 yield erec
             else:
@@ -3890,7 +3890,7 @@ def merge_ref__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             yield erec
             yield from its[idx]
             return
@@ -4380,7 +4380,7 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_on(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             if erec.value_type:
                 yield erec
             else:
@@ -4490,7 +4490,7 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_on__suppress_off(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             yield erec
             yield from its[idx]
             return
@@ -4590,7 +4590,7 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_on(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             if erec.value_type:
                 yield erec
             else:
@@ -4700,7 +4700,7 @@ def merge_log__cmp_on__skip_on__bypass_on__pq_off__suppress_off(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             yield erec
             yield from its[idx]
             return
@@ -5182,7 +5182,7 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_on(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             if erec.value_type:
                 yield erec
             else:
@@ -5290,7 +5290,7 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_on__suppress_off(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             yield erec
             yield from its[idx]
             return
@@ -5388,7 +5388,7 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_on(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             if erec.value_type:
                 yield erec
             else:
@@ -5496,7 +5496,7 @@ def merge_log__cmp_on__skip_off__bypass_on__pq_off__suppress_off(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             yield erec
             yield from its[idx]
             return
@@ -5970,7 +5970,7 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_on(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             if erec.value_type:
                 yield erec
             else:
@@ -6089,7 +6089,7 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_on__suppress_off(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             yield erec
             yield from its[idx]
             return
@@ -6198,7 +6198,7 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_on(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             if erec.value_type:
                 yield erec
             else:
@@ -6317,7 +6317,7 @@ def merge_log__cmp_off__skip_on__bypass_on__pq_off__suppress_off(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             yield erec
             yield from its[idx]
             return
@@ -6844,7 +6844,7 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_on(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             if erec.value_type:
                 yield erec
             else:
@@ -6961,7 +6961,7 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_on__suppress_off(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             yield erec
             yield from its[idx]
             return
@@ -7068,7 +7068,7 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_on(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             if erec.value_type:
                 yield erec
             else:
@@ -7185,7 +7185,7 @@ def merge_log__cmp_off__skip_off__bypass_on__pq_off__suppress_off(
                 j = 2 * i + 1
             heap[i] = last
         erec, idx = entry
-        if not heap:
+        if not n:
             yield erec
             yield from its[idx]
             return

@@ -5,7 +5,11 @@
 # __eq__, __match_args__ and dataclasses.fields(); a module that cimports it (loops.pxd)
 # creates one with its type's tp_new and stores its fields in the object's C struct,
 # where the interpreted model calls object.__new__ and stores slots through descriptors.
-# The fields stay Python objects (public: read and written from Python as before).
+# The fields stay Python objects (public: read and written from Python as before) but
+# value_type, a C int as git's uint8_t value_type: the loops' deletion test is a C
+# compare, where Cython's compare of an int object is a helper that GCC inlined into
+# some loops and called from others (an int still reads back as an int; a value that
+# is no int raises TypeError).
 # get_varint is basics.pxd's, called in C (the build's copy of record.py imports it from
 # Python no more), and skip_value is callable in C from loops.pxd's record_extent.
 from reftable_core.reftable.basics cimport get_varint
@@ -22,7 +26,7 @@ cpdef bytes realloc_refname(refname, bytearray key)
 cdef class RefRecord:
     cdef public object refname
     cdef public object update_index
-    cdef public object value_type
+    cdef public int value_type
     cdef public object value
     cdef public object target_value
     cdef public object target
@@ -30,7 +34,7 @@ cdef class RefRecord:
 cdef class LogRecord:
     cdef public object refname
     cdef public object update_index
-    cdef public object value_type
+    cdef public int value_type
     cdef public object old_id
     cdef public object new_id
     cdef public object name
