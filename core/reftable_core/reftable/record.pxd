@@ -8,8 +8,10 @@
 # The fields stay Python objects (public: read and written from Python as before) but
 # value_type, a C int as git's uint8_t value_type: the loops' deletion test is a C
 # compare, where Cython's compare of an int object is a helper that GCC inlined into
-# some loops and called from others (an int still reads back as an int; a value that
-# is no int raises TypeError).
+# some loops and called from others. An int reads back as the same int; what is stored
+# there is converted as Cython converts to a C int: None or a str raises TypeError, an
+# int past a C int's range OverflowError, and a float is truncated (1.5 reads back 1),
+# where the interpreter keeps any object (git's parser and the lab's make 0 to 4).
 # get_varint is basics.pxd's, called in C (the build's copy of record.py imports it from
 # Python no more), and skip_value is callable in C from loops.pxd's record_extent.
 from reftable_core.reftable.basics cimport get_varint
